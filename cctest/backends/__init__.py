@@ -1,0 +1,37 @@
+"""Completion backends, chosen by ``Settings.backend``: ``hf`` (a local transformers model, the
+bundled one by default), ``http`` (a completion server), ``rules`` (deterministic, model-free)."""
+
+from __future__ import annotations
+
+from ..config import Settings
+from ..errors import ConfigError
+from .base import Backend, GenerationOptions, Outcome
+
+
+def generation_options(settings: Settings) -> GenerationOptions:
+    return GenerationOptions(
+        max_new_tokens=settings.max_new_tokens,
+        temperature=settings.temperature,
+        top_p=settings.top_p,
+        stop=settings.stop,
+    )
+
+
+def create_backend(settings: Settings) -> Backend:
+    """The backend the settings name. Heavy libraries are imported only for the one chosen."""
+    if settings.backend == "rules":
+        from .rules import RuleBackend
+
+        return RuleBackend()
+    if settings.backend == "hf":
+        from .hf import HFBackend
+
+        return HFBackend.from_settings(settings)
+    if settings.backend == "http":
+        from .http import HTTPBackend
+
+        return HTTPBackend.from_settings(settings)
+    raise ConfigError(f"unknown backend '{settings.backend}'; choose hf, http or rules.")
+
+
+__all__ = ["Backend", "GenerationOptions", "Outcome", "create_backend", "generation_options"]

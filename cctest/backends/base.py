@@ -1,0 +1,50 @@
+"""The backend interface: a list of prompts in, a list of completions out, asynchronously.
+
+The engine sends the original prompt and all its mutants in ONE call, so a backend can batch them
+(one ``generate`` call, or concurrent HTTP requests). A backend reports a failure of one prompt as
+a ``BackendError`` in that prompt's place; it raises only when the whole call failed.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..errors import BackendError
+
+# the completion of one prompt: its text, or the error that prevented it
+Outcome = str | BackendError
+
+
+@dataclass(frozen=True)
+class GenerationOptions:
+    """How completions are generated; shared by every backend."""
+
+    max_new_tokens: int = 64
+    temperature: float = 0.0  # 0: greedy
+    top_p: float = 1.0
+    stop: tuple[str, ...] = field(default_factory=tuple)  # extra stop sequences
+
+
+class Backend(abc.ABC):
+    """A completion model. Subclasses implement ``complete``; ``aclose`` releases resources."""
+
+    name: str = "backend"
+
+    @abc.abstractmethod
+    async def complete(self, prompts: Sequence[str], *, suffix: str = "") -> list[Outcome]:
+        """One completion (or error) per prompt, in order. ``suffix`` is the code after the cursor."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release sockets, threads or model memory."""
+
+    async def __aenter__(self) -> Backend:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def describe(self) -> str:
+        """A short description for logs and the defect log (never a secret)."""
+        return self.name

@@ -1,0 +1,63 @@
+"""The ``cctest`` command line: one sub-command per module in ``cctest.commands``.
+
+Each command module exports ``add_arguments(parser)`` and ``run(args) -> int`` and imports heavy
+libraries (torch, transformers) only inside ``run``, so ``cctest --help`` stays fast.
+Errors a user can cause (``CCTestError``) print one sentence on stderr and exit with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .errors import CCTestError
+
+COMMANDS = {
+    "mutate": ("cctest.commands.mutate", "print the structure-consistent mutants of a prompt"),
+    "complete": ("cctest.commands.complete", "complete at a cursor, detect outliers, print the repaired completion"),
+    "serve": ("cctest.commands.serve", "serve a local model over an OpenAI-compatible /v1/completions API"),
+    "bench": ("cctest.commands.bench", "benchmark a model's robustness on a dataset"),
+    "defects": ("cctest.commands.defects", "list, show and export the suspected-defect log"),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one sentence, exit code 2 (argparse's usage noise omitted)
+        self.exit(2, f"cctest: {message[0].upper() + message[1:]}.\n" if message else "cctest: bad arguments.\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="cctest", description="Test and repair code completions with structure-consistent prompt mutants.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name, (module, help_text) in COMMANDS.items():
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            continue  # a command still being built is simply not offered
+        p = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+        mod.add_arguments(p)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except CCTestError as exc:
+        print(f"cctest: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("cctest: interrupted.", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Sub-commands of the ``cctest`` command line, one module each (see ``cctest.cli``)."""

@@ -1,0 +1,123 @@
+"""The pipeline: prompt → mutants → completions → de-mutation → outliers → repaired completion.
+
+One ``Engine`` serves the CLI, the language server and the benchmarks; none of them re-implements
+a stage. Every stage is timed (``EngineResult.timings_ms``); ``engine_ms`` is everything but the
+model, the figure the per-keystroke budget is about.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from . import detect, repair
+from .backends.base import Backend
+from .config import Settings
+from .demutate import demutate, uses_any
+from .errors import BackendError
+from .mutators import generate_mutants
+from .types import ORIGINAL, Completion, EngineResult, Mutant, Prompt, Verdict
+
+
+class Engine:
+    """Runs CCTest for one prompt at a time against one backend."""
+
+    def __init__(self, backend: Backend, settings: Settings | None = None, **overrides: Any) -> None:
+        self.backend = backend
+        self.settings = (settings or Settings()).replace(**overrides) if overrides else (settings or Settings())
+
+    async def run(
+        self,
+        prompt: Prompt | str,
+        *,
+        k: int | None = None,
+        schemes: Sequence[str] | None = None,
+        original: str | None = None,
+    ) -> EngineResult:
+        """Complete ``prompt`` and its mutants, flag outliers and choose the repaired completion.
+
+        ``original``: the original prompt's completion when the caller already has it (the
+        language server's monitor mode), so it is not requested again.
+        Raises BackendError only when no prompt at all could be completed because of errors.
+        """
+        s = self.settings
+        if isinstance(prompt, str):
+            prompt = Prompt(text=prompt)
+        timings: dict[str, float] = {}
+        t0 = t = time.perf_counter()
+
+        outcome = generate_mutants(
+            prompt.text,
+            schemes=tuple(schemes if schemes is not None else s.schemes),
+            k=s.mutants if k is None else k,
+            max_distance=s.max_distance,
+            seed=s.seed,
+        )
+        mutants: tuple[Mutant, ...] = tuple(outcome.mutants)
+        timings["mutate"], t = _lap(t)
+
+        texts = [m.text for m in mutants]
+        if original is None:
+            texts.insert(0, prompt.text)
+        raw = await self.backend.complete(texts, suffix=prompt.suffix)
+        if original is not None:
+            raw.insert(0, original)
+        t_model = time.perf_counter()
+        timings["complete"] = (t_model - t) * 1000
+        t = t_model
+        errors = [r for r in raw if isinstance(r, BackendError)]
+        if errors and len(errors) == len(raw):
+            raise errors[0]
+
+        completions = [_completion(ORIGINAL, raw[0], {})]
+        for i, (m, r) in enumerate(zip(mutants, raw[1:], strict=True), start=1):
+            completions.append(_completion(f"mutant:{i}:{m.scheme}", r, m.renames))
+        timings["demutate"], t = _lap(t)
+
+        valid = [c.is_result for c in completions]
+        matrix = detect.similarity_matrix([c.text for c in completions], valid)
+        n_valid = sum(valid)
+        threshold = s.threshold if s.threshold is not None else detect.absolute_threshold(s.relative_threshold, n_valid)
+        counts = detect.outlier_counts(matrix, valid)
+        outliers = tuple(i for i, c in enumerate(counts) if c > threshold)
+        timings["detect"], t = _lap(t)
+
+        # a completion that uses a name only a mutant had (GRA's dead variable) cannot be mapped
+        # back to the user's code, so it can be compared but never returned
+        eligible = list(valid)
+        for i, m in enumerate(mutants, start=1):
+            if eligible[i] and m.introduced and uses_any(completions[i].text, m.introduced):
+                eligible[i] = False
+        chosen = repair.choose(matrix, outliers, eligible)
+        timings["repair"], t = _lap(t)
+        timings["total"] = (t - t0) * 1000
+        timings["engine"] = timings["total"] - timings["complete"]
+
+        verdict = Verdict(
+            outliers=outliers,
+            chosen=chosen,
+            no_results=tuple(i for i, ok in enumerate(valid) if not ok),
+            counts=tuple(counts),
+            threshold=threshold,
+        )
+        return EngineResult(
+            prompt=prompt,
+            mutants=mutants,
+            dropped_mutants=tuple(outcome.dropped),
+            completions=tuple(completions),
+            similarity=tuple(tuple(row) for row in matrix),
+            verdict=verdict,
+            timings_ms=timings,
+        )
+
+
+def _completion(source: str, raw: str | BackendError, renames: Any) -> Completion:
+    if isinstance(raw, BackendError):
+        return Completion(source=source, raw="", text="", error=str(raw))
+    return Completion(source=source, raw=raw, text=demutate(raw, renames) if renames else raw)
+
+
+def _lap(t: float) -> tuple[float, float]:
+    now = time.perf_counter()
+    return (now - t) * 1000, now

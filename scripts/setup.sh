@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Create .venv with cctest installed (editable) and its development tools. Idempotent.
+# torch is installed first and pinned to 2.13.0: on the project's build machines that is a local
+# CPU wheel (a bare "torch" requirement would pull a multi-GB CUDA build); elsewhere pip gets the
+# usual wheel for the platform.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [[ ! -x .venv/bin/python ]]; then
+  "$PY" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip
+fi
+if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+  .venv/bin/python -m pip install -q "torch==2.13.0" || .venv/bin/python -m pip install -q torch
+fi
+stamp=.venv/.cctest-installed
+if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
+  .venv/bin/python -m pip install -q -e ".[dev]"
+  touch "$stamp"
+fi
