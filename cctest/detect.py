@@ -75,7 +75,7 @@ def outlier_counts(matrix: Sequence[Sequence[float]], valid: Sequence[bool] | No
     """For each completion, how many of its similarities to the others fall below the median.
 
     >>> outlier_counts([[1, 1, .2], [1, 1, .3], [.2, .3, 1]])
-    [1, 1, 2]
+    [1, 0, 1]
     """
     n = len(matrix)
     if valid is None:
