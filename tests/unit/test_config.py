@@ -1,0 +1,42 @@
+"""Settings: camelCase and snake_case keys, validation with defaults kept for bad values."""
+
+from __future__ import annotations
+
+import pytest
+
+from cctest.config import Settings
+from cctest.errors import ConfigError
+
+
+def test_camel_case_keys_from_the_wire():
+    s, errors = Settings.from_mapping({"maxNewTokens": 16, "relativeThreshold": 0.5, "mode": "monitor", "logAll": True})
+    assert errors == []
+    assert (s.max_new_tokens, s.relative_threshold, s.mode, s.log_all) == (16, 0.5, "monitor", True)
+
+
+def test_invalid_values_keep_defaults_and_each_gives_one_message():
+    s, errors = Settings.from_mapping(
+        {"mutants": -3, "mode": "loud", "temperature": "hot", "schemes": ["REP_R", "NOPE"], "bogus": 1, "logAll": "yes"}
+    )
+    d = Settings()
+    assert (s.mutants, s.mode, s.temperature, s.schemes, s.log_all) == (d.mutants, d.mode, d.temperature, d.schemes, d.log_all)
+    assert len(errors) == 6
+    assert any("bogus" in e for e in errors)
+    assert all(e.startswith("cctest:") for e in errors)
+
+
+def test_booleans_are_not_integers():
+    s, errors = Settings.from_mapping({"mutants": True})
+    assert s.mutants == Settings().mutants and len(errors) == 1
+
+
+def test_replace_validates():
+    assert Settings().replace(mutants=3).mutants == 3
+    with pytest.raises(ConfigError):
+        Settings().replace(relative_threshold=2.0)
+
+
+def test_round_trip_to_dict():
+    s = Settings(schemes=("REP_R",), stop=("\n\n",))
+    again, errors = Settings.from_mapping(s.to_dict())
+    assert errors == [] and again == s
