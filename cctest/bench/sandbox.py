@@ -1,0 +1,376 @@
+"""Running generated code and its tests, one contained subprocess per sample.
+
+Each sample runs in ``python -I -S`` started in a new session, with a fresh temporary directory as
+its working directory, ``HOME`` and ``TMPDIR``. Containment comes in layers, so that a layer the
+machine lacks (no namespaces in a container, not root in CI) leaves the others in place:
+
+1. **Limits** (always; ``resource.setrlimit`` in the child before the sample runs): CPU seconds
+   (``RLIMIT_CPU``), address space (``RLIMIT_AS``), size of any file written (``RLIMIT_FSIZE``),
+   number of processes (``RLIMIT_NPROC``), no core dumps. The parent adds a wall-clock timeout.
+2. **Clean-up** (always): on timeout, and after every sample, the whole process group is killed
+   (``killpg``), so a process the sample forked does not outlive it.
+3. **Own user** (when cctest runs as root): the kernel does not enforce ``RLIMIT_NPROC`` for root,
+   so the child drops to a user id of its own (unused by anything else, one per sample). The
+   process limit then counts exactly the sample's processes, the sample cannot write anything
+   root owns, and after the sample ``kill(-1)`` as that user removes every process it left, even
+   ones that escaped the process group with ``setsid``.
+4. **No network** (when the kernel allows it): the child enters a new, empty network namespace
+   (``unshare(CLONE_NEWNET)`` as root, or inside a new user namespace otherwise); a socket then has
+   no route anywhere, loopback included.
+5. **Audit hook** (always; ``sys.addaudithook``, which Python code cannot remove): refuses to
+   create internet sockets or connect/bind, to start programs (``subprocess``, ``os.system``,
+   ``exec``, ``spawn``), to load native libraries through ``ctypes``, to signal other processes,
+   and to write, create, delete, rename or change files outside the sample's directory.
+
+The threat model is code written by a model that may be wrong or careless (an endless loop, a fork
+bomb, a huge list, a stray ``open('/x', 'w')``), not an attacker crafting an escape: a sample runs
+with the privileges that remain after the layers above, in the same kernel.
+
+Each run ends in one outcome: ``passed``, ``syntax_error``, ``runtime_error``,
+``assertion_failure``, ``timeout`` (wall clock or CPU time) or ``resource_limit`` (memory, file
+size, process count).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+OUTCOMES = ("passed", "syntax_error", "runtime_error", "assertion_failure", "timeout", "resource_limit")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one sample may use."""
+
+    wall_seconds: float = 10.0
+    cpu_seconds: int = 5
+    memory_mb: int = 1024  # address space, not resident memory
+    file_mb: int = 16  # largest file the sample (or its output) may write
+    processes: int = 16  # processes the sample may have at once (itself included)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How one sample ended."""
+
+    outcome: str  # one of OUTCOMES
+    detail: str = ""  # the exception or the limit, one line
+    seconds: float = 0.0
+    isolation: dict[str, Any] = field(default_factory=dict)  # which layers were in force
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# The child: trusted set-up, then the sample. Passed with ``-c`` so that nothing on disk has to be
+# readable by the sandbox's user. Argument: a JSON object (program path, result fd, limits, uid).
+_HARNESS = r'''
+import ctypes, ctypes.util, errno, json, os, resource, signal, sys
+cfg = json.loads(sys.argv[1])
+iso = {"network": "audit-hook", "user": "same", "nproc": "rlimit"}
+
+MAIN = os.getpid()
+def report(outcome, detail=""):
+    if os.getpid() != MAIN:
+        return  # a process the sample forked: only the sample itself reports
+    try:
+        os.write(cfg["result_fd"], json.dumps({"outcome": outcome, "detail": detail[:500], "isolation": iso}).encode())
+    except OSError:
+        pass
+
+# counted before entering a user namespace, where other users' processes all look like "nobody"
+existing = 0
+if os.geteuid() != 0:
+    me = os.getuid()
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                existing += os.stat("/proc/" + p).st_uid == me
+            except OSError:
+                pass
+
+# 4. an empty network namespace, when the kernel lets us make one
+libc = None
+try:
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    CLONE_NEWNET, CLONE_NEWUSER = 0x40000000, 0x10000000
+    if os.geteuid() == 0:
+        if libc.unshare(CLONE_NEWNET) == 0:
+            iso["network"] = "namespace"
+    else:
+        uid, gid = os.getuid(), os.getgid()
+        if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0:
+            with open("/proc/self/setgroups", "w") as f: f.write("deny")
+            with open("/proc/self/uid_map", "w") as f: f.write(f"{uid} {uid} 1")
+            with open("/proc/self/gid_map", "w") as f: f.write(f"{gid} {gid} 1")
+            iso["network"] = "namespace"
+except Exception as exc:  # no namespaces here: the audit hook still refuses sockets
+    iso["network_error"] = repr(exc)[:200]
+
+# 3. a user of our own when root, so that RLIMIT_NPROC applies and root's files are out of reach
+lim = cfg["limits"]
+nproc = lim["processes"]
+if cfg.get("uid") is not None and os.geteuid() == 0:
+    # keep one capability, reading and searching directories, so the interpreter can still import
+    # its standard library when it lives under a directory only root may enter (/root/.pyenv)
+    libc.prctl(8, 1, 0, 0, 0)  # PR_SET_KEEPCAPS
+    os.setgroups([]); os.setgid(cfg["uid"]); os.setuid(cfg["uid"])
+    class CapHeader(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+    class CapData(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+    caps = (CapData * 2)()
+    caps[0].effective = caps[0].permitted = 1 << 2  # CAP_DAC_READ_SEARCH
+    if libc.capset(ctypes.byref(CapHeader(0x20080522, 0)), caps) == 0:
+        iso["user"] = "uid %d (+CAP_DAC_READ_SEARCH)" % cfg["uid"]
+    else:
+        iso["user"] = "uid %d" % cfg["uid"]
+else:
+    # the limit counts every process of this user, so allow the ones that already exist
+    nproc += existing
+    iso["nproc"] = "rlimit (%d existing processes of this user)" % existing
+
+# 1. limits
+mb = 1024 * 1024
+resource.setrlimit(resource.RLIMIT_CPU, (lim["cpu_seconds"], lim["cpu_seconds"] + 1))
+resource.setrlimit(resource.RLIMIT_AS, (lim["memory_mb"] * mb, lim["memory_mb"] * mb))
+resource.setrlimit(resource.RLIMIT_FSIZE, (lim["file_mb"] * mb, lim["file_mb"] * mb))
+resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write then fails with EFBIG instead of killing
+
+# 5. the audit hook
+root = os.path.realpath(cfg["dir"])
+def inside(p):
+    if isinstance(p, int) or p is None:
+        return True
+    if isinstance(p, bytes):
+        p = os.fsdecode(p)
+    p = os.path.realpath(os.path.join(root, p))
+    return p == root or p.startswith(root + os.sep) or p == "/dev/null"
+def deny(what):
+    raise PermissionError("cctest sandbox: " + what + " is not allowed")
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+PATH_EVENTS = {"os.remove", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.truncate", "os.utime",
+               "os.chflags", "os.lchflags", "os.setxattr", "os.removexattr", "shutil.rmtree", "os.mkfifo", "os.mknod"}
+TWO_PATH_EVENTS = {"os.rename", "os.link", "os.symlink", "shutil.copyfile", "shutil.copymode", "shutil.copystat",
+                   "shutil.copytree", "shutil.move"}
+NO_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "pty.spawn",
+             "os.startfile", "ctypes.dlopen", "ctypes.dlsym", "ctypes.call_function", "socket.getaddrinfo",
+             "socket.gethostbyname", "socket.connect", "socket.bind", "socket.sendto", "os.forkpty"}
+def hook(event, args):
+    if event == "open":
+        path, mode, flags = args
+        writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (isinstance(flags, int) and flags & WRITE_FLAGS)
+        if writing and not inside(path):
+            deny("writing %r outside the sample's directory" % (path,))
+    elif event in PATH_EVENTS:
+        if not inside(args[0]):
+            deny("%s on %r outside the sample's directory" % (event, args[0]))
+    elif event in TWO_PATH_EVENTS:
+        if not (inside(args[0]) and inside(args[1])):
+            deny("%s outside the sample's directory" % event)
+    elif event == "socket.__new__":
+        if args[1] != getattr(__import__("socket"), "AF_UNIX", 1):
+            deny("network access")
+    elif event in NO_EVENTS:
+        deny("network access" if event.startswith("socket") else event)
+    elif event in ("os.kill", "os.killpg"):
+        if args[0] not in (0, os.getpid()):
+            deny("signalling another process")
+
+resource_errnos = {errno.EAGAIN, errno.EFBIG, errno.ENOMEM, errno.EMFILE, errno.ENFILE}
+with open(cfg["program"], encoding="utf-8") as f:
+    source = f.read()
+try:
+    code = compile(source, "sample.py", "exec")
+except (SyntaxError, ValueError) as exc:
+    report("syntax_error", "%s: %s" % (type(exc).__name__, exc)); os._exit(1)
+sys.addaudithook(hook)
+sys.argv = ["sample.py"]
+try:
+    exec(code, {"__name__": "__main__", "__builtins__": __builtins__})
+except AssertionError as exc:
+    report("assertion_failure", ("AssertionError: %s" % exc).strip()); os._exit(1)
+except MemoryError:
+    report("resource_limit", "MemoryError: the memory limit was reached"); os._exit(1)
+except OSError as exc:
+    if exc.errno in resource_errnos:
+        report("resource_limit", "%s: %s" % (type(exc).__name__, exc)); os._exit(1)
+    report("runtime_error", "%s: %s" % (type(exc).__name__, exc)); os._exit(1)
+except SystemExit as exc:
+    # exit() before the tests finished must not count as passing them
+    report("runtime_error", "SystemExit(%r) before the tests finished" % (exc.code,)); os._exit(1)
+except BaseException as exc:
+    report("runtime_error", "%s: %s" % (type(exc).__name__, exc)); os._exit(1)
+report("passed"); os._exit(0)
+'''
+
+_uid_counter = itertools.count()
+_uid_lock = threading.Lock()
+
+
+def _sandbox_uid() -> int:
+    """A user id nothing else uses: high, and distinct per process and per sample."""
+    with _uid_lock:
+        n = next(_uid_counter) % 4096
+    return 1_900_000_000 + (os.getpid() % 40_000) * 4096 + n
+
+
+def _python() -> str:
+    # the base interpreter: the sample needs only the standard library, and -S skips site-packages
+    return getattr(sys, "_base_executable", None) or sys.executable
+
+
+def run_program(source: str, limits: Limits | None = None) -> RunResult:
+    """Run ``source`` as a fresh program in the sandbox and say how it ended."""
+    limits = limits or Limits()
+    root = os.geteuid() == 0
+    uid = _sandbox_uid() if root else None
+    workdir = tempfile.mkdtemp(prefix="cctest-sample-")
+    start = time.perf_counter()
+    try:
+        program = os.path.join(workdir, "sample.py")
+        with open(program, "w", encoding="utf-8") as f:
+            f.write(source)
+        if uid is not None:
+            os.chmod(workdir, 0o700)
+            os.chown(workdir, uid, uid)
+            os.chown(program, uid, uid)
+        with tempfile.TemporaryFile() as result_file, open(os.path.join(workdir, ".out"), "wb") as out:
+            if uid is not None:
+                os.chown(os.path.join(workdir, ".out"), uid, uid)
+            cfg = {
+                "program": program,
+                "dir": workdir,
+                "result_fd": result_file.fileno(),
+                "limits": asdict(limits),
+                "uid": uid,
+            }
+            env = {"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
+            proc = subprocess.Popen(
+                [_python(), "-I", "-S", "-c", _HARNESS, json.dumps(cfg)],
+                cwd=workdir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                pass_fds=(result_file.fileno(),),
+                start_new_session=True,
+            )
+            timed_out = False
+            try:
+                proc.wait(timeout=limits.wall_seconds)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            _kill_all(proc.pid, uid)
+            proc.wait()
+            seconds = time.perf_counter() - start
+            result_file.seek(0)
+            raw = result_file.read()
+        report: dict[str, Any] = {}
+        if raw:
+            try:
+                report = json.loads(raw)
+            except ValueError:
+                report = {}
+        if timed_out:
+            return RunResult("timeout", f"wall-clock limit of {limits.wall_seconds:g} s", seconds, report.get("isolation", {}))
+        if report.get("outcome") in OUTCOMES:
+            return RunResult(report["outcome"], report.get("detail", ""), seconds, report.get("isolation", {}))
+        return RunResult(*_classify_exit(proc.returncode, _tail(os.path.join(workdir, ".out")), limits), seconds=seconds)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _classify_exit(code: int, output: str, limits: Limits) -> tuple[str, str]:
+    """An outcome for a child that died without reporting (killed by a signal, or crashed)."""
+    if code < 0:
+        sig = -code
+        if sig in (signal.SIGXCPU, signal.SIGKILL):
+            # SIGXCPU at the soft CPU limit, SIGKILL at the hard one
+            return "timeout", f"CPU-time limit of {limits.cpu_seconds} s"
+        if sig == signal.SIGXFSZ:
+            return "resource_limit", f"file-size limit of {limits.file_mb} MB"
+        return "runtime_error", f"killed by {signal.Signals(sig).name}"
+    if "MemoryError" in output:
+        return "resource_limit", "MemoryError: the memory limit was reached"
+    last = output.strip().splitlines()[-1:] or [f"exit status {code}"]
+    return "runtime_error", last[0][:300]
+
+
+def _kill_all(pid: int, uid: int | None) -> None:
+    """Kill the sample's process group and, with a user of its own, every process of that user."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if uid is not None:
+        # kill(-1) signals every process the caller may signal: as the sample's user, exactly the
+        # processes the sample started, wherever they moved (setsid, double fork)
+        subprocess.run(["/bin/sh", "-c", "kill -9 -1"], user=uid, group=uid, extra_groups=[],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+
+
+def _tail(path: str, n: int = 4000) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - n))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def run_many(
+    sources: Sequence[str],
+    limits: Limits | None = None,
+    workers: int = 2,
+    on_done: Callable[[int, RunResult], None] | None = None,
+) -> list[RunResult]:
+    """Run several programs, at most ``workers`` at a time; results in the order given."""
+    results: list[RunResult | None] = [None] * len(sources)
+    if not sources:
+        return []
+
+    def one(i: int) -> None:
+        results[i] = run_program(sources[i], limits)
+        if on_done is not None:
+            on_done(i, results[i])  # type: ignore[arg-type]
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        list(pool.map(one, range(len(sources))))
+    return [r for r in results if r is not None]
+
+
+def check_program(prompt: str, completion: str, tests: str, entry_point: str | None) -> str:
+    """The program that checks a completion: prompt + completion, then the tests.
+
+    HumanEval-style tests define ``check(candidate)``; it is called with the entry point.
+    """
+    parts = [prompt + completion, "", tests]
+    if entry_point and "def check(" in tests:
+        parts += ["", f"check({entry_point})"]
+    return "\n".join(parts) + "\n"
+
+
+def unique(items: Iterable[str]) -> list[str]:
+    """Distinct items in first-seen order (identical completions are run once)."""
+    return list(dict.fromkeys(items))
