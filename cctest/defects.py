@@ -1,0 +1,473 @@
+"""The defect log: suspected defects (and, optionally, every request) in one SQLite file.
+
+Shared by the language server, which writes it, and ``cctest defects``, which reads it. The file is
+created with mode 0600 before SQLite opens it (it holds the user's code), runs in WAL mode, and
+every record is written in ONE transaction: a process killed mid-write leaves either the whole
+record or nothing (``tests/unit/test_defects.py`` SIGKILLs a writer in a loop to check).
+
+Two tables:
+
+``defects``
+    one row per recorded request: where (uri, 0-based line/col as the editor sent them), the
+    prompt and suffix, the mutants, every completion, the similarity matrix, the outliers, the
+    chosen and the original completion, the model and the settings (no secrets), and whether the
+    user accepted the completion (``accepted`` is NULL until then).
+``acceptances``
+    one row per completion the user accepted, recorded or not, so the acceptance rate of repaired
+    and of untouched completions can be computed (the server only logs suspect requests).
+
+This module must not import pygls or lsprotocol: the CLI uses it without them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from .errors import DefectLogError
+from .types import EngineResult
+
+SCHEMA_VERSION = 1
+EXPORT_FORMATS = ("jsonl", "csv")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS defects (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    request_id TEXT UNIQUE,
+    time TEXT NOT NULL,
+    uri TEXT,
+    line INTEGER,
+    col INTEGER,
+    mode TEXT,
+    prompt TEXT NOT NULL,
+    suffix TEXT NOT NULL,
+    mutants TEXT NOT NULL,
+    completions TEXT NOT NULL,
+    similarity TEXT NOT NULL,
+    outliers TEXT NOT NULL,
+    suspect INTEGER NOT NULL,
+    chosen INTEGER,
+    chosen_completion TEXT NOT NULL,
+    original_completion TEXT NOT NULL,
+    model TEXT,
+    settings TEXT NOT NULL,
+    timings TEXT NOT NULL,
+    accepted INTEGER,
+    accepted_time TEXT
+);
+CREATE INDEX IF NOT EXISTS defects_uri ON defects(uri);
+CREATE INDEX IF NOT EXISTS defects_time ON defects(time);
+CREATE TABLE IF NOT EXISTS acceptances (
+    request_id TEXT PRIMARY KEY,
+    time TEXT NOT NULL,
+    uri TEXT,
+    suspect INTEGER NOT NULL,
+    repaired INTEGER NOT NULL,
+    defect_id INTEGER REFERENCES defects(id) ON DELETE SET NULL
+);
+"""
+
+# settings whose values could hold a credential; the URL ones are stripped of user:password
+_URL_SETTINGS = ("model",)
+
+
+@dataclass(frozen=True)
+class DefectRecord:
+    """One row of the ``defects`` table, JSON columns decoded."""
+
+    id: int
+    request_id: str | None
+    time: str
+    uri: str | None
+    line: int | None
+    col: int | None
+    mode: str | None
+    prompt: str
+    suffix: str
+    mutants: list[Any]
+    completions: list[Any]
+    similarity: list[list[float]]
+    outliers: list[int]
+    suspect: bool
+    chosen: int | None
+    chosen_completion: str
+    original_completion: str
+    model: str | None
+    settings: dict[str, Any]
+    timings: dict[str, float]
+    accepted: bool | None
+    accepted_time: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @property
+    def repaired(self) -> bool:
+        """The completion served differs from the original one."""
+        return self.chosen_completion != self.original_completion
+
+
+_JSON_COLUMNS = ("mutants", "completions", "similarity", "outliers", "settings", "timings")
+_COLUMNS = tuple(f.name for f in fields(DefectRecord))
+
+
+def now_iso() -> str:
+    """The current UTC time, ISO 8601 with microseconds (sorts as text)."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def safe_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings fit to be stored: URLs lose any ``user:password@`` part.
+
+    >>> safe_settings({"model": "http://me:pw@host:8000/v1", "mutants": 3})
+    {'model': 'http://host:8000/v1', 'mutants': 3}
+    """
+    out = dict(settings)
+    for key in _URL_SETTINGS:
+        value = out.get(key)
+        if isinstance(value, str) and "@" in value and "://" in value:
+            parts = urlsplit(value)
+            host = parts.hostname or ""
+            if parts.port:
+                host += f":{parts.port}"
+            out[key] = urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    return out
+
+
+def _create_private_file(path: Path) -> None:
+    """Create the database file with mode 0600 (and its directory with 0700) if missing."""
+    parent = path.parent
+    if not parent.exists():
+        try:
+            parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise DefectLogError(
+                f"cannot create the defect log directory {parent}: {exc.strerror or exc}."
+            ) from exc
+    elif not parent.is_dir():
+        raise DefectLogError(f"cannot create the defect log: {parent} is not a directory.")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except IsADirectoryError as exc:
+        raise DefectLogError(f"the defect log path {path} is a directory; give a file path.") from exc
+    except OSError as exc:
+        raise DefectLogError(f"cannot create the defect log {path}: {exc.strerror or exc}.") from exc
+    os.close(fd)
+
+
+class DefectStore:
+    """The defect log at one path. Thread-safe: one connection behind a lock.
+
+    ``create=False`` opens an existing log only (the CLI: a missing file is an error, not an empty
+    log left behind).
+    """
+
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        self.path = Path(path).expanduser()
+        self._lock = threading.Lock()
+        if self.path.is_dir():
+            raise DefectLogError(f"the defect log path {self.path} is a directory; give a file path.")
+        if create:
+            _create_private_file(self.path)
+        elif not self.path.exists():
+            raise DefectLogError(
+                f"no defect log at {self.path}; the language server creates it when it records a defect."
+            )
+        try:
+            # isolation_level=None: no implicit transactions; each write is one explicit BEGIN..COMMIT
+            self._db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode: a committed transaction survives the process being killed (the OS
+            # holds the data); only a power loss can roll back the last few commits
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            if create:
+                self._db.executescript("BEGIN;" + _SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION};COMMIT;")
+            else:
+                names = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                if "defects" not in names:
+                    raise DefectLogError(f"{self.path} is not a cctest defect log.")
+        except sqlite3.DatabaseError as exc:
+            with contextlib.suppress(Exception):
+                self._db.close()
+            raise DefectLogError(f"cannot open the defect log {self.path}: {exc}.") from exc
+
+    # -- plumbing -------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            try:
+                return self._db.execute(sql, args).fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise DefectLogError(f"cannot read the defect log {self.path}: {exc}.") from exc
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> DefectStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing --------------------------------------------------------------------------------
+    def add(
+        self,
+        result: EngineResult,
+        *,
+        request_id: str | None = None,
+        uri: str | None = None,
+        line: int | None = None,
+        col: int | None = None,
+        mode: str | None = None,
+        model: str | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Record one engine result in one transaction; returns the record id."""
+        d = result.to_dict()
+        row = (
+            request_id,
+            now_iso(),
+            uri,
+            line,
+            col,
+            mode,
+            result.prompt.text,
+            result.prompt.suffix,
+            json.dumps(d["mutants"], ensure_ascii=False),
+            json.dumps(d["completions"], ensure_ascii=False),
+            json.dumps(d["similarity"]),
+            json.dumps(d["outliers"]),
+            int(result.is_suspect),
+            result.chosen,
+            result.completion,
+            result.original_completion,
+            model,
+            json.dumps(safe_settings(settings or {}), ensure_ascii=False, default=str),
+            json.dumps(d["timings_ms"]),
+        )
+        try:
+            with self._transaction() as db:
+                cur = db.execute(
+                    "INSERT INTO defects (request_id, time, uri, line, col, mode, prompt, suffix, mutants,"
+                    " completions, similarity, outliers, suspect, chosen, chosen_completion,"
+                    " original_completion, model, settings, timings) VALUES"
+                    " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+                return int(cur.lastrowid or 0)
+        except sqlite3.DatabaseError as exc:
+            raise DefectLogError(f"cannot write the defect log {self.path}: {exc}.") from exc
+
+    def mark_accepted(
+        self,
+        request_id: str,
+        *,
+        uri: str | None = None,
+        suspect: bool = False,
+        repaired: bool = False,
+        defect_id: int | None = None,
+    ) -> int | None:
+        """Store that the user accepted the completion served for ``request_id``.
+
+        Updates the defect record (found by ``defect_id`` or by request id) and adds a row to
+        ``acceptances``, in one transaction. Returns the defect record id, if there is one.
+        Accepting twice changes nothing.
+        """
+        when = now_iso()
+        try:
+            with self._transaction() as db:
+                if defect_id is None:
+                    row = db.execute("SELECT id FROM defects WHERE request_id = ?", (request_id,)).fetchone()
+                    defect_id = row[0] if row else None
+                if defect_id is not None:
+                    row = db.execute(
+                        "SELECT suspect, chosen_completion != original_completion FROM defects WHERE id = ?",
+                        (defect_id,),
+                    ).fetchone()
+                    if row is None:
+                        defect_id = None
+                    else:
+                        suspect, repaired = bool(row[0]), bool(row[1])
+                        db.execute(
+                            "UPDATE defects SET accepted = 1, accepted_time = ? WHERE id = ? AND accepted IS NULL",
+                            (when, defect_id),
+                        )
+                db.execute(
+                    "INSERT OR IGNORE INTO acceptances (request_id, time, uri, suspect, repaired, defect_id)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (request_id, when, uri, int(suspect), int(repaired), defect_id),
+                )
+        except sqlite3.DatabaseError as exc:
+            raise DefectLogError(f"cannot write the defect log {self.path}: {exc}.") from exc
+        return defect_id
+
+    def clear(self) -> int:
+        """Delete every record and acceptance; returns how many records were deleted."""
+        with self._transaction() as db:
+            n = db.execute("SELECT COUNT(*) FROM defects").fetchone()[0]
+            db.execute("DELETE FROM acceptances")
+            db.execute("DELETE FROM defects")
+        return int(n)
+
+    # -- reading --------------------------------------------------------------------------------
+    @staticmethod
+    def _record(row: tuple[Any, ...]) -> DefectRecord:
+        values = dict(zip(_COLUMNS, row, strict=True))
+        for name in _JSON_COLUMNS:
+            values[name] = json.loads(values[name])
+        values["suspect"] = bool(values["suspect"])
+        values["accepted"] = None if values["accepted"] is None else bool(values["accepted"])
+        return DefectRecord(**values)
+
+    def list(
+        self,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        uri: str | None = None,
+        since: str | None = None,
+        suspect_only: bool = False,
+    ) -> tuple[list[DefectRecord], int]:
+        """Records, newest first, and the total that matches the filter (for pagination).
+
+        ``since``: an ISO 8601 time; only records at or after it.
+        """
+        where, args = [], []
+        if uri is not None:
+            where.append("uri = ?")
+            args.append(uri)
+        if since is not None:
+            where.append("time >= ?")
+            args.append(normalise_time(since))
+        if suspect_only:
+            where.append("suspect = 1")
+        clause = (" WHERE " + " AND ".join(where)) if where else ""
+        total = self._query("SELECT COUNT(*) FROM defects" + clause, tuple(args))[0][0]
+        rows = self._query(
+            f"SELECT {', '.join(_COLUMNS)} FROM defects{clause} ORDER BY id DESC LIMIT ? OFFSET ?",
+            (*args, limit, offset),
+        )
+        return [self._record(r) for r in rows], int(total)
+
+    def iter_all(self) -> Iterator[DefectRecord]:
+        """Every record, oldest first."""
+        for row in self._query(f"SELECT {', '.join(_COLUMNS)} FROM defects ORDER BY id"):
+            yield self._record(row)
+
+    def get(self, record_id: int) -> DefectRecord | None:
+        rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM defects WHERE id = ?", (record_id,))
+        return self._record(rows[0]) if rows else None
+
+    def get_by_request(self, request_id: str) -> DefectRecord | None:
+        rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM defects WHERE request_id = ?", (request_id,))
+        return self._record(rows[0]) if rows else None
+
+    def stats(self) -> dict[str, int]:
+        """Totals over the whole log (every session)."""
+        records, suspect, accepted = self._query(
+            "SELECT COUNT(*), COALESCE(SUM(suspect), 0), COALESCE(SUM(accepted), 0) FROM defects"
+        )[0]
+        acc, acc_repaired, acc_suspect = self._query(
+            "SELECT COUNT(*), COALESCE(SUM(repaired), 0), COALESCE(SUM(suspect), 0) FROM acceptances"
+        )[0]
+        return {
+            "records": int(records),
+            "suspect_records": int(suspect),
+            "accepted_records": int(accepted),
+            "acceptances": int(acc),
+            "acceptances_repaired": int(acc_repaired),
+            "acceptances_suspect": int(acc_suspect),
+        }
+
+    # -- export ---------------------------------------------------------------------------------
+    def export(self, out: IO[str], fmt: str = "jsonl") -> int:
+        """Write every record to ``out`` as JSON lines or CSV (JSON columns as JSON text)."""
+        if fmt not in EXPORT_FORMATS:
+            raise DefectLogError(f"unknown export format '{fmt}'; choose jsonl or csv.")
+        n = 0
+        if fmt == "jsonl":
+            for rec in self.iter_all():
+                out.write(json.dumps(rec.to_dict(), ensure_ascii=False) + "\n")
+                n += 1
+            return n
+        writer = csv.writer(out)
+        writer.writerow(_COLUMNS)
+        for rec in self.iter_all():
+            d = rec.to_dict()
+            writer.writerow(
+                [
+                    json.dumps(d[c], ensure_ascii=False)
+                    if c in _JSON_COLUMNS
+                    else ("" if d[c] is None else d[c])
+                    for c in _COLUMNS
+                ]
+            )
+            n += 1
+        return n
+
+    def export_to(self, path: str | Path, fmt: str = "jsonl") -> int:
+        """Export to a file, written next to it first and renamed, so a crash leaves no half file."""
+        target = Path(path).expanduser()
+        if fmt not in EXPORT_FORMATS:
+            raise DefectLogError(f"unknown export format '{fmt}'; choose jsonl or csv.")
+        if not target.parent.is_dir():
+            raise DefectLogError(f"cannot export to {target}: {target.parent} is not a directory.")
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                n = self.export(fh, fmt)
+            os.replace(tmp, target)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise DefectLogError(f"cannot export to {target}: {exc.strerror or exc}.") from exc
+        return n
+
+
+def normalise_time(value: str | float | int) -> str:
+    """An ISO 8601 time (or Unix seconds) as the UTC text the log stores, for ``since`` filters.
+
+    >>> normalise_time("2026-01-02T03:04:05Z")
+    '2026-01-02T03:04:05.000000+00:00'
+    >>> normalise_time(0)
+    '1970-01-01T00:00:00.000000+00:00'
+    """
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        dt = datetime.fromtimestamp(float(value), timezone.utc)
+    elif isinstance(value, str):
+        try:
+            dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise DefectLogError(f"'{value}' is not an ISO 8601 time such as 2026-01-31T12:00:00Z.") from exc
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=timezone.utc)
+    else:
+        raise DefectLogError(f"{value!r} is not a time; give ISO 8601 text or Unix seconds.")
+    return dt.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+__all__ = ["DefectRecord", "DefectStore", "EXPORT_FORMATS", "normalise_time", "now_iso", "safe_settings"]

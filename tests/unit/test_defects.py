@@ -1,0 +1,250 @@
+"""The defect log: records round-trip, file mode, filters, acceptance, export, the CLI, and crash safety."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import sqlite3
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from cctest.defects import DefectStore, normalise_time, safe_settings
+from cctest.errors import DefectLogError
+from cctest.types import Completion, EngineResult, Mutant, Prompt, Verdict
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def make_result(prompt: str = "def add(a, b):\n", suspect: bool = True, tag: str = "") -> EngineResult:
+    """An engine result built by hand: the original completion is an outlier among three."""
+    original = "    return a * 2  # fragile\n" if suspect else "    return a + b\n"
+    comps = (
+        Completion("original", original, original),
+        Completion("mutant:1:rename", "    return x + b\n", "    return a + b\n"),
+        Completion("mutant:2:rename", "    return a + y\n", "    return a + b\n"),
+    )
+    outliers = (0,) if suspect else ()
+    return EngineResult(
+        prompt=Prompt(text=prompt + tag, suffix="\nprint(add(1, 2))\n", line=2, col=1),
+        mutants=(
+            Mutant("rename", "def add(x, b):\n", {"x": "a"}),
+            Mutant("rename", "def add(a, y):\n", {"y": "b"}),
+        ),
+        dropped_mutants=(),
+        completions=comps,
+        similarity=((1.0, 0.6, 0.6), (0.6, 1.0, 1.0), (0.6, 1.0, 1.0)),
+        verdict=Verdict(
+            outliers=outliers,
+            chosen=1,
+            no_results=(),
+            counts=(2, 0, 0) if suspect else (0, 0, 0),
+            threshold=1.6,
+        ),
+        timings_ms={"mutate": 1.0, "complete": 5.0, "total": 7.0, "engine": 2.0},
+    )
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "sub" / "dir" / "defects.sqlite3"
+
+
+def test_round_trip_and_private_file(db: Path) -> None:
+    with DefectStore(db) as store:
+        rid = store.add(
+            make_result(),
+            request_id="req-1",
+            uri="file:///a.py",
+            line=1,
+            col=0,
+            mode="repair",
+            model="rules",
+            settings={"backend": "rules", "model": "http://u:secret@h:1/v1"},
+        )
+        rec = store.get(rid)
+    assert stat.S_IMODE(db.stat().st_mode) == 0o600
+    assert stat.S_IMODE(db.parent.stat().st_mode) == 0o700
+    assert rec is not None and rec.request_id == "req-1" and rec.uri == "file:///a.py"
+    assert rec.outliers == [0] and rec.suspect and rec.chosen == 1
+    assert (
+        rec.original_completion.startswith("    return a * 2")
+        and rec.chosen_completion == "    return a + b\n"
+    )
+    assert rec.repaired
+    assert rec.completions[1]["raw"] == "    return x + b\n" and rec.mutants[0]["renames"] == {"x": "a"}
+    assert rec.similarity[0] == [1.0, 0.6, 0.6]
+    assert rec.settings["model"] == "http://h:1/v1"  # the password never reaches the file
+    assert b"secret" not in db.read_bytes()
+    assert rec.accepted is None
+    # WAL mode, as the issue asks
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    con.close()
+
+
+def test_existing_file_keeps_working_and_missing_file_is_an_error(db: Path) -> None:
+    with pytest.raises(DefectLogError, match="no defect log"):
+        DefectStore(db, create=False)
+    assert not db.exists()  # reading never creates
+    with DefectStore(db) as store:
+        store.add(make_result())
+    with DefectStore(db, create=False) as store:
+        assert store.list()[1] == 1
+    other = db.parent / "not-a-log.sqlite3"
+    sqlite3.connect(other).execute("CREATE TABLE x (y)").connection.commit()
+    with pytest.raises(DefectLogError, match="not a cctest defect log"):
+        DefectStore(other, create=False)
+    with pytest.raises(DefectLogError, match="directory"):
+        DefectStore(db.parent)
+
+
+def test_list_filters_and_paginates(db: Path) -> None:
+    with DefectStore(db) as store:
+        ids = [store.add(make_result(tag=f"# {i}\n"), uri=f"file:///{i % 2}.py") for i in range(7)]
+        records, total = store.list(limit=3)
+        assert total == 7 and [r.id for r in records] == ids[::-1][:3]  # newest first
+        records, total = store.list(limit=3, offset=6)
+        assert [r.id for r in records] == [ids[0]]
+        records, total = store.list(uri="file:///1.py")
+        assert total == 3 and all(r.uri == "file:///1.py" for r in records)
+        assert store.list(since="2999-01-01T00:00:00Z")[1] == 0
+        assert store.list(since="2000-01-01")[1] == 7
+        with pytest.raises(DefectLogError, match="ISO 8601"):
+            store.list(since="yesterday")
+
+
+def test_acceptance_by_request_and_stats(db: Path) -> None:
+    with DefectStore(db) as store:
+        rid = store.add(make_result(), request_id="r1")
+        assert store.mark_accepted("r1") == rid
+        assert store.mark_accepted("r1") == rid  # twice: no change, no error
+        # a served completion that was not recorded (not suspect): only the acceptances table
+        assert store.mark_accepted("r2", uri="file:///b.py", suspect=False, repaired=False) is None
+        rec = store.get(rid)
+        assert rec is not None and rec.accepted is True and rec.accepted_time is not None
+        s = store.stats()
+        assert s == {
+            "records": 1,
+            "suspect_records": 1,
+            "accepted_records": 1,
+            "acceptances": 2,
+            "acceptances_repaired": 1,
+            "acceptances_suspect": 1,
+        }
+        assert store.clear() == 1
+        assert store.stats()["records"] == 0 and store.stats()["acceptances"] == 0
+
+
+def test_export_jsonl_and_csv(db: Path, tmp_path: Path) -> None:
+    with DefectStore(db) as store:
+        store.add(make_result(), request_id="a")
+        store.add(make_result(suspect=False), request_id="b")
+        buf = io.StringIO()
+        assert store.export(buf, "jsonl") == 2
+        lines = [json.loads(x) for x in buf.getvalue().splitlines()]
+        assert [x["request_id"] for x in lines] == ["a", "b"] and lines[0]["outliers"] == [0]
+        out = tmp_path / "d.csv"
+        assert store.export_to(out, "csv") == 2
+        rows = list(csv.DictReader(out.open(encoding="utf-8")))
+        assert rows[1]["request_id"] == "b" and json.loads(rows[0]["similarity"])[0][0] == 1.0
+        assert stat.S_IMODE(out.stat().st_mode) == 0o600
+        with pytest.raises(DefectLogError, match="jsonl or csv"):
+            store.export(buf, "xml")
+        with pytest.raises(DefectLogError, match="not a directory"):
+            store.export_to(tmp_path / "missing" / "x.jsonl")
+
+
+def test_helpers() -> None:
+    assert safe_settings({"model": "https://k:v@example.com/v1"})["model"] == "https://example.com/v1"
+    assert safe_settings({"model": None}) == {"model": None}
+    assert normalise_time("2026-03-01T10:00:00+02:00") == "2026-03-01T08:00:00.000000+00:00"
+
+
+def _cctest(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cctest", "defects", *args], capture_output=True, text=True, cwd=ROOT
+    )
+
+
+def test_cli_list_show_export(db: Path, tmp_path: Path) -> None:
+    with DefectStore(db) as store:
+        rid = store.add(make_result(), request_id="cli-1", uri="file:///w/a.py", line=1, col=0, model="rules")
+    r = _cctest("--db", str(db), "list")
+    assert r.returncode == 0, r.stderr
+    assert f"{rid:>6}" in r.stdout and "file:///w/a.py:2:1" in r.stdout and "1/3 outliers" in r.stdout
+    r = _cctest("show", str(rid), "--db", str(db))
+    assert r.returncode == 0 and "return a * 2" in r.stdout and "*" in r.stdout
+    r = _cctest("--db", str(db), "show", str(rid), "--json")
+    assert json.loads(r.stdout)["request_id"] == "cli-1"
+    r = _cctest("--db", str(db), "export", "--format", "jsonl")
+    assert json.loads(r.stdout.splitlines()[0])["id"] == rid
+    out = tmp_path / "e.csv"
+    r = _cctest("--db", str(db), "export", "--format", "csv", "--output", str(out))
+    assert r.returncode == 0 and out.read_text(encoding="utf-8").startswith("id,request_id,time")
+
+
+def test_cli_errors_are_one_sentence(db: Path) -> None:
+    r = _cctest("--db", str(db), "list")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no defect log" in r.stderr
+    DefectStore(db).close()
+    r = _cctest("--db", str(db), "show", "42")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no record 42" in r.stderr
+    r = _cctest("--db", str(db), "export", "--format", "xml")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, {tests!r})
+    from test_defects import make_result
+    from cctest.defects import DefectStore
+    store = DefectStore(sys.argv[1])
+    big = "x = 1\\n" * 2000  # a large prompt: the write takes long enough to be interrupted
+    i = 0
+    while True:
+        rid = store.add(make_result(prompt=big, tag=f"# {{i}}\\n"), request_id=f"{{sys.argv[2]}}-{{i}}")
+        print(rid, flush=True)  # only after COMMIT: this record must survive
+        i += 1
+    """
+)
+
+
+@pytest.mark.slow
+def test_sigkill_mid_write_loses_nothing_committed(db: Path, tmp_path: Path) -> None:
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER.format(tests=str(Path(__file__).parent)))
+    DefectStore(db).close()
+    committed: list[int] = []
+    for round_ in range(8):
+        proc = subprocess.Popen(
+            [sys.executable, str(script), str(db), f"round{round_}"],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # the writer is up and has committed at least once
+        time.sleep(0.05 + 0.02 * round_)
+        os.kill(proc.pid, signal.SIGKILL)
+        rest = proc.stdout.read()
+        proc.wait()
+        committed += [int(x) for x in (first + rest).split()]
+        with DefectStore(db) as store:  # reopening recovers from the WAL
+            con = sqlite3.connect(db)
+            assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            con.close()
+            have = {r.id: r for r in store.iter_all()}
+            assert set(committed) <= set(have)  # every acknowledged record is there...
+            for rec in have.values():  # ...and every record there is whole
+                assert rec.prompt.startswith("x = 1\n") and len(rec.completions) == 3 and rec.outliers == [0]
+    assert len(committed) >= 8
