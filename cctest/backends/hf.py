@@ -1,0 +1,388 @@
+"""A local transformers causal language model as a completion backend (the bundled model by default).
+
+All prompts of one ``complete`` call go through ONE batched ``generate``. The prompt and its
+mutants share a long token prefix (everything before the code the mutants change), so that
+prefix is run through the model once and its key/value cache is repeated over the batch; each
+row then only feeds its own suffix. Rows are laid out ``[prefix][padding][suffix_i]`` with an
+attention mask over the padding, so ``generate`` derives the right position of every token from
+the mask. A stopping criterion decodes each row after every token and marks it finished once its
+natural boundary appears (``_stop.BoundaryStopper``); ``generate`` ends as soon as every row has.
+
+Prompts longer than the model's context are cut from the left, so the tokens nearest the cursor
+stay (room is left for ``max_new_tokens``). The model is loaded once, from local files only, and
+a lock makes one ``generate`` run at a time, so several threads (or the server) can share it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+# never reach for a model hub, even if some code path below forgets local_files_only
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from ..config import Settings  # noqa: E402
+from ..errors import BackendError, BackendOutOfMemory, ConfigError, ModelLoadError  # noqa: E402
+from ._stop import BoundaryStopper  # noqa: E402
+from .base import Backend, GenerationOptions, Outcome  # noqa: E402
+
+if TYPE_CHECKING:
+    import torch
+
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One row's result: the trimmed completion and what ended it (OpenAI's finish_reason)."""
+
+    text: str
+    finish_reason: str  # "stop": EOS, a stop sequence or a boundary; "length": max_new_tokens
+    prompt_tokens: int  # after truncation
+    completion_tokens: int  # generated before the row finished
+
+
+class _Model:
+    """The loaded model and tokenizer, shared by every HFBackend view of them."""
+
+    def __init__(self, path: Path, device: str, dtype: str, threads: int) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        if threads > 0:
+            torch.set_num_threads(threads)
+        self.path = path
+        self.device = _resolve_device(device)
+        self.dtype = _resolve_dtype(dtype, self.device)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        except Exception as exc:  # transformers raises OSError, ValueError, … for unusable files
+            raise ModelLoadError(f"the tokenizer in {path} cannot be loaded: {_first_line(exc)}.") from exc
+        bars = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()  # a progress bar per load is noise in a CLI or a server log
+        try:
+            model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=self.dtype)
+        except Exception as exc:
+            if _is_oom(exc):
+                raise BackendOutOfMemory(f"loading the model in {path} ran out of memory.") from exc
+            raise ModelLoadError(
+                f"{path} cannot be loaded as a causal language model: {_first_line(exc)}."
+            ) from exc
+        finally:
+            if bars:
+                hf_logging.enable_progress_bar()
+        self.model = model.to(self.device).eval()
+        config = model.config
+        self.context = int(
+            getattr(config, "max_position_embeddings", 0) or getattr(config, "n_positions", 0) or 0
+        )
+        eos = self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else config.eos_token_id
+        if isinstance(eos, list):
+            eos = eos[0] if eos else None
+        self.eos_ids = {int(i) for i in ([eos] if eos is not None else []) + _as_list(config.eos_token_id)}
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos
+        self.pad_id = int(pad if pad is not None else 0)
+        self.start_id = int(eos if eos is not None else self.pad_id)  # the input of an empty prompt
+        self.lock = threading.Lock()
+
+
+class HFBackend(Backend):
+    """Completions from a local causal language model directory."""
+
+    name = "hf"
+
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        *,
+        options: GenerationOptions | None = None,
+        device: str = "auto",
+        dtype: str = "auto",
+        threads: int = 0,
+        seed: int = 0,
+        boundaries: bool = True,
+        _shared: _Model | None = None,
+    ) -> None:
+        self.options = options or GenerationOptions()
+        self.seed = seed
+        self.boundaries = boundaries  # False: stop only at EOS, stop sequences and max_new_tokens
+        self._m = _shared if _shared is not None else _Model(_model_dir(model), device, dtype, threads)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> HFBackend:
+        from . import generation_options
+
+        return cls(
+            settings.model,
+            options=generation_options(settings),
+            device=settings.device,
+            dtype=settings.dtype,
+            threads=settings.threads,
+            seed=settings.seed,
+        )
+
+    def with_options(
+        self, options: GenerationOptions | None = None, *, boundaries: bool | None = None
+    ) -> HFBackend:
+        """Another view of the same loaded model with other generation options (no reload)."""
+        return HFBackend(
+            options=options or self.options,
+            seed=self.seed,
+            boundaries=self.boundaries if boundaries is None else boundaries,
+            _shared=self._m,
+        )
+
+    @property
+    def path(self) -> Path:
+        return self._m.path
+
+    @property
+    def tokenizer(self) -> Any:
+        return self._m.tokenizer
+
+    @property
+    def context(self) -> int:
+        """The model's context in tokens (0: no limit declared)."""
+        return self._m.context
+
+    def describe(self) -> str:
+        return f"hf {self._m.path.name} on {self._m.device} ({str(self._m.dtype).removeprefix('torch.')})"
+
+    async def complete(self, prompts: Sequence[str], *, suffix: str = "") -> list[Outcome]:
+        # suffix: the bundled model and plain causal LMs complete left to right, so it is unused
+        if not prompts:
+            return []
+        return await asyncio.to_thread(self._complete_sync, list(prompts))
+
+    def _complete_sync(self, prompts: list[str]) -> list[Outcome]:
+        return [g if isinstance(g, BackendError) else g.text for g in self.generate_safe(prompts)]
+
+    def generate_safe(
+        self, prompts: Sequence[str], options: GenerationOptions | None = None
+    ) -> list[Generation | BackendError]:
+        """Like ``generate``, but out of memory halves the batch, and a prompt that still does
+        not fit gets a BackendOutOfMemory in its place instead of failing the whole call."""
+        try:
+            return list(self.generate(prompts, options))
+        except BackendOutOfMemory as exc:
+            if len(prompts) == 1:
+                return [exc]
+            mid = len(prompts) // 2
+            return self.generate_safe(prompts[:mid], options) + self.generate_safe(prompts[mid:], options)
+
+    def generate(self, prompts: Sequence[str], options: GenerationOptions | None = None) -> list[Generation]:
+        """Complete every prompt in one batched ``generate`` call (blocking; thread-safe)."""
+        if not prompts:
+            return []
+        opts = options or self.options
+        with self._m.lock:
+            try:
+                return self._generate_locked(list(prompts), opts)
+            except Exception as exc:
+                if _is_oom(exc):
+                    _free_cuda_cache()
+                    raise BackendOutOfMemory(
+                        f"the model ran out of memory on a batch of {len(prompts)} prompt(s); "
+                        "use fewer mutants, a shorter max_new_tokens or a smaller model."
+                    ) from exc
+                raise
+
+    # -- the batched generation ------------------------------------------------------------
+
+    def encode(self, prompts: Sequence[str], max_new_tokens: int) -> tuple[list[list[int]], int, int]:
+        """Token ids of every prompt after left truncation, the shared prefix length, and the
+        number of new tokens that fits in the context."""
+        m = self._m
+        ids = [
+            list(x) or [m.start_id] for x in m.tokenizer(list(prompts), add_special_tokens=False)["input_ids"]
+        ]
+        new = max_new_tokens
+        if m.context:
+            new = max(1, min(max_new_tokens, m.context // 2))
+        limit = m.context - new if m.context else None
+        prefix = _shared_prefix(ids)
+        if limit is not None and max(len(x) for x in ids) > limit:
+            drop = max(len(x) for x in ids) - limit
+            if drop < prefix:
+                # cut the shared prefix by the same amount in every row: each keeps its tokens
+                # nearest the cursor and the rows still share a prefix
+                ids = [x[drop:] for x in ids]
+                prefix -= drop
+            else:  # the rows differ too early: cut each on its own
+                ids = [x[-limit:] for x in ids]
+                prefix = _shared_prefix(ids)
+        return ids, prefix, new
+
+    def _generate_locked(self, prompts: list[str], opts: GenerationOptions) -> list[Generation]:
+        import torch
+        from transformers import StoppingCriteria, StoppingCriteriaList
+
+        m = self._m
+        ids, prefix, max_new = self.encode(prompts, opts.max_new_tokens)
+        rows = len(ids)
+        width = max(len(x) for x in ids) - prefix  # longest suffix
+        input_ids = torch.full((rows, prefix + width), m.pad_id, dtype=torch.long)
+        mask = torch.zeros((rows, prefix + width), dtype=torch.long)
+        for i, x in enumerate(ids):
+            suffix = x[prefix:]
+            input_ids[i, :prefix] = torch.tensor(x[:prefix], dtype=torch.long)
+            input_ids[i, prefix + width - len(suffix) :] = torch.tensor(suffix, dtype=torch.long)
+            mask[i, :prefix] = 1
+            mask[i, prefix + width - len(suffix) :] = 1
+        input_ids, mask = input_ids.to(m.device), mask.to(m.device)
+        stoppers = [BoundaryStopper(p, opts.stop, boundaries=self.boundaries) for p in prompts]
+        start = input_ids.shape[1]
+        tokenizer, eos_ids = m.tokenizer, m.eos_ids
+
+        class RowStops(StoppingCriteria):
+            """Marks a row finished once its decoded text reaches a stop point."""
+
+            def __init__(self) -> None:
+                self.done = torch.zeros(rows, dtype=torch.bool, device=m.device)
+                self.cut: list[int | None] = [None] * rows
+
+            def __call__(self, seqs: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
+                for i in range(rows):
+                    if not self.done[i]:
+                        text = _decode(tokenizer, seqs[i, start:].tolist(), eos_ids)
+                        if stoppers[i].stop_index(text) is not None:
+                            self.done[i] = True
+                return self.done.clone()  # type: ignore[return-value]
+
+        stops = RowStops()
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": max_new,
+            "pad_token_id": m.pad_id,
+            "eos_token_id": sorted(eos_ids) or None,
+            "stopping_criteria": StoppingCriteriaList([stops]),
+        }
+        if opts.temperature > 0:
+            torch.manual_seed(self.seed)
+            kwargs.update(do_sample=True, temperature=opts.temperature, top_p=opts.top_p, top_k=0)
+        else:
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        with torch.inference_mode():
+            if prefix > 0:
+                # the shared prefix once, its cache repeated for every row
+                cache = m.model(input_ids=input_ids[:1, :prefix], use_cache=True).past_key_values
+                if rows > 1:
+                    cache.batch_repeat_interleave(rows)
+                kwargs["past_key_values"] = cache
+            out = m.model.generate(input_ids=input_ids, attention_mask=mask, **kwargs)
+        results = []
+        for i in range(rows):
+            new_ids = out[i, start:].tolist()
+            n_new = next((j for j, t in enumerate(new_ids) if t in eos_ids), None)
+            hit_eos = n_new is not None
+            text = _decode(tokenizer, new_ids, eos_ids)
+            cut = stoppers[i].stop_index(text)
+            trimmed = stoppers[i].trim(text) if cut is not None else text
+            results.append(
+                Generation(
+                    text=trimmed,
+                    finish_reason="stop" if (hit_eos or cut is not None) else "length",
+                    prompt_tokens=len(ids[i]),
+                    completion_tokens=n_new if n_new is not None else len(new_ids),
+                )
+            )
+        return results
+
+
+def _decode(tokenizer: Any, ids: list[int], eos_ids: set[int]) -> str:
+    for j, t in enumerate(ids):
+        if t in eos_ids:
+            ids = ids[:j]
+            break
+    return str(tokenizer.decode(ids, skip_special_tokens=True))
+
+
+def _shared_prefix(ids: list[list[int]]) -> int:
+    """Length of the token prefix all rows share, leaving every row at least one own token."""
+    n = min(len(x) for x in ids) - 1
+    first = ids[0]
+    for x in ids[1:]:
+        k = 0
+        while k < n and x[k] == first[k]:
+            k += 1
+        n = k
+    return max(0, n)
+
+
+def _model_dir(model: str | Path | None) -> Path:
+    if model is None:
+        from ..models import bundled_model_path
+
+        return bundled_model_path()
+    path = Path(model).expanduser()
+    if not path.exists():
+        raise ModelLoadError(f"the model directory {path} does not exist.")
+    if not path.is_dir():
+        raise ModelLoadError(f"{path} is a file; give the directory of a saved model.")
+    if not (path / "config.json").is_file():
+        raise ModelLoadError(f"{path} is not a model directory because it has no config.json.")
+    if not any((path / f).is_file() for f in _TOKENIZER_FILES):
+        raise ModelLoadError(f"{path} has no tokenizer (tokenizer.json or tokenizer_config.json).")
+    return path
+
+
+def _resolve_device(device: str) -> Any:
+    import torch
+
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except RuntimeError as exc:
+        raise ConfigError(f"'{device}' is not a device; use auto, cpu, cuda or cuda:N.") from exc
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"device '{device}' was asked for but CUDA is not available here.")
+    return dev
+
+
+def _resolve_dtype(dtype: str, device: Any) -> Any:
+    import torch
+
+    if dtype == "auto":
+        if device.type == "cuda":
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.float32
+    return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
+
+
+def _is_oom(exc: BaseException) -> bool:
+    import torch
+
+    if isinstance(exc, torch.OutOfMemoryError | MemoryError):
+        return True
+    text = str(exc)
+    return isinstance(exc, RuntimeError) and (
+        "out of memory" in text or "not enough memory" in text or "can't allocate memory" in text
+    )
+
+
+def _free_cuda_cache() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def _as_list(x: Any) -> list[int]:
+    if x is None:
+        return []
+    return [int(i) for i in x] if isinstance(x, list | tuple) else [int(x)]
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().split("\n", 1)[0].rstrip(".") or type(exc).__name__
+    return text[:200]
+
+
+__all__ = ["Generation", "HFBackend"]

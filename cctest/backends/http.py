@@ -1,0 +1,387 @@
+"""A completion server as a backend: OpenAI-compatible, Ollama or TGI, over aiohttp.
+
+Each provider is one request builder and one response parser (the shape of llm-ls's
+``backend.rs``), chosen by ``Settings.provider``:
+
+* ``openai``: ``POST /v1/completions`` (vLLM, llama.cpp's server, LM Studio, Ollama's OpenAI
+  endpoint, ``cctest serve``);
+* ``ollama``: ``POST /api/generate`` with ``stream: false`` and ``raw: true`` (no chat template);
+* ``tgi``: ``POST /generate`` (HuggingFace text-generation-inference).
+
+The prompts of one ``complete`` call go out concurrently, at most ``max_concurrency`` at a time
+(a batching server such as ``cctest serve`` or vLLM then runs them together). Every prompt has
+one deadline, ``timeout`` seconds, that covers its retries too: 429 and 5xx answers are retried
+with exponential backoff, or after the server's Retry-After when it sends one, while time is
+left. A prompt that fails gets a typed error in its place (BackendUnavailable, BackendTimeout,
+BackendResponseError); nothing waits longer than the deadline. The API key is read from the
+environment variable ``api_key_env`` names and sent as a Bearer token; it never appears in
+``describe()``, a log line or an error message. Completions are cut at their natural end by the
+same rules as the local backend (``_stop``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import os
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+from yarl import URL
+
+from ..config import PROVIDERS, Settings
+from ..errors import (
+    BackendError,
+    BackendResponseError,
+    BackendTimeout,
+    BackendUnavailable,
+    ConfigError,
+)
+from ._stop import BoundaryStopper
+from .base import Backend, GenerationOptions, Outcome
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+# -- providers: one request builder and one response parser each ---------------------------------
+
+
+def openai_request(prompt: str, opts: GenerationOptions, model_name: str | None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "prompt": prompt,
+        "max_tokens": opts.max_new_tokens,
+        "temperature": opts.temperature,
+        "top_p": opts.top_p,
+        "n": 1,
+        "stream": False,
+    }
+    if model_name:
+        body["model"] = model_name
+    if opts.stop:
+        body["stop"] = list(opts.stop)
+    return body
+
+
+def openai_response(data: Any) -> str:
+    text = data["choices"][0]["text"]
+    if not isinstance(text, str):
+        raise TypeError("choices[0].text is not a string")
+    return text
+
+
+def ollama_request(prompt: str, opts: GenerationOptions, model_name: str | None) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "num_predict": opts.max_new_tokens,
+        "temperature": opts.temperature,
+        "top_p": opts.top_p,
+    }
+    if opts.stop:
+        options["stop"] = list(opts.stop)
+    return {"model": model_name, "prompt": prompt, "stream": False, "raw": True, "options": options}
+
+
+def ollama_response(data: Any) -> str:
+    text = data["response"]
+    if not isinstance(text, str):
+        raise TypeError("response is not a string")
+    return text
+
+
+def tgi_request(prompt: str, opts: GenerationOptions, model_name: str | None) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "max_new_tokens": opts.max_new_tokens,
+        "return_full_text": False,
+        "details": False,
+    }
+    if opts.temperature > 0:  # TGI rejects temperature 0 and top_p 1: leave them out when greedy
+        params.update(do_sample=True, temperature=opts.temperature)
+        if opts.top_p < 1:
+            params["top_p"] = opts.top_p
+    else:
+        params["do_sample"] = False
+    if opts.stop:
+        params["stop"] = list(opts.stop)
+    return {"inputs": prompt, "parameters": params}
+
+
+def tgi_response(data: Any) -> str:
+    if isinstance(data, list):  # some TGI versions answer a one-element list
+        data = data[0]
+    text = data["generated_text"]
+    if not isinstance(text, str):
+        raise TypeError("generated_text is not a string")
+    return text
+
+
+@dataclass(frozen=True)
+class Provider:
+    name: str
+    path: str  # the endpoint, appended to a base URL that does not already end with it
+    build: Callable[[str, GenerationOptions, str | None], dict[str, Any]]
+    parse: Callable[[Any], str]
+    expects: str  # what the parser looks for, for error messages
+
+
+PROVIDER_TABLE: dict[str, Provider] = {
+    "openai": Provider("openai", "/v1/completions", openai_request, openai_response, "choices[0].text"),
+    "ollama": Provider("ollama", "/api/generate", ollama_request, ollama_response, "response"),
+    "tgi": Provider("tgi", "/generate", tgi_request, tgi_response, "generated_text"),
+}
+
+
+def endpoint_url(base: str, provider: str) -> URL:
+    """The URL to POST to: ``base`` if it already names the endpoint, else base + the endpoint.
+
+    >>> str(endpoint_url("http://localhost:8000", "openai"))
+    'http://localhost:8000/v1/completions'
+    >>> str(endpoint_url("http://localhost:8000/v1", "openai"))
+    'http://localhost:8000/v1/completions'
+    >>> str(endpoint_url("http://localhost:11434/api/generate", "ollama"))
+    'http://localhost:11434/api/generate'
+    """
+    if provider not in PROVIDER_TABLE:
+        raise ConfigError(f"unknown provider '{provider}'; choose {', '.join(PROVIDERS)}.")
+    try:
+        url = URL(base.strip())
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(
+            f"'{base}' is not a URL; give the server's address, e.g. http://127.0.0.1:8000."
+        ) from exc
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ConfigError(
+            f"'{_redact(url)}' is not an http(s) URL; give the server's address, e.g. http://127.0.0.1:8000."
+        )
+    endpoint = PROVIDER_TABLE[provider].path
+    path = url.path.rstrip("/")
+    if path.endswith(endpoint):
+        return url
+    if provider == "openai" and path.endswith("/v1"):
+        return url.with_path(path + "/completions")
+    return url.with_path(path + endpoint)
+
+
+def _redact(url: URL) -> str:
+    """The URL without user, password, query or fragment: safe to print."""
+    try:
+        return str(url.with_user(None).with_query(None).with_fragment(None))
+    except ValueError:
+        return "<the server URL>"
+
+
+# -- the backend ---------------------------------------------------------------------------------
+
+
+class HTTPBackend(Backend):
+    """Completions from a server speaking one of the providers' APIs."""
+
+    name = "http"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        provider: str = "openai",
+        model_name: str | None = None,
+        api_key_env: str = "CCTEST_API_KEY",
+        options: GenerationOptions | None = None,
+        timeout: float = 30.0,
+        max_concurrency: int = 8,
+        max_retries: int = 3,
+        boundaries: bool = True,
+    ) -> None:
+        self.url = endpoint_url(url, provider)
+        self.provider = PROVIDER_TABLE[provider]
+        if provider == "ollama" and not model_name:
+            raise ConfigError("the ollama provider needs the model's name; pass --model-name NAME.")
+        self.model_name = model_name
+        self.api_key_env = api_key_env
+        self.options = options or GenerationOptions()
+        if timeout <= 0:
+            raise ConfigError("the timeout must be a positive number of seconds.")
+        self.timeout = float(timeout)
+        self.max_concurrency = max(1, int(max_concurrency))
+        self.max_retries = max(0, int(max_retries))
+        self.boundaries = boundaries
+        self._shown_url = _redact(self.url)
+        self._session: aiohttp.ClientSession | None = None
+        self._session_loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> HTTPBackend:
+        from . import generation_options
+
+        if not settings.model:
+            raise ConfigError("the http backend needs the server's URL; pass --model URL.")
+        return cls(
+            settings.model,
+            provider=settings.provider,
+            model_name=settings.model_name,
+            api_key_env=settings.api_key_env,
+            options=generation_options(settings),
+            timeout=settings.timeout,
+            max_concurrency=settings.max_concurrency,
+        )
+
+    def describe(self) -> str:
+        named = f" model {self.model_name}" if self.model_name else ""
+        return f"http {self.provider.name} {self._shown_url}{named}"
+
+    async def aclose(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+        self._session = None
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        key = os.environ.get(self.api_key_env, "")
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._session_loop is not loop:
+            # a session belongs to one event loop; a caller on a new loop gets a new session
+            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=self.max_concurrency))
+            self._session_loop = loop
+        return self._session
+
+    async def complete(self, prompts: Sequence[str], *, suffix: str = "") -> list[Outcome]:
+        # suffix: the providers' plain completion endpoints take no suffix, so it is not sent
+        if not prompts:
+            return []
+        session = self._get_session()
+        gate = asyncio.Semaphore(self.max_concurrency)
+
+        async def one(prompt: str) -> Outcome:
+            async with gate:
+                try:
+                    text = await self._complete_one(session, prompt)
+                except BackendError as exc:
+                    return exc
+            return BoundaryStopper(prompt, self.options.stop, boundaries=self.boundaries).trim(text)
+
+        return list(await asyncio.gather(*(one(p) for p in prompts)))
+
+    async def _complete_one(self, session: aiohttp.ClientSession, prompt: str) -> str:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        body = self.provider.build(prompt, self.options, self.model_name)
+        attempt = 0
+        while True:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise self._timeout_error()
+            try:
+                status, reason, retry_after, payload = await asyncio.wait_for(
+                    self._post(session, body, remaining), remaining
+                )
+            except asyncio.TimeoutError as exc:  # aiohttp's own timeouts derive from it too
+                raise self._timeout_error() from exc
+            if status == 200:
+                return self._parse(payload)
+            error = self._status_error(status, reason, payload)
+            if status not in RETRY_STATUSES or attempt >= self.max_retries:
+                raise error
+            delay = (
+                retry_after
+                if retry_after is not None
+                else min(4.0, 0.25 * 2**attempt) * (0.5 + random.random())
+            )
+            if loop.time() + delay >= deadline:
+                raise error  # waiting would overrun the deadline: report the server's answer now
+            log.info("%s answered %s; retrying in %.2f s", self._shown_url, status, delay)
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    async def _post(
+        self, session: aiohttp.ClientSession, body: dict[str, Any], remaining: float
+    ) -> tuple[int, str, float | None, bytes]:
+        try:
+            async with session.post(
+                self.url, json=body, headers=self._headers(), timeout=aiohttp.ClientTimeout(total=remaining)
+            ) as resp:
+                payload = await resp.read()
+                return resp.status, resp.reason or "", _retry_after(resp.headers.get("Retry-After")), payload
+        except asyncio.TimeoutError:
+            raise  # aiohttp's timeout errors are also connection errors; they mean "too slow"
+        except aiohttp.ClientConnectorError as exc:
+            why = (exc.os_error.strerror or str(exc.os_error)) if exc.os_error else "connection failed"
+            raise BackendUnavailable(f"cannot connect to {self._shown_url} ({why.lower()}).") from exc
+        except aiohttp.ClientConnectionError as exc:
+            raise BackendUnavailable(
+                f"the connection to {self._shown_url} broke before an answer ({type(exc).__name__})."
+            ) from exc
+        except aiohttp.ClientPayloadError as exc:
+            raise BackendResponseError(f"{self._shown_url} sent an incomplete answer.") from exc
+        except aiohttp.ClientError as exc:
+            raise BackendUnavailable(
+                f"the request to {self._shown_url} failed ({type(exc).__name__})."
+            ) from exc
+
+    def _parse(self, payload: bytes) -> str:
+        try:
+            data = json.loads(payload)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise BackendResponseError(f"{self._shown_url} answered something that is not JSON.") from exc
+        try:
+            return self.provider.parse(data)
+        except (KeyError, IndexError, TypeError) as exc:
+            raise BackendResponseError(
+                f"{self._shown_url} answered JSON without a completion (expected {self.provider.expects})."
+            ) from exc
+
+    def _status_error(self, status: int, reason: str, payload: bytes) -> BackendError:
+        if status in (401, 403):
+            return BackendResponseError(
+                f"{self._shown_url} refused the request with {status} {reason}; "
+                f"check the API key in ${self.api_key_env}."
+            )
+        detail = _error_detail(payload)
+        return BackendResponseError(
+            f"{self._shown_url} answered {status} {reason}".rstrip() + (f" ({detail})." if detail else ".")
+        )
+
+    def _timeout_error(self) -> BackendTimeout:
+        return BackendTimeout(f"{self._shown_url} gave no completion within {self.timeout:g} s.")
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _error_detail(payload: bytes) -> str:
+    """The server's own error message, shortened to one line, if it sent one as JSON."""
+    try:
+        data = json.loads(payload)
+    except (ValueError, UnicodeDecodeError):
+        return ""
+    msg: Any = data.get("error") if isinstance(data, dict) else None
+    if isinstance(msg, dict):
+        msg = msg.get("message")
+    if not isinstance(msg, str):
+        return ""
+    msg = " ".join(msg.split()).rstrip(".")
+    return msg[:160]
+
+
+__all__ = ["HTTPBackend", "PROVIDER_TABLE", "Provider", "endpoint_url"]

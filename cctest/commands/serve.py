@@ -1,0 +1,42 @@
+"""``cctest serve [--model DIR]``: an OpenAI-compatible /v1/completions server over a local model."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default=None, help="model directory (default: the bundled model)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port, printed)")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    p.add_argument("--dtype", default="auto", choices=("auto", "float32", "float16", "bfloat16"))
+    p.add_argument("--threads", type=int, default=0, help="CPU threads for torch; 0: torch's default")
+    p.add_argument(
+        "--max-batch", type=int, default=32, help="most prompts in one batched generate (default 32)"
+    )
+    p.add_argument(
+        "--batch-wait-ms",
+        type=float,
+        default=5.0,
+        help="how long to wait for more requests to batch (default 5)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..backends.hf import HFBackend
+    from ..config import Settings
+    from ..errors import ConfigError
+    from ..serve import run as serve
+
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"port {args.port} is out of range; give a number from 0 to 65535.")
+    settings = Settings().replace(
+        model=args.model, device=args.device, dtype=args.dtype, threads=args.threads
+    )
+    backend = HFBackend.from_settings(settings)
+    try:
+        serve(backend, args.host, args.port, max_batch=args.max_batch, wait_ms=args.batch_wait_ms)
+    except OSError as exc:  # the port is taken or the address is not this machine's
+        raise ConfigError(f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc}).") from exc
+    return 0
