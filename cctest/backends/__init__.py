@@ -22,7 +22,7 @@ def create_backend(settings: Settings) -> Backend:
     if settings.backend == "rules":
         from .rules import RuleBackend
 
-        return RuleBackend()
+        return RuleBackend.from_spec(settings.model)
     if settings.backend == "hf":
         from .hf import HFBackend
 

@@ -50,6 +50,24 @@ class RuleBackend(Backend):
         self.fail_on = tuple(fail_on)
         self.calls: list[list[str]] = []  # every batch received, for tests of batching
 
+    @classmethod
+    def from_spec(cls, spec: str | None) -> RuleBackend:
+        """Build from the ``model`` setting, e.g. ``"fragile=total,acc;fail_on=BOOM"`` (None: plain).
+
+        This lets a client of the language server (a test, a demo) cause outliers and failures.
+        """
+        options: dict[str, tuple[str, ...]] = {"fragile": (), "fail_on": ()}
+        for part in (spec or "").split(";"):
+            name, _, values = part.partition("=")
+            if name.strip() in options:
+                options[name.strip()] = tuple(v for v in values.split(",") if v)
+        return cls(fragile=options["fragile"], fail_on=options["fail_on"])
+
+    def describe(self) -> str:
+        extra = [f"fragile={','.join(self.fragile)}"] if self.fragile else []
+        extra += [f"fail_on={','.join(self.fail_on)}"] if self.fail_on else []
+        return "rules" + (f" ({'; '.join(extra)})" if extra else "")
+
     def complete_one(self, prompt: str) -> str:
         matches = list(_DEF.finditer(prompt))
         if not matches:
