@@ -1,0 +1,373 @@
+"""Behaviour preservation: every scheme, applied to a whole module at every site, keeps its tests green.
+
+The corpus (tests/data/corpus/*.py) is a set of modules, each holding code under mutation, a marker
+line, and that code's own checks. For every module and every scheme in ``SCHEMES`` this file mutates
+the code with ``mutate_whole``, loads the original and the mutant as fresh modules, runs the same
+checks against both, and compares what they observe: the return value (compared structurally, so that
+nan, -0.0, 1 vs 1.0 vs True and list identity all count), the exception type and message (a message
+may name a renamed identifier, which is mapped back), and everything written to stdout. INI may only
+add output: the original's stdout lines must be a subsequence of the mutant's.
+
+A check that could not tell a broken mutant from a good one would prove nothing, so
+``test_harness_catches_the_slides_unsafe_rewrites`` feeds the harness the slides' own unsafe rewrites
+and asserts that it reports them.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import copy
+import functools
+import io
+import linecache
+import re
+import sys
+import tokenize
+import types
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from cctest.mutators import SCHEMES, mutate_whole
+from cctest.types import Mutant
+
+CORPUS = Path(__file__).resolve().parents[2] / "data" / "corpus"
+if str(CORPUS) not in sys.path:
+    sys.path.insert(0, str(CORPUS))  # the corpus's checks import their registry, _checks
+
+from _checks import MARKER, Checks  # noqa: E402
+
+MODULES = sorted(p.stem for p in CORPUS.glob("*.py") if not p.name.startswith("_"))
+SCHEME_NAMES = list(SCHEMES)
+MAX_EXAMPLES = 30  # per property, module and scheme: modest, the corpus's breadth matters more
+
+
+# --------------------------------------------------------------------------------------------------
+# loading the corpus
+
+
+@functools.cache
+def parts(name: str) -> tuple[str, str]:
+    """(code under mutation, checks) of one corpus module; the checks are padded with blank lines so
+    that their line numbers in tracebacks are those of the file."""
+    text = (CORPUS / f"{name}.py").read_text(encoding="utf-8")
+    code, marker, rest = text.partition(MARKER + "\n")
+    assert marker, f"corpus module {name} lacks the line {MARKER!r}"
+    return code, "\n" * code.count("\n") + marker + rest
+
+
+@functools.cache
+def checks_of(name: str) -> Checks:
+    namespace: dict[str, Any] = {"__name__": f"corpus_checks_{name}"}
+    exec(compile(parts(name)[1], str(CORPUS / f"{name}.py"), "exec"), namespace)
+    checks = namespace["checks"]
+    assert isinstance(checks, Checks)
+    return checks
+
+
+@functools.cache
+def mutated(name: str, scheme: str) -> Mutant:
+    return mutate_whole(parts(name)[0], scheme)
+
+
+def source_of(name: str, scheme: str | None) -> str:
+    return parts(name)[0] if scheme is None else mutated(name, scheme).text
+
+
+@functools.cache
+def compiled(name: str, scheme: str | None) -> tuple[types.CodeType, str]:
+    source = source_of(name, scheme)
+    filename = f"<corpus {name} {scheme or 'original'}>"
+    # keep the source findable, so that a failing mutant's traceback shows its lines
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return compile(source, filename, "exec"), filename
+
+
+@contextlib.contextmanager
+def loaded(name: str, scheme: str | None) -> Iterator[tuple[types.ModuleType, Observation]]:
+    """A fresh module executed from the original (scheme None) or mutated code, and what its
+    execution observed (output at import, an exception at import)."""
+    code, _ = compiled(name, scheme)
+    module = types.ModuleType(f"corpus_{name}_{scheme or 'original'}")
+    # dataclasses and friends look their module up in sys.modules while the class is created
+    sys.modules[module.__name__] = module
+    try:
+        yield module, observe(lambda: exec(code, module.__dict__), renames={})
+    finally:
+        del sys.modules[module.__name__]
+
+
+# --------------------------------------------------------------------------------------------------
+# observing and comparing
+
+
+@dataclass(frozen=True)
+class Observation:
+    outcome: str  # "returned" or "raised"
+    value: Any  # canonical form of the return value, or (exception type, message)
+    stdout: str
+
+
+def canon(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -> Any:
+    """A comparable, hashable rendering of a value that keeps what == would lose: the type (1, 1.0
+    and True differ), nan and the sign of zero (via repr), and the state of objects (which live in
+    two different modules and so are never == across them)."""
+    if depth > 12:
+        return ("...",)
+    if id(value) in seen and not isinstance(value, (int, float, str, bytes, bool, type(None))):
+        return ("cycle", type(value).__qualname__)
+    seen = seen | {id(value)}
+    tname = type(value).__qualname__
+    if value is None or isinstance(value, (bool, int, str, bytes)):
+        return (tname, value)
+    if isinstance(value, (float, complex)):
+        return (tname, repr(value))
+    if isinstance(value, (list, tuple)):
+        return (tname, tuple(canon(v, depth + 1, seen) for v in value))
+    if isinstance(value, bytearray):
+        return (tname, bytes(value))
+    if isinstance(value, Mapping):
+        return (
+            tname,
+            tuple((canon(k, depth + 1, seen), canon(v, depth + 1, seen)) for k, v in value.items()),
+        )
+    if isinstance(value, (set, frozenset)):
+        return (tname, tuple(sorted((canon(v, depth + 1, seen) for v in value), key=repr)))
+    if isinstance(value, type):
+        return ("type", value.__qualname__)
+    if isinstance(
+        value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial)
+    ):
+        return ("callable", getattr(value, "__qualname__", tname))
+    if isinstance(value, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
+        return ("generator", value.__qualname__)
+    if isinstance(value, BaseException):
+        return ("exception", tname, str(value))
+    state: dict[str, Any] = {}
+    if hasattr(value, "__dict__"):
+        state.update(vars(value))
+    for slot in getattr(type(value), "__slots__", ()):
+        if hasattr(value, slot):
+            state[slot] = getattr(value, slot)
+    if state:
+        return (tname, canon(state, depth + 1, seen))
+    # builtins without inspectable state (Decimal, Fraction, range, ...): their repr, minus addresses
+    return (tname, re.sub(r"0x[0-9a-fA-F]+", "0x?", repr(value)))
+
+
+def map_back(text: str, renames: Mapping[str, str]) -> str:
+    """A message that names a renamed identifier ("local variable 'LocalVar1' ...") reads as the
+    original would."""
+    for new, old in renames.items():
+        text = re.sub(rf"(?<!\w){re.escape(new)}(?!\w)", old, text)
+    return text
+
+
+def observe(thunk: Callable[[], Any], renames: Mapping[str, str]) -> Observation:
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buf):
+            result = thunk()
+            value = canon(result)
+        return Observation("returned", value, buf.getvalue())
+    except Exception as exc:  # the behaviour under test includes raising
+        return Observation("raised", (type(exc).__qualname__, map_back(str(exc), renames)), buf.getvalue())
+
+
+def is_subsequence(needles: list[str], haystack: list[str]) -> bool:
+    it = iter(haystack)
+    return all(any(n == h for h in it) for n in needles)
+
+
+def differences(scheme: str, original: Observation, mutant: Observation) -> list[str]:
+    """What differs between the original's and the mutant's observation, in words (empty: same)."""
+    found = []
+    if (original.outcome, original.value) != (mutant.outcome, mutant.value):
+        found.append(
+            f"original {original.outcome} {original.value!r}\n   mutant {mutant.outcome} {mutant.value!r}"
+        )
+    if scheme == "INI":
+        # INI may add lines, never drop, change or reorder the program's own
+        if not is_subsequence(original.stdout.split("\n"), mutant.stdout.split("\n")):
+            found.append(
+                f"the original's output is not kept in order:\n{original.stdout!r}\nvs {mutant.stdout!r}"
+            )
+    elif original.stdout != mutant.stdout:
+        found.append(f"stdout differs:\n{original.stdout!r}\nvs {mutant.stdout!r}")
+    return found
+
+
+def run_case(name: str, scheme: str | None, case: str) -> Observation:
+    """One case of the module's checks against a fresh original (scheme None) or mutant module."""
+    renames = {} if scheme is None else dict(mutated(name, scheme).renames)
+    fn = checks_of(name).cases[case]
+    with loaded(name, scheme) as (module, at_import):
+        if at_import.outcome == "raised":
+            return Observation("raised at import", at_import.value, at_import.stdout)
+        result = observe(lambda: fn(module), renames)
+        return Observation(result.outcome, result.value, at_import.stdout + result.stdout)
+
+
+def describe(name: str, scheme: str) -> str:
+    m = mutated(name, scheme)
+    return f"mutant of {name} by {scheme} (renames {dict(m.renames)}):\n{m.text}"
+
+
+# --------------------------------------------------------------------------------------------------
+# the tests
+
+CASES = [(n, s, c) for n in MODULES for c in checks_of(n).cases for s in SCHEME_NAMES]
+PROPERTIES = [(n, s, p) for n in MODULES for p in checks_of(n).properties for s in SCHEME_NAMES]
+
+
+def test_corpus_is_broad():
+    """The corpus promises many varied functions: count them (methods and nested functions too)."""
+    functions = 0
+    for name in MODULES:
+        tree = ast.parse(parts(name)[0])
+        functions += sum(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(tree))
+    assert len(MODULES) >= 10
+    assert functions >= 60
+    assert len(CASES) // len(SCHEME_NAMES) >= 80
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_corpus_checks_are_deterministic(name):
+    """Two fresh loads of the original observe the same things, so a difference is the mutant's."""
+    for case in checks_of(name).cases:
+        assert run_case(name, None, case) == run_case(name, None, case), case
+
+
+@pytest.mark.parametrize("name,scheme,case", CASES)
+def test_case_survives_mutation(name, scheme, case):
+    original = run_case(name, None, case)
+    mutant = run_case(name, scheme, case)
+    found = differences(scheme, original, mutant)
+    assert not found, f"{name}.{case} under {scheme}:\n" + "\n".join(found) + "\n\n" + describe(name, scheme)
+
+
+@pytest.mark.parametrize("name,scheme,prop", PROPERTIES)
+def test_property_survives_mutation(name, scheme, prop):
+    strategy, fn = checks_of(name).properties[prop]
+    renames = dict(mutated(name, scheme).renames)
+    with loaded(name, None) as (original, _), loaded(name, scheme) as (mutant, at_import):
+        assert at_import.outcome == "returned", f"the mutant fails at import: {at_import.value}"
+
+        @settings(
+            max_examples=MAX_EXAMPLES,
+            deadline=None,
+            derandomize=True,  # the same inputs on every run and machine
+            database=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        )
+        @given(strategy)
+        def same_behaviour(x: Any) -> None:
+            # each side gets its own copy: the functions may mutate their input
+            o = observe(lambda: fn(original, copy.deepcopy(x)), {})
+            m = observe(lambda: fn(mutant, copy.deepcopy(x)), renames)
+            found = differences(scheme, o, m)
+            assert not found, f"{name}.{prop}({x!r}) under {scheme}:\n" + "\n".join(found)
+
+        same_behaviour()
+
+
+@pytest.mark.parametrize("scheme", SCHEME_NAMES)
+def test_scheme_applies_somewhere_in_the_corpus(scheme):
+    """A scheme that never changes anything would pass every behaviour test vacuously."""
+    changed = [n for n in MODULES if mutated(n, scheme).text != parts(n)[0]]
+    assert changed, f"{scheme} changed none of {MODULES}"
+
+
+def identifiers(source: str) -> set[str]:
+    return {
+        t.string for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.NAME
+    }
+
+
+@pytest.mark.parametrize("name,scheme", [(n, s) for n in MODULES for s in SCHEME_NAMES])
+def test_mutant_is_well_formed(name, scheme):
+    m = mutated(name, scheme)
+    original = parts(name)[0]
+    assert m.scheme == scheme
+    compile(m.text, f"<{name} {scheme}>", "exec")  # parses and compiles
+    before, after = identifiers(original), identifiers(m.text)
+    for new, old in m.renames.items():
+        assert new in after, f"{scheme} reports renaming {old} to {new}, which is not in the mutant"
+        assert new not in before, f"{scheme} invented {new}, which the module already uses"
+        assert old in before, f"{scheme} reports renaming {old}, which the module does not use"
+
+
+# --------------------------------------------------------------------------------------------------
+# the harness itself can fail
+
+
+def hand_mutant(name: str, scheme: str, old: str, new: str) -> Mutant:
+    code = parts(name)[0]
+    assert code.count(old) == 1, old
+    return Mutant(scheme=scheme, text=code.replace(old, new))
+
+
+@pytest.mark.parametrize(
+    "name,scheme,old,new,case",
+    [
+        # the slides' IRR: a += b -> a = a + b, wrong for an aliased list
+        (
+            "lists",
+            "IRR",
+            "    a += b\n    return a\n\n\ndef concat",
+            "    a = a + b\n    return a\n\n\ndef concat",
+            "extend_aliases_caller_list",
+        ),
+        # the slides' RTF: if ignore: -> if ignore == (b == b):, wrong for ignore = 5
+        ("conditions", "RTF", "    if ignore:\n", "    if ignore == (b == b):\n", "pick_over_odd_values"),
+        # a parameter renamed without its keyword callers
+        (
+            "signatures",
+            "REP_R",
+            "def area(width, height=1):\n    return width * height",
+            "def area(Param1, height=1):\n    return Param1 * height",
+            "keyword_calls",
+        ),
+        # a print inserted into a module that defines its own print
+        (
+            "shadowing",
+            "INI",
+            "    n = len(items)\n",
+            "    print(items)\n    n = len(items)\n",
+            "shadowed_builtins",
+        ),
+        # a rename onto a global the function reads
+        (
+            "shadowing",
+            "REL_R",
+            "    result = a + b\n    return result,",
+            "    Param1 = a + b\n    return Param1,",
+            "fresh_name_collisions",
+        ),
+    ],
+)
+def test_harness_catches_the_slides_unsafe_rewrites(monkeypatch, name, scheme, old, new, case):
+    bad = hand_mutant(name, scheme, old, new)
+    monkeypatch.setitem(mutated.__wrapped__.__globals__, "mutate_whole", lambda src, s: bad)
+    mutated.cache_clear()
+    compiled.cache_clear()
+    try:
+        found = differences(scheme, run_case(name, None, case), run_case(name, scheme, case))
+    finally:
+        mutated.cache_clear()
+        compiled.cache_clear()
+    assert found, f"the harness did not notice the unsafe rewrite {old!r} -> {new!r}"
+
+
+def test_harness_compares_what_equality_hides():
+    assert canon(0.0) != canon(-0.0)
+    assert canon(1) != canon(1.0) != canon(True)
+    assert canon(float("nan")) == canon(float("nan"))
+    assert canon([1, [2]]) != canon((1, [2]))
+    assert is_subsequence(["a", "b"], ["x", "a", "y", "b"])
+    assert not is_subsequence(["b", "a"], ["a", "b"])
