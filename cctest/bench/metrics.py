@@ -1,0 +1,283 @@
+"""The numbers of the CCTest paper's Tables IV–VI, computed from a run's per-prompt records.
+
+Everything here is a pure function of the records in ``results.jsonl`` (see ``runner.py``), so a
+report can be rebuilt, and two runs compared, without touching a model.
+
+Definitions (see docs/bench.md for the reasoning):
+
+* **Structural consistency** (Table IV): the structural distance of every mutant generated, kept or
+  dropped by the distance bound, binned as [0, 0.05], (0.05, 0.1], (0.1, 0.15], (0.15, 0.2],
+  (0.2, 0.9], (0.9, 1.0].
+* **No results / outliers per T** (Table V): completions (original and mutants) that were empty or
+  failed; completions whose count of below-median similarities exceeds T.
+* **BLEU** (sacrebleu's corpus BLEU, 0–100) and **edit similarity** (mean of RapidFuzz's normalised
+  Levenshtein similarity, 0–1) of the original completion and of the repaired one against the
+  ground truth, both stripped of surrounding whitespace; a prompt with no result scores against "".
+* **Enhancement ratio** r = (s′ − s) / s; when s = 0 it is 0 if s′ = 0 too and undefined (null)
+  otherwise.
+* **pass@1**: the share of prompts with tests whose original (repaired) completion passes them; a
+  prompt with no completion counts as failed.
+* **Flag vs failure** (Table VI, tests in place of manual labels): the population is every
+  completion, original or mutant, that gave a result, on a prompt with tests; a completion is
+  *positive* when flagged as an outlier at T, and *truly defective* when the original prompt
+  followed by its de-mutated completion fails the tests. Precision, recall and F1 are the usual
+  ones; a ratio with a zero denominator is null.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from rapidfuzz.distance import Levenshtein
+
+# (low, high, label); the first bin is closed on both sides, the others only on the right
+STRUCTURAL_BINS: tuple[tuple[float, float, str], ...] = (
+    (0.0, 0.05, "[0, 0.05]"),
+    (0.05, 0.1, "(0.05, 0.1]"),
+    (0.1, 0.15, "(0.1, 0.15]"),
+    (0.15, 0.2, "(0.15, 0.2]"),
+    (0.2, 0.9, "(0.2, 0.9]"),
+    (0.9, 1.0, "(0.9, 1.0]"),
+)
+
+
+def t_key(t: float) -> str:
+    """The JSON key of a threshold: ``1`` for 1.0, ``2.5`` for 2.5."""
+    return f"{t:g}"
+
+
+def structural_bin(distance: float) -> int:
+    """Index of the Table IV bin holding ``distance``.
+
+    >>> [structural_bin(d) for d in (0, 0.05, 0.0501, 0.1, 0.9, 1.0)]
+    [0, 0, 1, 1, 4, 5]
+    """
+    for i, (_low, high, _label) in enumerate(STRUCTURAL_BINS):
+        if distance <= high:
+            return i
+    return len(STRUCTURAL_BINS) - 1  # distances are in [0, 1]; anything above lands in the last bin
+
+
+def consistency_histogram(distances: Iterable[float]) -> dict[str, Any]:
+    """Counts, frequencies and cumulative frequencies (in %) over the Table IV bins."""
+    counts = [0] * len(STRUCTURAL_BINS)
+    for d in distances:
+        counts[structural_bin(d)] += 1
+    n = sum(counts)
+    freq = [100.0 * c / n if n else 0.0 for c in counts]
+    cumulative = []
+    running = 0.0
+    for f in freq:
+        running += f
+        cumulative.append(running)
+    return {
+        "bins": [label for *_, label in STRUCTURAL_BINS],
+        "counts": counts,
+        "freq_pct": [round(f, 2) for f in freq],
+        "cumulative_pct": [round(c, 2) for c in cumulative],
+        "n": n,
+    }
+
+
+def edit_similarity(a: str, b: str) -> float:
+    """Normalised Levenshtein similarity, 1 − distance / max(len), of the stripped texts.
+
+    >>> edit_similarity("return a + b", "return a - b")
+    0.9166666666666666
+    """
+    return float(Levenshtein.normalized_similarity(a.strip(), b.strip()))
+
+
+def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float | None:
+    """sacrebleu's corpus BLEU (0–100) of stripped texts; None for an empty corpus."""
+    if not hypotheses:
+        return None
+    import sacrebleu
+
+    return float(sacrebleu.corpus_bleu([h.strip() for h in hypotheses], [[r.strip() for r in references]]).score)
+
+
+def enhancement_ratio(before: float | None, after: float | None) -> float | None:
+    """r = (after − before) / before; 0 when both are 0, None when only ``before`` is 0.
+
+    >>> enhancement_ratio(0.5, 0.75), enhancement_ratio(0.0, 0.0), enhancement_ratio(0.0, 0.2)
+    (0.5, 0.0, None)
+    """
+    if before is None or after is None:
+        return None
+    if before == 0:
+        return 0.0 if after == 0 else None
+    return (after - before) / before
+
+
+def precision_recall_f1(tp: int, fp: int, fn: int) -> dict[str, float | None]:
+    """The three ratios; a ratio whose denominator is 0 is None.
+
+    >>> precision_recall_f1(3, 1, 2)
+    {'precision': 0.75, 'recall': 0.6, 'f1': 0.6666666666666666}
+    """
+    precision = tp / (tp + fp) if tp + fp else None
+    recall = tp / (tp + fn) if tp + fn else None
+    if precision is None or recall is None or precision + recall == 0:
+        f1 = None if precision is None or recall is None else 0.0
+    else:
+        f1 = 2 * precision * recall / (precision + recall)
+    return {"precision": precision, "recall": recall, "f1": f1}
+
+
+def confusion(pairs: Iterable[tuple[bool, bool]]) -> dict[str, Any]:
+    """Confusion counts and ratios of (flagged, failed) pairs."""
+    c = Counter((bool(f), bool(d)) for f, d in pairs)
+    tp, fp, fn, tn = c[(True, True)], c[(True, False)], c[(False, True)], c[(False, False)]
+    return {"tp": tp, "fp": fp, "fn": fn, "tn": tn, **precision_recall_f1(tp, fp, fn)}
+
+
+def _mean(xs: Sequence[float]) -> float | None:
+    return statistics.fmean(xs) if xs else None
+
+
+def _text(record: Mapping[str, Any], index: int | None) -> str:
+    if index is None:
+        return ""
+    c = record["completions"][index]
+    return c["text"] if c["is_result"] else ""
+
+
+def _failed(record: Mapping[str, Any], index: int | None) -> bool:
+    """Whether the completion at ``index`` fails the prompt's tests (no completion fails)."""
+    if index is None:
+        return True
+    outcome = record["tests"][index] if record.get("tests") else None
+    return outcome is None or outcome["outcome"] != "passed"
+
+
+def summarize(records: Sequence[Mapping[str, Any]], thresholds: Sequence[float]) -> dict[str, Any]:
+    """summary.json: the paper's tables for one run, plus per-scheme breakdowns."""
+    ts = [t_key(t) for t in thresholds]
+    ok = [r for r in records if not r.get("error")]
+    distances: list[float] = []
+    no_original = 0
+    no_mutants = 0
+    outliers = {t: 0 for t in ts}
+    original_flagged = {t: 0 for t in ts}
+    for r in records:
+        distances += [m["structural_distance"] for m in r.get("mutants", []) + r.get("dropped", [])]
+        comps = r.get("completions") or []
+        if not comps or not comps[0]["is_result"]:
+            no_original += 1
+        no_mutants += sum(1 for c in comps[1:] if not c["is_result"])
+        for t in ts:
+            flagged = r["per_T"][t]["outliers"] if comps else []
+            outliers[t] += len(flagged)
+            original_flagged[t] += 0 in flagged
+
+    # scores against the ground truth
+    with_gt = [r for r in records if r.get("ground_truth") is not None]
+    refs = [r["ground_truth"] for r in with_gt]
+    orig_texts = [_text(r, 0) if r.get("completions") else "" for r in with_gt]
+    bleu_orig = corpus_bleu(orig_texts, refs)
+    es_orig = _mean([edit_similarity(h, g) for h, g in zip(orig_texts, refs, strict=True)])
+    bleu_rep: dict[str, float | None] = {}
+    es_rep: dict[str, float | None] = {}
+    for t in ts:
+        texts = [_text(r, r["per_T"][t]["chosen"]) if r.get("completions") else "" for r in with_gt]
+        bleu_rep[t] = corpus_bleu(texts, refs)
+        es_rep[t] = _mean([edit_similarity(h, g) for h, g in zip(texts, refs, strict=True)])
+
+    # execution against the tests
+    tested = [r for r in records if r.get("has_tests")]
+    pass_orig = _mean([0.0 if _failed(r, 0 if r.get("completions") else None) else 1.0 for r in tested])
+    pass_rep = {
+        t: _mean([0.0 if _failed(r, r["per_T"][t]["chosen"] if r.get("completions") else None) else 1.0 for r in tested])
+        for t in ts
+    }
+    flag_vs_failure = {}
+    for t in ts:
+        pairs = [
+            (i in r["per_T"][t]["outliers"], _failed(r, i))
+            for r in tested
+            for i, c in enumerate(r.get("completions") or [])
+            if c["is_result"]
+        ]
+        flag_vs_failure[t] = confusion(pairs)
+    outcomes_all: Counter[str] = Counter()
+    outcomes_original: Counter[str] = Counter()
+    for r in tested:
+        for i, o in enumerate(r.get("tests") or []):
+            if o is not None:
+                outcomes_all[o["outcome"]] += 1
+                if i == 0:
+                    outcomes_original[o["outcome"]] += 1
+
+    return {
+        "structural_consistency": consistency_histogram(distances),
+        "no_results": {"original": no_original, "mutants": no_mutants, "total": no_original + no_mutants},
+        "outliers_per_T": outliers,
+        "bleu": {"original": bleu_orig, "repaired": bleu_rep},
+        "edit_similarity": {"original": es_orig, "repaired": es_rep},
+        "enhancement_ratio": {
+            "bleu": {t: enhancement_ratio(bleu_orig, bleu_rep[t]) for t in ts},
+            "edit_similarity": {t: enhancement_ratio(es_orig, es_rep[t]) for t in ts},
+        },
+        "pass_at_1": {"original": pass_orig, "repaired": pass_rep},
+        "flag_vs_failure": flag_vs_failure,
+        # beyond the required keys
+        "original_flagged_per_T": original_flagged,
+        "test_outcomes": {"all": dict(outcomes_all), "original": dict(outcomes_original)},
+        "counts": {
+            "prompts": len(records),
+            "prompts_with_ground_truth": len(with_gt),
+            "prompts_with_tests": len(tested),
+            "engine_errors": len(records) - len(ok),
+            "completions": sum(len(r.get("completions") or []) for r in records),
+            "mutants": sum(len(r.get("mutants", [])) for r in records),
+            "dropped_mutants": sum(len(r.get("dropped", [])) for r in records),
+        },
+        "per_scheme": per_scheme(records, ts),
+    }
+
+
+def per_scheme(records: Sequence[Mapping[str, Any]], ts: Sequence[str]) -> dict[str, Any]:
+    """For each mutation scheme: its mutants' distances, no-results, outlier rate and defects per T."""
+    acc: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {"distances": [], "dropped": 0, "no_results": 0, "results": 0, "outliers": Counter(),
+                 "pairs": defaultdict(list), "failed": 0, "tested": 0}
+    )
+    for r in records:
+        for m in r.get("dropped", []):
+            a = acc[m["scheme"]]
+            a["distances"].append(m["structural_distance"])
+            a["dropped"] += 1
+        comps = r.get("completions") or []
+        for i, m in enumerate(r.get("mutants", []), start=1):
+            a = acc[m["scheme"]]
+            a["distances"].append(m["structural_distance"])
+            if i >= len(comps) or not comps[i]["is_result"]:
+                a["no_results"] += 1
+                continue
+            a["results"] += 1
+            for t in ts:
+                flagged = i in r["per_T"][t]["outliers"]
+                a["outliers"][t] += flagged
+                if r.get("has_tests"):
+                    a["pairs"][t].append((flagged, _failed(r, i)))
+            if r.get("has_tests"):
+                a["tested"] += 1
+                a["failed"] += _failed(r, i)
+    out = {}
+    for scheme in sorted(acc):
+        a = acc[scheme]
+        out[scheme] = {
+            "mutants": len(a["distances"]),
+            "dropped": a["dropped"],
+            "mean_distance": _mean(a["distances"]),
+            "no_results": a["no_results"],
+            "outliers_per_T": {t: a["outliers"][t] for t in ts},
+            "outlier_rate_per_T": {t: (a["outliers"][t] / a["results"] if a["results"] else None) for t in ts},
+            "failure_rate": a["failed"] / a["tested"] if a["tested"] else None,
+            "flag_vs_failure": {t: confusion(a["pairs"][t]) for t in ts} if a["tested"] else {},
+        }
+    return out

@@ -1,0 +1,335 @@
+"""The benchmark's reports: a terminal table, ``report.html`` for one run, ``compare.html`` for two.
+
+The HTML files are self-contained (inline CSS, matplotlib figures embedded as base64 PNG, drawn
+with the Agg backend so no display is needed), so they can be mailed or archived as one file.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+# ------------------------------------------------------------------ formatting
+
+
+def fmt(x: Any, digits: int = 3) -> str:
+    """A number for a table: '—' for None, percentages stay as given."""
+    if x is None:
+        return "—"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.1f}%"
+
+
+def _ratio(x: float | None) -> str:
+    return "undefined" if x is None else f"{100 * x:+.1f}%"
+
+
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(headers)]
+    line = "  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=True))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(out)
+
+
+def _ts(summary: Mapping[str, Any]) -> list[str]:
+    return list(summary["outliers_per_T"].keys())
+
+
+def tables(summary: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[str]]]]:
+    """The report's tables as (headers, rows), shared by the terminal and the HTML."""
+    ts = _ts(summary)
+    sc = summary["structural_consistency"]
+    out: dict[str, tuple[list[str], list[list[str]]]] = {}
+    out["Structural consistency of the mutants (Table IV)"] = (
+        ["distance", *sc["bins"]],
+        [["count", *map(str, sc["counts"])], ["freq. %", *(fmt(x, 2) for x in sc["freq_pct"])], ["cumulative %", *(fmt(x, 2) for x in sc["cumulative_pct"])]],
+    )
+    nr = summary["no_results"]
+    out["No results and outliers per T (Table V)"] = (
+        ["", "no results (orig + mutants)", *[f"T={t}" for t in ts]],
+        [
+            ["outliers (all completions)", f"{nr['original']} + {nr['mutants']}", *[str(summary["outliers_per_T"][t]) for t in ts]],
+            ["original flagged", "", *[str(summary["original_flagged_per_T"][t]) for t in ts]],
+        ],
+    )
+    b, e, p = summary["bleu"], summary["edit_similarity"], summary["pass_at_1"]
+    er = summary["enhancement_ratio"]
+    out["Scores before and after repair"] = (
+        ["metric", "original", *[f"repaired T={t}" for t in ts]],
+        [
+            ["BLEU", fmt(b["original"], 2), *[fmt(b["repaired"][t], 2) for t in ts]],
+            ["  enhancement r", "", *[_ratio(er["bleu"][t]) for t in ts]],
+            ["edit similarity", fmt(e["original"]), *[fmt(e["repaired"][t]) for t in ts]],
+            ["  enhancement r", "", *[_ratio(er["edit_similarity"][t]) for t in ts]],
+            ["pass@1", _pct(p["original"]), *[_pct(p["repaired"][t]) for t in ts]],
+        ],
+    )
+    fv = summary["flag_vs_failure"]
+    out["Flagged as outlier vs fails its tests (Table VI)"] = (
+        ["", *[f"T={t}" for t in ts]],
+        [
+            [name, *[fmt(fv[t][key]) if key in ("precision", "recall", "f1") else str(fv[t][key]) for t in ts]]
+            for name, key in (("TP", "tp"), ("FP", "fp"), ("FN", "fn"), ("TN", "tn"), ("precision", "precision"), ("recall", "recall"), ("F1", "f1"))
+        ],
+    )
+    ps = summary["per_scheme"]
+    out["Per scheme"] = (
+        ["scheme", "mutants", "dropped", "mean dist.", "no result", "fails tests", *[f"outlier rate T={t}" for t in ts]],
+        [
+            [s, str(v["mutants"]), str(v["dropped"]), fmt(v["mean_distance"]), str(v["no_results"]), _pct(v["failure_rate"]),
+             *[_pct(v["outlier_rate_per_T"][t]) for t in ts]]
+            for s, v in ps.items()
+        ],
+    )
+    to = summary["test_outcomes"]
+    kinds = sorted(set(to["all"]) | set(to["original"]))
+    if kinds:
+        out["Test outcomes"] = (["completions", *kinds], [["original", *[str(to["original"].get(k, 0)) for k in kinds]], ["all", *[str(to["all"].get(k, 0)) for k in kinds]]])
+    return out
+
+
+def model_label(config: Mapping[str, Any]) -> str:
+    """How a run's model is named in titles."""
+    if config.get("model"):
+        return str(config["model"])
+    return "(bundled model)" if config.get("backend") == "hf" else ""
+
+
+def terminal_report(summary: Mapping[str, Any], config: Mapping[str, Any] | None = None) -> str:
+    parts = []
+    if config:
+        parts.append(f"cctest bench · {config.get('dataset')} · {config.get('backend')} {model_label(config)} · k={config.get('k')} · {summary['counts']['prompts']} prompts")
+    for title, (headers, rows) in tables(summary).items():
+        parts.append(f"\n{title}\n" + text_table(headers, rows))
+    return "\n".join(parts) + "\n"
+
+
+# ------------------------------------------------------------------ figures
+
+
+def _plt():  # type: ignore[no-untyped-def]
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: render to memory
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _png(fig: Any) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    _plt().close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _num(x: float | None) -> float:
+    return float("nan") if x is None else float(x)
+
+
+def figures(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
+    """Figures (title -> base64 PNG) for one run, or for several side by side."""
+    plt = _plt()
+    ts = _ts(runs[0][1])
+    n = len(runs)
+    width = 0.8 / n
+    out: dict[str, str] = {}
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    for j, (name, s) in enumerate(runs):
+        xs = [i + (j - (n - 1) / 2) * width for i in range(len(ts))]
+        ax.bar(xs, [s["outliers_per_T"][t] for t in ts], width, label=f"{name}: all completions")
+        ax.plot(xs, [s["original_flagged_per_T"][t] for t in ts], "k^", label=f"{name}: original flagged" if j == 0 else None)
+    ax.set_xticks(range(len(ts)), [f"T={t}" for t in ts])
+    ax.set_ylabel("outliers")
+    ax.set_title("Outliers per threshold T")
+    ax.legend(fontsize=8)
+    out["Outliers per T"] = _png(fig)
+
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.3))
+    for ax, key, label in zip(axes, ("bleu", "edit_similarity", "pass_at_1"), ("BLEU", "edit similarity", "pass@1"), strict=True):
+        for j, (name, s) in enumerate(runs):
+            vals = [_num(s[key]["repaired"][t]) for t in ts]
+            line = ax.plot(range(len(ts)), vals, "o-", label=f"{name}: repaired")
+            ax.axhline(_num(s[key]["original"]), ls="--", color=line[0].get_color(), label=f"{name}: original")
+        ax.set_xticks(range(len(ts)), [f"T={t}" for t in ts])
+        ax.set_title(label)
+    axes[0].legend(fontsize=7)
+    fig.suptitle("Scores before (dashed) and after repair")
+    out["Scores before and after repair"] = _png(fig)
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    bins = runs[0][1]["structural_consistency"]["bins"]
+    for j, (name, s) in enumerate(runs):
+        xs = [i + (j - (n - 1) / 2) * width for i in range(len(bins))]
+        ax.bar(xs, s["structural_consistency"]["freq_pct"], width, label=name)
+    ax.set_xticks(range(len(bins)), bins, fontsize=8)
+    ax.set_xlabel("structural distance (pycode-similar based)")
+    ax.set_ylabel("% of mutants")
+    ax.set_title("Structural consistency of the mutants (Table IV bins)")
+    if n > 1:
+        ax.legend(fontsize=8)
+    out["Structural consistency histogram"] = _png(fig)
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    for j, (name, s) in enumerate(runs):
+        fv = s["flag_vs_failure"]
+        for key, style in (("precision", "o-"), ("recall", "s--"), ("f1", "^:")):
+            ax.plot(range(len(ts)), [_num(fv[t][key]) for t in ts], style, label=f"{name}: {key}")
+    ax.set_xticks(range(len(ts)), [f"T={t}" for t in ts])
+    ax.set_ylim(0, 1.05)
+    ax.set_title("Flagged as outlier vs fails its tests")
+    ax.legend(fontsize=7)
+    out["Precision, recall and F1 per T"] = _png(fig)
+
+    schemes = sorted({sch for _, s in runs for sch in s["per_scheme"]})
+    if schemes:
+        mid = ts[len(ts) // 2]
+        fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
+        for j, (name, s) in enumerate(runs):
+            xs = [i + (j - (n - 1) / 2) * width for i in range(len(schemes))]
+            ps = s["per_scheme"]
+            axes[0].bar(xs, [_num(ps.get(sch, {}).get("outlier_rate_per_T", {}).get(mid)) for sch in schemes], width, label=name)
+            axes[1].bar(xs, [_num(ps.get(sch, {}).get("failure_rate")) for sch in schemes], width, label=name)
+        for ax, title in zip(axes, (f"outlier rate of the scheme's mutants (T={mid})", "share of the scheme's completions failing the tests"), strict=True):
+            ax.set_xticks(range(len(schemes)), schemes, rotation=30, fontsize=8)
+            ax.set_title(title, fontsize=10)
+        if n > 1:
+            axes[0].legend(fontsize=8)
+        out["Per scheme"] = _png(fig)
+    return out
+
+
+# ------------------------------------------------------------------ HTML
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;color:#222;padding:0 1rem}
+h1{font-size:1.5rem} h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
+table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem} th,td{border:1px solid #ddd;padding:.25rem .6rem;text-align:right}
+th:first-child,td:first-child{text-align:left} th{background:#f4f6f8}
+.meta td{text-align:left} img{max-width:100%;margin:.5rem 0} pre{background:#f7f7f7;padding:.5rem;overflow:auto;font-size:.8rem;margin:.2rem 0}
+.ex{display:grid;grid-template-columns:1fr 1fr 1fr;gap:.5rem} .note{color:#555;font-size:.85rem}
+"""
+
+
+def _html_table(headers: Sequence[str], rows: Sequence[Sequence[str]], cls: str = "") -> str:
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _page(title: str, body: str) -> str:
+    return f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title><style>{_CSS}</style></head><body>{body}</body></html>\n'
+
+
+def _examples(records: Sequence[Mapping[str, Any]], t: str, n: int = 5) -> str:
+    """A few prompts whose original completion was flagged, with the repaired completion."""
+    shown = []
+    for r in records:
+        comps = r.get("completions") or []
+        if not comps or 0 not in r["per_T"][t]["outliers"]:
+            continue
+        chosen = r["per_T"][t]["chosen"]
+        tests = r.get("tests") or []
+
+        def outcome(i: int | None) -> str:
+            if i is None or i >= len(tests) or tests[i] is None:
+                return ""
+            return f" · {tests[i]['outcome']}"
+
+        shown.append(
+            f"<h3>{html.escape(r['task_id'])}</h3><div class='ex'>"
+            f"<div><b>prompt (end)</b><pre>{html.escape(r['prompt'][-600:])}</pre></div>"
+            f"<div><b>original completion{outcome(0)}</b><pre>{html.escape(comps[0]['text'])}</pre></div>"
+            f"<div><b>repaired ({html.escape(comps[chosen]['source']) if chosen is not None else 'none'}){outcome(chosen)}</b>"
+            f"<pre>{html.escape(comps[chosen]['text'] if chosen is not None else '')}</pre></div></div>"
+        )
+        if len(shown) >= n:
+            break
+    return "".join(shown) or "<p class='note'>No original completion was flagged at this threshold.</p>"
+
+
+def write_report(run_dir: Path, config: Mapping[str, Any], summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> Path:
+    """``report.html`` for one run."""
+    meta_rows = [[k, json.dumps(v) if isinstance(v, (list, dict)) else fmt(v)] for k, v in config.items()]
+    meta_rows += [[f"count: {k}", str(v)] for k, v in summary["counts"].items()]
+    body = [f"<h1>cctest bench: {html.escape(str(config.get('dataset')))} · {html.escape(str(config.get('backend')))} {html.escape(model_label(config))}</h1>"]
+    body.append("<h2>Run</h2>" + _html_table(["setting", "value"], meta_rows, "meta"))
+    figs = figures([(str(config.get("model") or config.get("backend")), summary)])
+    for title, (headers, rows) in tables(summary).items():
+        body.append(f"<h2>{html.escape(title)}</h2>" + _html_table(headers, rows))
+        for fig_title in _FIGURES_AFTER.get(title, ()):
+            if fig_title in figs:
+                body.append(f'<img alt="{html.escape(fig_title)}" src="data:image/png;base64,{figs[fig_title]}">')
+    ts = _ts(summary)
+    t_mid = ts[len(ts) // 2] if ts else None
+    if t_mid is not None:
+        body.append(f"<h2>Examples: original completion flagged at T={html.escape(t_mid)}</h2>" + _examples(records, t_mid))
+    body.append("<p class='note'>Definitions of every number: docs/bench.md. Generated by cctest bench.</p>")
+    path = run_dir / "report.html"
+    path.write_text(_page("cctest bench report", "".join(body)), encoding="utf-8")
+    return path
+
+
+_FIGURES_AFTER = {
+    "Structural consistency of the mutants (Table IV)": ("Structural consistency histogram",),
+    "No results and outliers per T (Table V)": ("Outliers per T",),
+    "Scores before and after repair": ("Scores before and after repair",),
+    "Flagged as outlier vs fails its tests (Table VI)": ("Precision, recall and F1 per T",),
+    "Per scheme": ("Per scheme",),
+}
+
+
+# ------------------------------------------------------------------ comparison
+
+
+def compare_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[list[str]]:
+    """Side-by-side rows of the headline numbers of two summaries."""
+    ts = [t for t in _ts(a) if t in b["outliers_per_T"]]
+    rows = [
+        ["prompts", str(a["counts"]["prompts"]), str(b["counts"]["prompts"])],
+        ["no results (orig + mutants)", f"{a['no_results']['original']} + {a['no_results']['mutants']}", f"{b['no_results']['original']} + {b['no_results']['mutants']}"],
+        ["mutants with distance <= 0.1", _pct(a["structural_consistency"]["cumulative_pct"][1] / 100), _pct(b["structural_consistency"]["cumulative_pct"][1] / 100)],
+    ]
+    for t in ts:
+        rows.append([f"outliers T={t}", str(a["outliers_per_T"][t]), str(b["outliers_per_T"][t])])
+    rows.append(["BLEU original", fmt(a["bleu"]["original"], 2), fmt(b["bleu"]["original"], 2)])
+    rows += [[f"BLEU repaired T={t}", fmt(a["bleu"]["repaired"][t], 2), fmt(b["bleu"]["repaired"][t], 2)] for t in ts]
+    rows.append(["edit sim. original", fmt(a["edit_similarity"]["original"]), fmt(b["edit_similarity"]["original"])])
+    rows += [[f"edit sim. repaired T={t}", fmt(a["edit_similarity"]["repaired"][t]), fmt(b["edit_similarity"]["repaired"][t])] for t in ts]
+    rows.append(["pass@1 original", _pct(a["pass_at_1"]["original"]), _pct(b["pass_at_1"]["original"])])
+    rows += [[f"pass@1 repaired T={t}", _pct(a["pass_at_1"]["repaired"][t]), _pct(b["pass_at_1"]["repaired"][t])] for t in ts]
+    rows += [[f"F1 flag vs failure T={t}", fmt(a["flag_vs_failure"][t]["f1"]), fmt(b["flag_vs_failure"][t]["f1"])] for t in ts]
+    return rows
+
+
+def write_compare(out_dir: Path, runs: Sequence[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> Path:
+    """``compare.html`` for two runs: (name, config, summary) each."""
+    (na, ca, sa), (nb, cb, sb) = runs
+    keys = sorted(set(ca) | set(cb))
+    cfg_rows = [[k, fmt(ca.get(k)) if not isinstance(ca.get(k), (list, dict)) else json.dumps(ca.get(k)),
+                 fmt(cb.get(k)) if not isinstance(cb.get(k), (list, dict)) else json.dumps(cb.get(k))] for k in keys]
+    body = [f"<h1>cctest bench: {html.escape(na)} vs {html.escape(nb)}</h1>"]
+    body.append("<h2>Settings</h2>" + _html_table(["", na, nb], cfg_rows, "meta"))
+    body.append("<h2>Headline numbers</h2>" + _html_table(["", na, nb], compare_rows(sa, sb)))
+    for title, png in figures([(na, sa), (nb, sb)]).items():
+        body.append(f"<h2>{html.escape(title)}</h2><img alt='{html.escape(title)}' src='data:image/png;base64,{png}'>")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "compare.html"
+    path.write_text(_page("cctest bench comparison", "".join(body)), encoding="utf-8")
+    return path

@@ -1,0 +1,261 @@
+"""Running a benchmark: the engine over every task of a dataset, tests in the sandbox, one record per task.
+
+A run lives in a directory::
+
+    RUN_DIR/config.json     what was run (dataset, backend, model, k, schemes, thresholds, ...)
+    RUN_DIR/results.jsonl   one record per task, appended and fsync'd as each task finishes
+    RUN_DIR/summary.json    the metrics (written at the end, rebuilt from results.jsonl)
+    RUN_DIR/report.html     the report
+
+An interrupted run resumes with ``--resume``: the tasks already in ``results.jsonl`` are skipped, a
+torn last line (the write the interruption cut short) is dropped, and a resume whose settings
+differ from ``config.json`` is refused, since its records would not be comparable.
+
+Every threshold T of the list is evaluated on the same completions: the record keeps the
+similarity matrix and each completion's below-median count, and Algorithm 1 and the repair choice
+are applied once per T.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import repair
+from ..config import Settings
+from ..errors import BackendError, ConfigError, ModelLoadError
+from .datasets import Dataset, Task
+from .metrics import t_key
+from .sandbox import Limits, check_program, run_many, unique
+
+DEFAULT_THRESHOLDS = (1.0, 3.0, 5.0, 7.0, 9.0)
+CONFIG = "config.json"
+RESULTS = "results.jsonl"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What a run is; two runs with equal configs produce comparable records."""
+
+    dataset: str  # the --dataset argument
+    dataset_source: str  # the file or directory it resolved to
+    tasks: int  # how many tasks the run covers (after --limit)
+    backend: str
+    model: str | None
+    k: int
+    schemes: list[str]
+    thresholds: list[float]
+    limit: int | None
+    seed: int
+    shuffle: bool
+    max_new_tokens: int
+    temperature: float
+    max_distance: float
+    sandbox: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def select_tasks(dataset: Dataset, limit: int | None, seed: int, shuffle: bool) -> list[Task]:
+    """The tasks a run covers: the dataset's order (or a seeded shuffle), then the first ``limit``."""
+    tasks = list(dataset.tasks)
+    if shuffle:
+        random.Random(seed).shuffle(tasks)
+    return tasks[:limit] if limit is not None else tasks
+
+
+def decide(matrix: Sequence[Sequence[float]], counts: Sequence[int], eligible: Sequence[bool], t: float) -> dict[str, Any]:
+    """Algorithm 1 at threshold ``t`` and the repair choice, from a stored matrix and counts."""
+    outliers = [i for i, c in enumerate(counts) if c > t]
+    return {"outliers": outliers, "chosen": repair.choose(matrix, outliers, eligible)}
+
+
+def _append(path: Path, record: dict[str, Any]) -> None:
+    # one write per line, then fsync: a kill leaves at most one torn line, at the end
+    line = json.dumps(record, ensure_ascii=False) + "\n"
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(line)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def read_records(path: Path, repair_tail: bool = False) -> list[dict[str, Any]]:
+    """The records of ``results.jsonl``; a torn last line is ignored (and cut off if ``repair_tail``).
+
+    Each record is written as one line ending in a newline, so whatever follows the last newline is
+    a write an interruption cut short; a damaged line before it is an error.
+    """
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    good_end = data.rfind(b"\n") + 1  # 0 when there is no complete line
+    records: list[dict[str, Any]] = []
+    for number, raw in enumerate(data[:good_end].split(b"\n")[:-1], start=1):
+        if not raw.strip():
+            continue
+        try:
+            records.append(json.loads(raw))
+        except ValueError:
+            raise ConfigError(f"{path} line {number} is damaged; the run cannot be read from it.") from None
+    if repair_tail and good_end < len(data):
+        with open(path, "r+b") as f:
+            f.truncate(good_end)
+            f.flush()
+            os.fsync(f.fileno())
+    return records
+
+
+def prepare_run_dir(out: Path, config: RunConfig, resume: bool) -> list[dict[str, Any]]:
+    """Create or reopen the run directory; returns the records already there (resume)."""
+    cfg_path = out / CONFIG
+    if resume:
+        if not cfg_path.is_file():
+            raise ConfigError(f"there is no run to resume in {out} (no {CONFIG}); start one with --out {out}.")
+        old = json.loads(cfg_path.read_text(encoding="utf-8"))
+        new = json.loads(json.dumps(config.to_dict()))  # the same JSON round trip as the stored one
+        diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+        if diff:
+            raise ConfigError(
+                f"the run in {out} was made with different settings ({', '.join(diff)}); resume it with the same ones or choose another --out."
+            )
+        return read_records(out / RESULTS, repair_tail=True)
+    if (out / RESULTS).exists() or cfg_path.exists():
+        raise ConfigError(f"{out} already holds a run; add --resume to continue it, or choose another --out.")
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = cfg_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(config.to_dict(), indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, cfg_path)
+    return []
+
+
+def _record(task: Task, index: int, result: Any, thresholds: Sequence[float], eligible: list[bool]) -> dict[str, Any]:
+    matrix = [list(row) for row in result.similarity]
+    counts = list(result.verdict.counts)
+    return {
+        "task_id": task.task_id,
+        "index": index,
+        "prompt": task.prompt,
+        "ground_truth": task.ground_truth,
+        "has_tests": bool(task.tests),
+        "error": None,
+        "mutants": [{"scheme": m.scheme, "structural_distance": m.structural_distance} for m in result.mutants],
+        "dropped": [{"scheme": m.scheme, "structural_distance": m.structural_distance} for m in result.dropped_mutants],
+        "completions": [
+            {"source": c.source, "text": c.text, "is_result": c.is_result, "eligible": eligible[i], "error": c.error}
+            for i, c in enumerate(result.completions)
+        ],
+        "similarity": [[round(x, 6) for x in row] for row in matrix],
+        "counts": counts,
+        "per_T": {t_key(t): decide(matrix, counts, eligible, t) for t in thresholds},
+        "tests": None,
+        "timings_ms": {k: round(v, 3) for k, v in result.timings_ms.items()},
+    }
+
+
+def _error_record(task: Task, index: int, error: str, thresholds: Sequence[float]) -> dict[str, Any]:
+    return {
+        "task_id": task.task_id,
+        "index": index,
+        "prompt": task.prompt,
+        "ground_truth": task.ground_truth,
+        "has_tests": bool(task.tests),
+        "error": error,
+        "mutants": [],
+        "dropped": [],
+        "completions": [],
+        "similarity": [],
+        "counts": [],
+        "per_T": {t_key(t): {"outliers": [], "chosen": None} for t in thresholds},
+        "tests": None,
+        "timings_ms": {},
+    }
+
+
+def test_completions(task: Task, texts: Sequence[str | None], limits: Limits, workers: int) -> list[dict[str, Any] | None]:
+    """Each completion's outcome on the task's tests (None where there is no completion).
+
+    Identical completions (common after de-mutation) are run once.
+    """
+    assert task.tests
+    programs = {i: check_program(task.prompt, t, task.tests, task.entry_point) for i, t in enumerate(texts) if t is not None}
+    distinct = unique(programs.values())
+    results = dict(zip(distinct, run_many(distinct, limits, workers=workers), strict=True))
+    return [results[programs[i]].to_dict() if i in programs else None for i in range(len(texts))]
+
+
+async def run_benchmark(
+    tasks: Sequence[Task],
+    settings: Settings,
+    config: RunConfig,
+    out: Path,
+    *,
+    done: Sequence[dict[str, Any]] = (),
+    limits: Limits | None = None,
+    workers: int = 2,
+    backend_factory: Callable[[Settings], Any] | None = None,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Run every task not already in ``done``; returns all records (old and new), in task order."""
+    from tqdm import tqdm
+
+    from ..backends import create_backend
+    from ..engine import Engine, eligible_mask
+
+    limits = limits or Limits()
+    finished = {r["task_id"] for r in done}
+    todo = [(i, t) for i, t in enumerate(tasks) if t.task_id not in finished]
+    records = list(done)
+    results_path = out / RESULTS
+    thresholds = config.thresholds
+    factory = backend_factory or create_backend
+    bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc="cctest bench", unit="prompt",
+               file=sys.stderr, disable=not progress, dynamic_ncols=True)
+    try:
+        if not todo:
+            return _ordered(records, tasks)
+        async with factory(settings) as backend:
+            engine = Engine(backend, settings)
+            for index, task in todo:
+                try:
+                    result = await engine.run(task.prompt, k=config.k, schemes=tuple(config.schemes))
+                except ModelLoadError:
+                    raise
+                except BackendError as exc:
+                    record = _error_record(task, index, str(exc), thresholds)
+                else:
+                    eligible = eligible_mask(result.mutants, result.completions)
+                    record = _record(task, index, result, thresholds, eligible)
+                    if task.tests:
+                        texts = [c["text"] if c["is_result"] else None for c in record["completions"]]
+                        record["tests"] = await asyncio.to_thread(test_completions, task, texts, limits, workers)
+                _append(results_path, record)
+                records.append(record)
+                bar.update(1)
+    finally:
+        bar.close()
+    return _ordered(records, tasks)
+
+
+def _ordered(records: Sequence[dict[str, Any]], tasks: Sequence[Task]) -> list[dict[str, Any]]:
+    order = {t.task_id: i for i, t in enumerate(tasks)}
+    return sorted(records, key=lambda r: order.get(r["task_id"], len(order)))
+
+
+def load_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(config, records) of a finished or interrupted run."""
+    cfg_path = run_dir / CONFIG
+    if not cfg_path.is_file():
+        raise ConfigError(f"{run_dir} is not a cctest bench run (no {CONFIG}).")
+    try:
+        config = json.loads(cfg_path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ConfigError(f"{cfg_path} is not valid JSON.") from exc
+    return config, read_records(run_dir / RESULTS)
