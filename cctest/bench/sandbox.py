@@ -86,9 +86,9 @@ import ctypes, ctypes.util, errno, json, os, resource, signal, sys
 cfg = json.loads(sys.argv[1])
 iso = {"network": "audit-hook", "user": "same", "nproc": "rlimit"}
 
-MAIN = os.getpid()
+MAIN = None  # the sample's pid, once the namespaces' processes are in place
 def report(outcome, detail=""):
-    if os.getpid() != MAIN:
+    if MAIN is not None and os.getpid() != MAIN:
         return  # a process the sample forked: only the sample itself reports
     try:
         os.write(cfg["result_fd"], json.dumps({"outcome": outcome, "detail": detail[:500], "isolation": iso}).encode())
@@ -106,23 +106,29 @@ if os.geteuid() != 0:
             except OSError:
                 pass
 
-# 4. an empty network namespace, when the kernel lets us make one
+# 4. an empty network namespace, and a pid namespace, when the kernel lets us make them
 libc = None
+pidns = False
 try:
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    CLONE_NEWNET, CLONE_NEWUSER = 0x40000000, 0x10000000
+    CLONE_NEWNET, CLONE_NEWUSER, CLONE_NEWPID = 0x40000000, 0x10000000, 0x20000000
     if os.geteuid() == 0:
         if libc.unshare(CLONE_NEWNET) == 0:
             iso["network"] = "namespace"
+        pidns = libc.unshare(CLONE_NEWPID) == 0
     else:
         uid, gid = os.getuid(), os.getgid()
-        if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0:
-            with open("/proc/self/setgroups", "w") as f: f.write("deny")
-            with open("/proc/self/uid_map", "w") as f: f.write(f"{uid} {uid} 1")
-            with open("/proc/self/gid_map", "w") as f: f.write(f"{gid} {gid} 1")
-            iso["network"] = "namespace"
+        for flags in (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID, CLONE_NEWUSER | CLONE_NEWNET):
+            if libc.unshare(flags) == 0:
+                with open("/proc/self/setgroups", "w") as f: f.write("deny")
+                with open("/proc/self/uid_map", "w") as f: f.write(f"{uid} {uid} 1")
+                with open("/proc/self/gid_map", "w") as f: f.write(f"{gid} {gid} 1")
+                iso["network"] = "namespace"
+                pidns = bool(flags & CLONE_NEWPID)
+                break
 except Exception as exc:  # no namespaces here: the audit hook still refuses sockets
     iso["network_error"] = repr(exc)[:200]
+iso["pid"] = "namespace" if pidns else "process group"
 
 # 3. a user of our own when root, so that RLIMIT_NPROC applies and root's files are out of reach
 lim = cfg["limits"]
@@ -152,9 +158,32 @@ mb = 1024 * 1024
 resource.setrlimit(resource.RLIMIT_CPU, (lim["cpu_seconds"], lim["cpu_seconds"] + 1))
 resource.setrlimit(resource.RLIMIT_AS, (lim["memory_mb"] * mb, lim["memory_mb"] * mb))
 resource.setrlimit(resource.RLIMIT_FSIZE, (lim["file_mb"] * mb, lim["file_mb"] * mb))
+nproc += 2 if pidns else 0  # the namespace's two waiting processes
 resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write then fails with EFBIG instead of killing
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+def relay(status):
+    code = os.waitstatus_to_exitcode(status)
+    os._exit(128 - code if code < 0 else code)  # death by signal N leaves as 128 + N
+
+if pidns:
+    # the next child is the namespace's init: when it exits, the kernel kills every process left
+    # in the namespace, however the sample detached them. The init only waits, so the sample
+    # (its child) is an ordinary process that signals and limits treat as usual.
+    child = os.fork()
+    if child:
+        relay(os.waitpid(child, 0)[1])
+    sample = os.fork()
+    if sample:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, 0)
+            except ChildProcessError:
+                os._exit(1)
+            if pid == sample:
+                relay(status)
+MAIN = os.getpid()  # an oversized write then fails with EFBIG instead of killing
 
 # 5. the audit hook
 root = os.path.realpath(cfg["dir"])
@@ -302,14 +331,18 @@ def run_program(source: str, limits: Limits | None = None) -> RunResult:
 
 def _classify_exit(code: int, output: str, limits: Limits) -> tuple[str, str]:
     """An outcome for a child that died without reporting (killed by a signal, or crashed)."""
-    if code < 0:
-        sig = -code
+    if code < 0 or code > 128:
+        sig = -code if code < 0 else code - 128
         if sig in (signal.SIGXCPU, signal.SIGKILL):
             # SIGXCPU at the soft CPU limit, SIGKILL at the hard one
             return "timeout", f"CPU-time limit of {limits.cpu_seconds} s"
         if sig == signal.SIGXFSZ:
             return "resource_limit", f"file-size limit of {limits.file_mb} MB"
-        return "runtime_error", f"killed by {signal.Signals(sig).name}"
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        return "runtime_error", f"killed by {name}"
     if "MemoryError" in output:
         return "resource_limit", "MemoryError: the memory limit was reached"
     last = output.strip().splitlines()[-1:] or [f"exit status {code}"]
