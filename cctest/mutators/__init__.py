@@ -1,0 +1,239 @@
+"""The nine mutation schemes of CCTest and the two entry points that apply them.
+
+``generate_mutants(prompt)`` makes up to k program-structure-consistent mutants of the text before
+a cursor (half-typed code is fine: see ``cctest.context``), spread round-robin over the schemes
+that apply, each scored with pycode-similar and split into kept and dropped by ``max_distance``.
+``mutate_whole(source, scheme)`` applies one scheme at every site of a whole parsable file.
+
+Per-keystroke cost: only a small window near the cursor is parsed, and the mutated windows are
+cached under the window's complete part, so a keystroke in the unfinished line only re-applies
+the renames to that line.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ..context import Window, find_window
+from ..demutate import rename
+from ..errors import InputError, UnknownSchemeError
+from ..types import Mutant
+from . import gra, ini, irr, rel, rep, rtf
+from ._analysis import NamePool, analyse_functions, shadowed_builtins
+from ._distance import distances
+from ._sites import collect_sites
+from .base import Analysis, Applied, Scheme, Variant
+
+log = logging.getLogger(__name__)
+
+SCHEMES: dict[str, Scheme] = {
+    s.name: s
+    for s in (rep.REP_R, rep.REP_C, rel.REL_R, rel.REL_C, irr.SCHEME, rtf.SCHEME, gra.GRA_R, gra.GRA_C, ini.SCHEME)
+}
+CACHE_SIZE = 128
+MAX_ROUNDS = 3  # batches of candidates tried when some are dropped for their distance
+
+
+@dataclass(frozen=True)
+class MutationOutcome:
+    mutants: list[Mutant]  # within max_distance, at most k
+    dropped: list[Mutant]  # generated but farther than max_distance
+
+
+@dataclass(frozen=True)
+class _Made:
+    """A mutated window, independent of the text around it (what the cache holds)."""
+
+    scheme: str
+    body: str
+    renames: dict[str, str]
+    introduced: frozenset[str]
+    tail_renames: dict[str, str]
+    distance: float
+
+    @property
+    def fresh_names(self) -> list[str]:
+        return [*self.renames, *self.introduced]
+
+
+@dataclass(frozen=True)
+class _Entry:
+    head: str
+    made: list[_Made]
+    kept: int  # made[:kept] are within the distance bound; the rest were dropped
+
+
+_cache: OrderedDict[tuple[object, ...], _Entry] = OrderedDict()
+_lock = threading.Lock()
+
+
+def scheme_names(schemes: Sequence[str]) -> list[str]:
+    """Validate scheme names; () means all, in registry order."""
+    unknown = [s for s in schemes if s not in SCHEMES]
+    if unknown:
+        raise UnknownSchemeError(f"unknown mutation scheme '{unknown[0]}'; the schemes are " + ", ".join(SCHEMES) + ".")
+    wanted = set(schemes)
+    return [s for s in SCHEMES if not wanted or s in wanted]
+
+
+def analyse(source: str, shadowed: frozenset[str], *, wrapped: bool = False, open_func: int = -1) -> Analysis:
+    """Parse and analyse a parsable source (a window or a whole file)."""
+    module = cst.parse_module(source)
+    functions = analyse_functions(source, shadowed)
+    sites = collect_sites(module, functions, shadowed, wrapped)
+    return Analysis(source=source, module=module, functions=functions, sites=sites, shadowed=shadowed, open_func=open_func)
+
+
+def generate_mutants(
+    prompt: str,
+    *,
+    schemes: Sequence[str] = (),
+    k: int = 10,
+    max_distance: float = 0.1,
+    seed: int = 0,
+) -> MutationOutcome:
+    """Up to ``k`` structure-consistent mutants of ``prompt`` (the text before the cursor).
+
+    Never raises, except UnknownSchemeError for a bad scheme name: code that cannot be analysed
+    simply yields fewer (or no) mutants.
+    """
+    names = scheme_names(schemes)
+    if k <= 0 or not prompt.strip():
+        return MutationOutcome([], [])
+    try:
+        return _generate(prompt, names, k, max_distance, seed)
+    except Exception:  # a bug must cost this request its mutants, never the caller its request
+        log.exception("mutation failed; continuing without mutants")
+        return MutationOutcome([], [])
+
+
+def _generate(prompt: str, names: list[str], k: int, max_distance: float, seed: int) -> MutationOutcome:
+    window = find_window(prompt)
+    if window is None:
+        return MutationOutcome([], [])
+    shadowed = shadowed_builtins(prompt)
+    key = (window.source, window.tail_in_scope, bool(window.wrapper), shadowed, tuple(names), k, max_distance, seed)
+    with _lock:
+        entry = _cache.get(key)
+        if entry is not None:
+            _cache.move_to_end(key)
+    if entry is not None and not _still_fresh(entry, window):
+        entry = None
+    if entry is None:
+        entry = _make(window, prompt, shadowed, names, k, max_distance, seed)
+        with _lock:
+            _cache[key] = entry
+            while len(_cache) > CACHE_SIZE:
+                _cache.popitem(last=False)
+    mutants = [_mutant(window, m) for m in entry.made]
+    return MutationOutcome(mutants[: entry.kept], mutants[entry.kept :])
+
+
+def _still_fresh(entry: _Entry, window: Window) -> bool:
+    """Cached names were fresh for the document they were made for; check the parts that changed."""
+    names = [n for m in entry.made for n in m.fresh_names]
+    if not names:
+        return True
+    if entry.head != window.head and any(n in window.head for n in names):
+        return False
+    return not any(n in window.tail for n in names)
+
+
+def _mutant(window: Window, m: _Made) -> Mutant:
+    tail = rename(window.tail, m.tail_renames) if window.tail_in_scope and m.tail_renames else window.tail
+    return Mutant(
+        scheme=m.scheme,
+        text=window.head + m.body + tail,
+        renames=dict(m.renames),
+        structural_distance=m.distance,
+        introduced=m.introduced,
+    )
+
+
+def _round_robin(per_scheme: list[list[Variant]]) -> list[Variant]:
+    out: list[Variant] = []
+    depth = max((len(v) for v in per_scheme), default=0)
+    for i in range(depth):
+        for variants in per_scheme:
+            if i < len(variants):
+                out.append(variants[i])
+    return out
+
+
+def _make(window: Window, prompt: str, shadowed: frozenset[str], names: list[str], k: int, max_distance: float, seed: int) -> _Entry:
+    a = analyse(window.source, shadowed, wrapped=bool(window.wrapper), open_func=0 if window.tail_in_scope else -1)
+    queue = _round_robin([SCHEMES[n].ordered(a, seed) for n in names])
+    kept: list[_Made] = []
+    dropped: list[_Made] = []
+    seen = {window.body}
+    pos = 0
+    pool = NamePool(prompt)
+    for _ in range(MAX_ROUNDS):
+        if len(kept) >= k or pos >= len(queue):
+            break
+        batch: list[tuple[str, Applied, str]] = []
+        while len(batch) < k - len(kept) and pos < len(queue):
+            v = queue[pos]
+            pos += 1
+            applied = SCHEMES[v.scheme].apply(a, [v], pool.fork())
+            body = _strip(window, applied.code) if applied is not None else None
+            if applied is None or body is None or body in seen:
+                continue
+            seen.add(body)
+            batch.append((v.scheme, applied, body))
+        scores = distances(a.source, [applied.code for _, applied, _ in batch])
+        for (scheme, applied, body), d in zip(batch, scores):
+            made = _Made(scheme, body, dict(applied.renames), applied.introduced, dict(applied.tail_renames), d)
+            (kept if d <= max_distance else dropped).append(made)
+    return _Entry(head=window.head, made=kept[:k] + dropped, kept=min(k, len(kept)))
+
+
+def _strip(window: Window, code: str) -> str | None:
+    """The mutated body: the analysed code without the wrapper line and the stub."""
+    if not code.startswith(window.wrapper) or not code.endswith(window.stub):
+        return None
+    body = code[len(window.wrapper) : len(code) - len(window.stub)]
+    return body if body.endswith("\n") else None
+
+
+def mutate_whole(source: str, scheme: str) -> Mutant:
+    """The whole file with ``scheme`` applied at every site where it applies.
+
+    The text is unchanged when the scheme applies nowhere. Raises InputError (one sentence) when the
+    source does not parse, UnknownSchemeError for a bad scheme name.
+    """
+    scheme_names([scheme])
+    try:
+        ast.parse(source)
+        module_ok = True
+    except SyntaxError as exc:
+        raise InputError(f"the file does not parse as Python (line {exc.lineno}: {exc.msg}), so it cannot be mutated as a whole.") from exc
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"the file cannot be parsed as Python ({exc}).") from exc
+    assert module_ok
+    try:
+        a = analyse(source, shadowed_builtins(source))
+    except (cst.ParserSyntaxError, RecursionError) as exc:
+        raise InputError(f"libcst cannot parse the file ({str(exc).splitlines()[0]}).") from exc
+    s = SCHEMES[scheme]
+    variants = s.whole(a)
+    applied = s.apply(a, variants, NamePool(source)) if variants else None
+    if applied is None or applied.code == source:
+        return Mutant(scheme=scheme, text=source)
+    return Mutant(
+        scheme=scheme,
+        text=applied.code,
+        renames=dict(applied.renames),
+        structural_distance=distances(source, [applied.code])[0],
+        introduced=applied.introduced,
+    )
+
+
+__all__ = ["SCHEMES", "MutationOutcome", "generate_mutants", "mutate_whole", "Scheme", "scheme_names"]

@@ -1,0 +1,334 @@
+"""What the schemes need to know about a window before rewriting it: scopes, names, evident types.
+
+Scope facts come from the compiler's own symbol tables (``symtable``) and ``ast``, both in C and
+fast enough to run per keystroke, rather than from libcst's ScopeProvider (about 600 ms for
+argparse.py). Every function of the analysed source gets a ``FunctionFacts``, indexed in source
+order, which is also the order in which a libcst visitor meets the ``FunctionDef`` nodes, so the
+libcst transformers find their facts by counting.
+
+Safety rules decided here (see docs/mutators.md):
+
+- a name is renamed only if it is bound in that function, is not ``global``/``nonlocal`` there, is
+  not bound by ``import``/``def``/``class`` (renaming those would change a module or ``__name__``),
+  is not shown by an f-string ``{name=}``, is not a mangled ``__name``, and every nested scope
+  that mentions it only reads it (a nested scope that binds the same name would be ambiguous);
+- a function that can observe its own variable names (``locals``, ``vars``, ``eval``, ``exec``,
+  ``dir``, frames) gets no renames at all;
+- a parameter is renamed only when no caller can pass it by keyword (positional-only, ``*args``,
+  ``**kwargs``): renaming ``b`` in ``def add(a, b)`` would break ``add(1, b=2)``;
+- a local is an *evident int* when every binding of it in the function is an int literal,
+  ``len(...)``, ``range(...)`` loop variable, or int arithmetic of such values (a fixpoint), and
+  no nested scope binds it. Only evident ints are rewritten by IRR and printed by INI.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import keyword
+import symtable
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+_BUILTINS = frozenset(dir(builtins))
+# builtins whose meaning a scheme relies on; each is checked for rebinding in the document
+WATCHED_BUILTINS = ("len", "print", "bool", "range")
+_DYNAMIC_NAMES = frozenset({"locals", "vars", "eval", "exec", "dir", "globals", "breakpoint"})
+_DYNAMIC_ATTRS = frozenset({"f_locals", "_getframe", "f_back", "currentframe", "f_code"})
+INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_NOT_RENAMED = frozenset({"self", "cls"})
+
+
+@dataclass
+class FunctionFacts:
+    index: int  # source order among the functions of the analysed source
+    name: str
+    lineno: int
+    params: list[str]
+    keywordless_params: list[str]  # REP candidates: positional-only, *args, **kwargs
+    rename_params: list[str] = field(default_factory=list)
+    rename_locals: list[str] = field(default_factory=list)
+    int_locals: frozenset[str] = frozenset()
+    first_param: str | None = None  # a name certainly in scope in the body (for GRA's dead code)
+
+
+def shadowed_builtins(doc: str) -> frozenset[str]:
+    """The watched builtins that the document might rebind (conservative: any use not a plain call).
+
+    A cheap text check instead of a parse: every occurrence of the name must be a call ``name(``
+    that is not an attribute or a ``def``. ``import *`` could rebind anything.
+    """
+    if "import *" in doc or "import*" in doc:
+        return frozenset(WATCHED_BUILTINS)
+    out = set()
+    for name in WATCHED_BUILTINS:
+        i = doc.find(name)
+        while i >= 0:
+            j = i + len(name)
+            before = doc[i - 1] if i else " "
+            after = doc[j] if j < len(doc) else " "
+            if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                k = j
+                while k < len(doc) and doc[k] in " \t":
+                    k += 1
+                if before == "." or doc[k : k + 1] != "(" or doc[max(0, i - 4) : i] == "def ":
+                    if before != ".":  # obj.len(...) and obj.print are attributes, harmless
+                        out.add(name)
+                        break
+            i = doc.find(name, j)
+    return frozenset(out)
+
+
+def _normal(text: str) -> str:
+    return unicodedata.normalize("NFKC", text) if not text.isascii() else text
+
+
+class NamePool:
+    """Fresh identifiers: not in the document text at all, not a keyword or builtin, not used twice.
+
+    Checking the raw text (not only the names in scope) is conservative and cheap: a name that occurs
+    nowhere cannot collide with a global, a builtin, a closure variable or a class attribute.
+    Python compares identifiers after NFKC normalisation, so the check is on normalised text.
+    """
+
+    def __init__(self, doc: str) -> None:
+        self.doc = _normal(doc)
+        self.taken: set[str] = set()
+
+    def fork(self) -> NamePool:
+        """A pool for another mutant: the same document, no names taken yet."""
+        other = NamePool.__new__(NamePool)
+        other.doc = self.doc
+        other.taken = set()
+        return other
+
+    def fresh(self, base: str) -> str:
+        base = base if base.isidentifier() else "Var"
+        n = 1
+        cand = base
+        while (
+            cand in self.taken
+            or keyword.iskeyword(cand)
+            or cand in _BUILTINS
+            or _normal(cand) in self.doc
+        ):
+            n += 1
+            cand = f"{base}{n}"
+        self.taken.add(cand)
+        return cand
+
+
+def context_prefix(func_name: str) -> str:
+    """``add`` -> ``Add``, ``_parse_args`` -> ``Parse_args``: the context part of a REP_C/REL_C/GRA_C name."""
+    core = func_name.strip("_") or "Func"
+    return core[:1].upper() + core[1:]
+
+
+def _walk_own(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function body that belong to its own scope (nested scopes not entered)."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, _SCOPES):
+            # defaults, decorators and a comprehension's first iterable are evaluated here, but
+            # they cannot bind names except through ':=', which is handled separately
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+
+
+def _names_in(target: ast.AST) -> Iterator[str]:
+    for n in ast.walk(target):
+        if isinstance(n, ast.Name):
+            yield n.id
+
+
+def _descendant_tables(t: symtable.SymbolTable) -> Iterator[symtable.SymbolTable]:
+    for c in t.get_children():
+        yield c
+        yield from _descendant_tables(c)
+
+
+def _only_read_below(t: symtable.SymbolTable, name: str) -> bool:
+    for c in _descendant_tables(t):
+        try:
+            s = c.lookup(name)
+        except KeyError:
+            continue
+        if not s.is_free() or s.is_assigned() or s.is_parameter() or s.is_global() or s.is_local():
+            return False
+    return True
+
+
+def evident_int(node: ast.AST, ints: frozenset[str] | set[str], shadowed: frozenset[str]) -> bool:
+    """Whether ``node`` certainly evaluates to an ``int`` (given that the names ``ints`` hold ints)."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int
+    if isinstance(node, ast.Name):
+        return node.id in ints
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)) and evident_int(node.operand, ints, shadowed)
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, INT_OPS) and evident_int(node.left, ints, shadowed) and evident_int(node.right, ints, shadowed)
+    if isinstance(node, ast.Call):
+        return (
+            isinstance(node.func, ast.Name)
+            and node.func.id == "len"
+            and "len" not in shadowed
+            and len(node.args) == 1
+            and not node.keywords
+            and not isinstance(node.args[0], ast.Starred)
+        )
+    return False
+
+
+def _int_locals(fn: ast.AST, candidates: set[str], shadowed: frozenset[str]) -> frozenset[str]:
+    bindings: dict[str, list[ast.AST | None]] = {}  # None: a binding of unknown type
+
+    def bind(name: str, value: ast.AST | None) -> None:
+        bindings.setdefault(name, []).append(value)
+
+    for n in ast.walk(fn):  # ':=' binds in the function even inside a comprehension
+        if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
+            bind(n.target.id, None)
+    for n in _walk_own(fn):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                if isinstance(t, ast.Name):
+                    bind(t.id, n.value)
+                else:
+                    for name in _names_in(t):
+                        bind(name, None)
+        elif isinstance(n, ast.AugAssign):
+            if isinstance(n.target, ast.Name):
+                bind(n.target.id, n if isinstance(n.op, INT_OPS) else None)
+        elif isinstance(n, ast.AnnAssign):
+            if isinstance(n.target, ast.Name) and n.value is not None:
+                bind(n.target.id, n.value)
+        elif isinstance(n, (ast.For, ast.AsyncFor)):
+            it = n.iter
+            is_range = (
+                isinstance(n, ast.For)
+                and isinstance(it, ast.Call)
+                and isinstance(it.func, ast.Name)
+                and it.func.id == "range"
+                and "range" not in shadowed
+            )
+            if is_range and isinstance(n.target, ast.Name):
+                bind(n.target.id, ast.Constant(0))
+            else:
+                for name in _names_in(n.target):
+                    bind(name, None)
+        elif isinstance(n, (ast.With, ast.AsyncWith)):
+            for item in n.items:
+                if item.optional_vars is not None:
+                    for name in _names_in(item.optional_vars):
+                        bind(name, None)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            bind(n.name, None)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            for a in n.names:
+                bind((a.asname or a.name).split(".")[0], None)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bind(n.name, None)
+        elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+            bind(n.name, None)
+        elif isinstance(n, ast.MatchMapping) and n.rest:
+            bind(n.rest, None)
+    ints = {name for name in candidates if bindings.get(name) and None not in bindings[name]}
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(ints):
+            for b in bindings[name]:
+                value = b.value if isinstance(b, ast.AugAssign) else b
+                if value is None or not evident_int(value, ints, shadowed):
+                    ints.discard(name)
+                    changed = True
+                    break
+    return frozenset(ints)
+
+
+def _excluded_names(fn: ast.AST, source_lines: list[str]) -> set[str]:
+    """Names bound by import/def/class in the function's own scope, and names an f-string shows."""
+    out: set[str] = set()
+    for n in _walk_own(fn):
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            for a in n.names:
+                out.add((a.asname or a.name).split(".")[0])
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+    for n in ast.walk(fn):
+        # f"{x=}" prints the text 'x=': renaming x would change the output. ast keeps the text
+        # as a constant ending in '=' right before the field.
+        if isinstance(n, ast.JoinedStr):
+            vals = n.values
+            for a, b in zip(vals, vals[1:]):
+                if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.rstrip().endswith("="):
+                    out.update(_names_in(b))
+    return out
+
+
+def _is_dynamic(fn: ast.AST) -> bool:
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and n.id in _DYNAMIC_NAMES:
+            return True
+        if isinstance(n, ast.Attribute) and n.attr in _DYNAMIC_ATTRS:
+            return True
+    return False
+
+
+def _functions_in_order(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    fns = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    fns.sort(key=lambda n: (n.lineno, n.col_offset))
+    return fns
+
+
+def _tables_by_line(top: symtable.SymbolTable) -> dict[tuple[int, str], symtable.SymbolTable]:
+    out: dict[tuple[int, str], symtable.SymbolTable] = {}
+    for t in _descendant_tables(top):
+        if t.get_type() == "function":
+            out.setdefault((t.get_lineno(), t.get_name()), t)
+    return out
+
+
+def analyse_functions(source: str, shadowed: frozenset[str]) -> list[FunctionFacts]:
+    """Facts for every function of a parsable ``source``, in source order."""
+    tree = ast.parse(source)
+    top = symtable.symtable(source, "<window>", "exec")
+    tables = _tables_by_line(top)
+    lines = source.splitlines()
+    out: list[FunctionFacts] = []
+    for index, fn in enumerate(_functions_in_order(tree)):
+        a = fn.args
+        params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+        params += [p.arg for p in (a.vararg, a.kwarg) if p is not None]
+        keywordless = [p.arg for p in a.posonlyargs] + [p.arg for p in (a.vararg, a.kwarg) if p is not None]
+        first = next((p for p in params if p not in _NOT_RENAMED), None)
+        facts = FunctionFacts(index=index, name=fn.name, lineno=fn.lineno, params=params, keywordless_params=keywordless, first_param=first)
+        out.append(facts)
+        table = tables.get((fn.lineno, fn.name))
+        if table is None:
+            continue
+        locals_: set[str] = set()
+        for s in table.get_symbols():
+            if s.is_local() and s.is_assigned() and not s.is_parameter() and not s.is_global() and not s.is_nonlocal():
+                locals_.add(s.get_name())
+        facts.int_locals = _int_locals(fn, {n for n in locals_ if _only_read_below(table, n)}, shadowed)
+        if _is_dynamic(fn):
+            continue
+        excluded = _excluded_names(fn, lines) | _NOT_RENAMED
+
+        def ok(name: str, table: symtable.SymbolTable = table, excluded: set[str] = excluded) -> bool:
+            return name not in excluded and not name.startswith("__") and _only_read_below(table, name)
+
+        facts.rename_params = [p for p in keywordless if ok(p)]
+        facts.rename_locals = sorted((n for n in locals_ if ok(n)), key=lambda n: source.find(n))
+    return out
+
+
+def unique(items: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    return [x for x in items if not (x in seen or seen.add(x))]  # type: ignore[func-returns-value]

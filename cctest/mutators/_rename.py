@@ -1,0 +1,136 @@
+"""The renaming transformer shared by REP (parameters) and REL (local variables).
+
+It renames, inside the body of a chosen function, every ``Name`` that refers to the renamed
+variable, including in nested functions, lambdas, comprehensions and f-string fields, which
+``_analysis`` guarantees only read it. It never renames attribute names (``obj.b``), keyword
+names at call sites (``f(b=1)``), imported module paths, or keyword patterns (``Point(x=0)``),
+and it leaves the function's defaults, annotations and decorators alone: they are evaluated in
+the enclosing scope, where the old name may mean something else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import libcst as cst
+
+from ._analysis import FunctionFacts, NamePool, context_prefix
+from ._sites import ScopedVisitor
+from .base import Analysis, Applied, Scheme, Variant
+
+
+class RenameTransformer(ScopedVisitor, cst.CSTTransformer):
+    def __init__(self, functions: list[FunctionFacts], plan: Mapping[int, Mapping[str, str]]) -> None:
+        super().__init__(functions)
+        self.plan = plan  # function index -> {old: new}
+        self.active: list[Mapping[str, str]] = []
+        self.func_of: dict[int, int] = {}
+        self.params: dict[int, Mapping[str, str]] = {}  # id(Param) -> mapping of its function
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        index = self.n_funcs
+        super().visit_FunctionDef(node)
+        mapping = self.plan.get(index)
+        if mapping and self.frames[-1].facts is not None:
+            self.func_of[id(node)] = index
+            p = node.params
+            for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+                self.params[id(param)] = mapping
+            for star in (p.star_arg, p.star_kwarg):
+                if isinstance(star, cst.Param):
+                    self.params[id(star)] = mapping
+        return True
+
+    def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        index = self.func_of.get(id(node))
+        self.active.append(self.plan[index] if index is not None else {})
+
+    def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        self.active.pop()
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        for mapping in self.active:
+            new = mapping.get(updated.value)
+            if new is not None:
+                return updated.with_changes(value=new)
+        return updated
+
+    def leave_Param(self, original: cst.Param, updated: cst.Param) -> cst.Param:
+        mapping = self.params.get(id(original))
+        if mapping is not None and original.name.value in mapping:
+            return updated.with_changes(name=original.name.with_changes(value=mapping[original.name.value]))
+        return updated.with_changes(name=original.name)
+
+    # names that are not variables: put the original back
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword) if original.keyword is not None else updated
+
+    def leave_ImportAlias(self, original: cst.ImportAlias, updated: cst.ImportAlias) -> cst.ImportAlias:
+        return original
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+        return original
+
+    def leave_MatchKeywordElement(self, original: cst.MatchKeywordElement, updated: cst.MatchKeywordElement) -> cst.MatchKeywordElement:
+        return updated.with_changes(key=original.key)
+
+
+class RenameScheme(Scheme):
+    """REP_R/REP_C (parameters) and REL_R/REL_C (local variables)."""
+
+    def __init__(self, name: str, what: str, style: str, summary: str) -> None:
+        self.name = name
+        self.what = what  # "param" | "local"
+        self.style = style  # "R" (generic names) | "C" (names from the context)
+        self.summary = summary
+
+    def _candidates(self, f: FunctionFacts) -> list[str]:
+        return f.rename_params if self.what == "param" else f.rename_locals
+
+    def variants(self, a: Analysis) -> list[Variant]:
+        order = sorted(a.functions, key=lambda f: (f.index != a.open_func, -f.index))
+        out = []
+        for f in order:
+            names = self._candidates(f)
+            # nearest the cursor first: the last-introduced names of the open function
+            for n in reversed(names):
+                out.append(Variant(self.name, (f.index, (n,))))
+            if len(names) > 1:
+                out.append(Variant(self.name, (f.index, tuple(names))))
+        return out
+
+    def whole(self, a: Analysis) -> list[Variant]:
+        return [Variant(self.name, (f.index, tuple(self._candidates(f)))) for f in a.functions if self._candidates(f)]
+
+    def _new_name(self, f: FunctionFacts, old: str, pool: NamePool) -> str:
+        if self.style == "R":
+            base = "Param" if self.what == "param" else "LocalVar"
+            n = 1
+            while True:
+                cand = f"{base}{n}"
+                got = pool.fresh(cand)
+                if got == cand:
+                    return got
+                pool.taken.discard(got)
+                n += 1
+        if self.what == "param":
+            return pool.fresh(f"{context_prefix(f.name)}_Param_{old}")
+        return pool.fresh(f"{f.name.strip('_') or 'func'}_{old}")
+
+    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool) -> Applied | None:
+        plan: dict[int, dict[str, str]] = {}
+        for v in variants:
+            index, names = v.key
+            f = a.functions[index]
+            for old in names:
+                plan.setdefault(index, {})[old] = self._new_name(f, old, pool)
+        if not plan:
+            return None
+        code = a.module.visit(RenameTransformer(a.functions, plan)).code
+        renames = {new: old for m in plan.values() for old, new in m.items()}
+        tail = dict(plan.get(a.open_func, {})) if a.open_func >= 0 else {}
+        return Applied(code=code, renames=renames, tail_renames=tail)
+

@@ -1,0 +1,336 @@
+"""Where each scheme applies: one libcst pass over a window collects the sites of every scheme.
+
+A site is named by the pre-order index of its node among the nodes of the same kind (the n-th
+``If``/``While``/... test, the n-th ``AugAssign``, the n-th indented block). The schemes'
+transformers count the same node kinds in the same order, so they find the site again without
+positions metadata (which would cost another pass). Scope tracking mirrors ``_analysis``: a site
+is "at a function's own level" when no lambda, comprehension or class lies between it and the
+function, which is where that function's facts (its evident ints, its parameters) hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..context import STUB_COMMENT
+from ._analysis import FunctionFacts
+
+INT_BINOPS = (
+    cst.Add,
+    cst.Subtract,
+    cst.Multiply,
+    cst.FloorDivide,
+    cst.Modulo,
+    cst.LeftShift,
+    cst.RightShift,
+    cst.BitAnd,
+    cst.BitOr,
+    cst.BitXor,
+)
+AUG_TO_BIN: dict[type, type] = {
+    cst.AddAssign: cst.Add,
+    cst.SubtractAssign: cst.Subtract,
+    cst.MultiplyAssign: cst.Multiply,
+    cst.FloorDivideAssign: cst.FloorDivide,
+    cst.ModuloAssign: cst.Modulo,
+    cst.LeftShiftAssign: cst.LeftShift,
+    cst.RightShiftAssign: cst.RightShift,
+    cst.BitAndAssign: cst.BitAnd,
+    cst.BitOrAssign: cst.BitOr,
+    cst.BitXorAssign: cst.BitXor,
+}
+BIN_TO_AUG = {v: k for k, v in AUG_TO_BIN.items()}
+TEST_NODES = (cst.If, cst.While, cst.IfExp, cst.Assert, cst.CompIf)
+
+
+def is_stub(stmt: cst.BaseStatement) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and stmt.trailing_whitespace.comment is not None
+        and stmt.trailing_whitespace.comment.value == STUB_COMMENT
+    )
+
+
+def evident_int(node: cst.BaseExpression, ints: frozenset[str], shadowed: frozenset[str]) -> bool:
+    """libcst twin of ``_analysis.evident_int``: ``node`` certainly evaluates to an ``int``."""
+    if isinstance(node, cst.Integer):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in ints
+    if isinstance(node, cst.UnaryOperation):
+        return isinstance(node.operator, (cst.Minus, cst.Plus, cst.BitInvert)) and evident_int(node.expression, ints, shadowed)
+    if isinstance(node, cst.BinaryOperation):
+        return (
+            isinstance(node.operator, INT_BINOPS)
+            and evident_int(node.left, ints, shadowed)
+            and evident_int(node.right, ints, shadowed)
+        )
+    if isinstance(node, cst.Call):
+        return (
+            isinstance(node.func, cst.Name)
+            and node.func.value == "len"
+            and "len" not in shadowed
+            and len(node.args) == 1
+            and node.args[0].keyword is None
+            and node.args[0].star == ""
+        )
+    return False
+
+
+def evident_printable(node: cst.BaseExpression, ints: frozenset[str], shadowed: frozenset[str]) -> bool:
+    """Values whose ``str()`` runs no user code: ints, floats, text literals, None/True/False."""
+    if isinstance(node, (cst.Float, cst.Imaginary, cst.FormattedString)):
+        return True
+    if isinstance(node, cst.SimpleString):
+        return "b" not in node.prefix.lower()
+    if isinstance(node, cst.ConcatenatedString):
+        return evident_printable(node.left, ints, shadowed) and evident_printable(node.right, ints, shadowed)  # type: ignore[arg-type]
+    if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
+        return True
+    return evident_int(node, ints, shadowed)
+
+
+@dataclass(frozen=True)
+class Site:
+    kind: str  # "test", "aug", "assign", "binop", "block"
+    index: int  # pre-order index among nodes of that kind
+    func: int  # index of the function whose own level it is in; -1: none
+    pos: int = 0  # block sites: the statement index to insert before
+    name: str = ""  # INI: the variable to print; GRA: the name for the dead code's value ("" -> 0)
+    start: bool = False  # GRA: the start of a function body
+
+
+@dataclass
+class Sites:
+    tests: list[Site] = field(default_factory=list)
+    irr: list[Site] = field(default_factory=list)
+    gra: list[Site] = field(default_factory=list)
+    ini: list[Site] = field(default_factory=list)
+
+
+class _Frame:
+    __slots__ = ("facts", "depth")
+
+    def __init__(self, facts: FunctionFacts | None) -> None:
+        self.facts = facts
+        self.depth = 0  # lambdas / comprehensions / classes entered since the function
+
+
+class ScopedVisitor:
+    """Counts functions, blocks and scopes in pre-order; mixed into both visitors and transformers
+    (``leave_*`` take an optional ``updated`` for that), so every pass shares the same numbering."""
+
+    def __init__(self, functions: list[FunctionFacts]) -> None:
+        super().__init__()
+        self.functions = functions
+        self.frames: list[_Frame] = [_Frame(None)]
+        self.n_funcs = 0
+        self.n_blocks = 0
+        self.block_ids: dict[int, int] = {}
+
+    # the facts of the function whose own level we are at, or None
+    @property
+    def own(self) -> FunctionFacts | None:
+        f = self.frames[-1]
+        return f.facts if f.depth == 0 else None
+
+    @property
+    def at_window_level(self) -> bool:
+        return len(self.frames) == 1 and self.frames[0].depth == 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        i = self.n_funcs
+        self.n_funcs += 1
+        facts = self.functions[i] if i < len(self.functions) else None
+        if facts is not None and facts.name != node.name.value:
+            facts = None  # numbering disagrees (should not happen): no facts, no renames
+        self.frames.append(_Frame(facts))
+        return True
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef | None = None) -> cst.BaseStatement | None:
+        self.frames.pop()
+        return updated
+
+    def _enter(self, node: cst.CSTNode) -> bool:
+        self.frames[-1].depth += 1
+        return True
+
+    def _leave(self, original: cst.CSTNode, updated: cst.CSTNode | None = None) -> cst.CSTNode | None:
+        self.frames[-1].depth -= 1
+        return updated
+
+    visit_Lambda = visit_ClassDef = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter  # type: ignore[assignment]
+    leave_Lambda = leave_ClassDef = leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave  # type: ignore[assignment]
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+        self.block_ids[id(node)] = self.n_blocks
+        self.n_blocks += 1
+        return True
+
+
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _is_future(stmt: cst.BaseStatement) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and any(isinstance(s, cst.ImportFrom) and isinstance(s.module, cst.Name) and s.module.value == "__future__" for s in stmt.body)
+    )
+
+
+class SiteCollector(ScopedVisitor, cst.CSTVisitor):
+    """One pass that records the sites of RTF, IRR, GRA and INI."""
+
+    def __init__(self, functions: list[FunctionFacts], shadowed: frozenset[str], wrapped: bool) -> None:
+        super().__init__(functions)
+        self.shadowed = shadowed
+        self.wrapped = wrapped
+        self.sites = Sites()
+        self.counts = dict.fromkeys(("test", "aug", "assign", "binop"), 0)
+        self._func_body_blocks: set[int] = set()
+
+    def _count(self, kind: str) -> int:
+        i = self.counts[kind]
+        self.counts[kind] = i + 1
+        return i
+
+    def _func_index(self) -> int:
+        own = self.own
+        return own.index if own is not None else -1
+
+    def _ints(self) -> frozenset[str]:
+        own = self.own
+        return own.int_locals if own is not None else frozenset()
+
+    # RTF: every condition in a test position
+    def _test(self, node: cst.CSTNode) -> bool:
+        self.sites.tests.append(Site("test", self._count("test"), self._func_index()))
+        return True
+
+    def visit_If(self, node: cst.If) -> bool:
+        return self._test(node)
+
+    def visit_While(self, node: cst.While) -> bool:
+        return self._test(node)
+
+    def visit_IfExp(self, node: cst.IfExp) -> bool:
+        return self._test(node)
+
+    def visit_Assert(self, node: cst.Assert) -> bool:
+        return self._test(node)
+
+    def visit_CompIf(self, node: cst.CompIf) -> bool:
+        return self._test(node)
+
+    # IRR
+    def visit_AugAssign(self, node: cst.AugAssign) -> bool:
+        i = self._count("aug")
+        ints = self._ints()
+        if (
+            isinstance(node.target, cst.Name)
+            and node.target.value in ints
+            and type(node.operator) in AUG_TO_BIN
+            and evident_int(node.value, ints, self.shadowed)
+        ):
+            self.sites.irr.append(Site("aug", i, self._func_index(), name=node.target.value))
+        return True
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        i = self._count("assign")
+        ints = self._ints()
+        v = node.value
+        if (
+            len(node.targets) == 1
+            and isinstance(node.targets[0].target, cst.Name)
+            and node.targets[0].target.value in ints
+            and isinstance(v, cst.BinaryOperation)
+            and not v.lpar
+            and type(v.operator) in BIN_TO_AUG
+            and isinstance(v.left, cst.Name)
+            and not v.left.lpar
+            and v.left.value == node.targets[0].target.value
+            and evident_int(v.right, ints, self.shadowed)
+        ):
+            self.sites.irr.append(Site("assign", i, self._func_index(), name=v.left.value))
+        return True
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> bool:
+        i = self._count("binop")
+        if isinstance(node.operator, (cst.Add, cst.Multiply)):
+            ints = self._ints()
+            left, right = node.left, node.right
+            # commuting is exact for ints; one side a literal keeps the order of any side effect
+            # or NameError the other side may have
+            simple = (cst.Integer, cst.Name, cst.Call)
+            if (
+                isinstance(left, simple)
+                and isinstance(right, simple)
+                and (isinstance(left, cst.Integer) or isinstance(right, cst.Integer))
+                and not left.lpar
+                and not right.lpar
+                and evident_int(left, ints, self.shadowed)
+                and evident_int(right, ints, self.shadowed)
+            ):
+                self.sites.irr.append(Site("binop", i, self._func_index()))
+        return True
+
+    # GRA and INI: positions in blocks
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        super().visit_FunctionDef(node)
+        if isinstance(node.body, cst.IndentedBlock):
+            self._func_body_blocks.add(id(node.body))
+        return True
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+        super().visit_IndentedBlock(node)
+        self._block(self.block_ids[id(node)], node.body, id(node) in self._func_body_blocks)
+        return True
+
+    def visit_Module(self, node: cst.Module) -> bool:
+        self._block(-1, node.body, False)
+        return True
+
+    def _block(self, index: int, body: "tuple[cst.BaseStatement, ...] | list[cst.BaseStatement]", func_body: bool) -> None:
+        body = list(body)
+        own = self.own
+        first = 0
+        if body and _is_docstring(body[0]):
+            first = 1
+        if index == -1:
+            futures = [i for i, s in enumerate(body) if _is_future(s)]
+            if futures:
+                first = max(first, futures[-1] + 1)
+        value_name = own.first_param or "" if own is not None else ""
+        for p in range(first, len(body)):
+            if is_stub(body[p]):
+                break
+            self.sites.gra.append(Site("block", index, self._func_index(), pos=p, name=value_name, start=func_body and p == first))
+        # INI: print a variable right after the assignment that gave it an evident value, where the
+        # namespace is a plain frame or module (not a class body, whose namespace may be custom)
+        if own is None and not (index == -1 and not self.wrapped and self.at_window_level):
+            return
+        if "print" in self.shadowed:
+            return
+        ints = self._ints()
+        for p, stmt in enumerate(body):
+            if is_stub(stmt):
+                break
+            if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign)):
+                continue
+            a = stmt.body[0]
+            if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name) and evident_printable(a.value, ints, self.shadowed):
+                self.sites.ini.append(Site("block", index, self._func_index(), pos=p + 1, name=a.targets[0].target.value))
+
+
+def collect_sites(module: cst.Module, functions: list[FunctionFacts], shadowed: frozenset[str], wrapped: bool) -> Sites:
+    c = SiteCollector(functions, shadowed, wrapped)
+    module.visit(c)
+    return c.sites

@@ -1,0 +1,79 @@
+"""The shape every scheme has, and the analysed window the schemes share.
+
+A scheme (LibCST codemod style) declares where it applies (``variants``: its sites, read from the
+shared ``Analysis``), and rewrites with a libcst transformer (``apply``). Results at the boundary
+are values: ``apply`` returns an ``Applied`` or ``None`` (the scheme does not apply), never raises
+for code it does not understand.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+from ._analysis import FunctionFacts, NamePool
+from ._sites import Sites
+
+
+@dataclass
+class Analysis:
+    """A parsed window (or whole file) with the facts every scheme reads."""
+
+    source: str  # the parsable text that was analysed
+    module: cst.Module
+    functions: list[FunctionFacts]
+    sites: Sites
+    shadowed: frozenset[str]  # watched builtins the document may rebind
+    open_func: int = -1  # the function the unfinished tail continues, or -1
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way a scheme can mutate a window: a site (or a name) to rewrite."""
+
+    scheme: str
+    key: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A scheme's result on the analysed source."""
+
+    code: str  # the mutated analysed source
+    renames: Mapping[str, str] = field(default_factory=dict)  # new -> old
+    introduced: frozenset[str] = frozenset()
+    tail_renames: Mapping[str, str] = field(default_factory=dict)  # old -> new, for the unfinished tail
+
+
+class Scheme(ABC):
+    """A program-structure-consistent mutation scheme."""
+
+    name: str = ""
+    summary: str = ""
+
+    @abstractmethod
+    def variants(self, a: Analysis) -> list[Variant]:
+        """The ways this scheme applies to ``a``, nearest to the cursor first."""
+
+    @abstractmethod
+    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool) -> Applied | None:
+        """Apply ``variants`` together (one for a prompt mutant, all for a whole file)."""
+
+    def whole(self, a: Analysis) -> Sequence[Variant]:
+        """The variants that make up "applied at every site" (``cctest mutate --whole``)."""
+        return self.variants(a)
+
+    def ordered(self, a: Analysis, seed: int) -> list[Variant]:
+        out = self.variants(a)
+        if seed:
+            random.Random(seed * 1_000_003 + zlib.crc32(self.name.encode())).shuffle(out)
+        return out
+
+    def __repr__(self) -> str:
+        return f"<scheme {self.name}>"

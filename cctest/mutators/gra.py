@@ -1,0 +1,62 @@
+"""GRA_R / GRA_C: insert dead code, ``if False: TempVar = a`` (or ``Add_TempVar`` from ``add``).
+
+The slides' GRA_C condition ``if (b != b):`` calls ``b.__ne__``, user code that may have side
+effects or raise, so both variants use ``if False:``, which never runs (CPython drops the block at
+compile time) and which no one can rebind (``False`` is a keyword). The dead assignment still
+makes ``TempVar`` a local name of the function at compile time, which is why the name is fresh
+(it occurs nowhere in the document). The assigned value is a parameter of the function (certainly
+in scope, and never declared ``global``) or ``0``. Statements are inserted before existing ones,
+never before a docstring (that would change ``__doc__``) or a ``from __future__`` import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from ._analysis import NamePool, context_prefix
+from ._insert import InsertTransformer
+from .base import Analysis, Applied, Scheme, Variant
+
+
+def dead_code(name: str, value: str) -> cst.If:
+    v: cst.BaseExpression = cst.Name(value) if value else cst.Integer("0")
+    return cst.If(test=cst.Name("False"), body=cst.SimpleStatementSuite(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=v)]))
+
+
+class GRA(Scheme):
+    def __init__(self, name: str, style: str, summary: str) -> None:
+        self.name = name
+        self.style = style
+        self.summary = summary
+
+    def variants(self, a: Analysis) -> list[Variant]:
+        # the start of a function body first (as in the paper), the last function first
+        sites = sorted(a.sites.gra, key=lambda s: (not s.start, -s.func, -s.index, -s.pos))
+        return [Variant(self.name, (s.index, s.pos, s.func, s.name)) for s in sites]
+
+    def whole(self, a: Analysis) -> list[Variant]:
+        starts = [Variant(self.name, (s.index, s.pos, s.func, s.name)) for s in a.sites.gra if s.start]
+        return starts or self.variants(a)[:1]
+
+    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool) -> Applied | None:
+        inserts: dict[int, list[tuple[int, cst.BaseStatement]]] = {}
+        introduced = set()
+        for v in variants:
+            block, pos, func, value = v.key
+            if self.style == "R":
+                new = pool.fresh("TempVar")
+            else:
+                ctx = context_prefix(a.functions[func].name) if func >= 0 else "Module"
+                new = pool.fresh(f"{ctx}_TempVar")
+            introduced.add(new)
+            inserts.setdefault(block, []).append((pos, dead_code(new, value)))
+        if not inserts:
+            return None
+        code = a.module.visit(InsertTransformer(a.functions, inserts)).code
+        return Applied(code=code, introduced=frozenset(introduced))
+
+
+GRA_R = GRA("GRA_R", "R", "insert dead code with a generic name (if False: TempVar = a)")
+GRA_C = GRA("GRA_C", "C", "insert dead code with a name from its context (if False: Add_TempVar = a)")

@@ -1,0 +1,43 @@
+"""INI: insert a ``print`` of a variable.
+
+The only difference a mutant may make is the extra output, so INI prints a variable right after
+the assignment that gave it its value (it is certainly bound there), and only when that value's
+``str()`` runs no user code: int, float and text literals, ``None``/``True``/``False``, and evident
+int arithmetic (``len(...)``, int locals). Printing an arbitrary parameter could call a user
+``__str__`` with side effects or exceptions. It is not done in class bodies, whose namespace may
+be a custom mapping, nor while ``print`` may be rebound in the document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from ._analysis import NamePool
+from ._insert import InsertTransformer
+from .base import Analysis, Applied, Scheme, Variant
+
+
+def print_of(name: str) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine(body=[cst.Expr(cst.Call(func=cst.Name("print"), args=[cst.Arg(cst.Name(name))]))])
+
+
+class INI(Scheme):
+    name = "INI"
+    summary = "insert a print of a variable whose value prints without running user code"
+
+    def variants(self, a: Analysis) -> list[Variant]:
+        return [Variant(self.name, (s.index, s.pos, s.name)) for s in reversed(a.sites.ini)]
+
+    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool) -> Applied | None:
+        inserts: dict[int, list[tuple[int, cst.BaseStatement]]] = {}
+        for v in variants:
+            block, pos, name = v.key
+            inserts.setdefault(block, []).append((pos, print_of(name)))
+        if not inserts:
+            return None
+        return Applied(code=a.module.visit(InsertTransformer(a.functions, inserts)).code)
+
+
+SCHEME = INI()

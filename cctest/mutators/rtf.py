@@ -1,0 +1,78 @@
+"""RTF: write a boolean condition another equivalent way.
+
+The slides' ``if ignore == (b == b):`` is not equivalent (``ignore = 5`` or ``b = nan`` break it).
+Two forms are used instead, in test positions only (``if``/``elif``/``while``/``assert``/ternary
+and comprehension conditions), where only the truth of the value matters:
+
+- ``if not not (cond):``: ``not`` asks ``cond`` for its truth exactly once, as ``if cond:`` does,
+  and negating a ``bool`` runs no user code; exceptions from ``__bool__`` are the same;
+- ``if bool(cond):``: the same single truth test, used only while ``bool`` is not rebound
+  anywhere in the document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import libcst as cst
+
+from ._analysis import FunctionFacts, NamePool
+from ._sites import ScopedVisitor
+from .base import Analysis, Applied, Scheme, Variant
+
+_LOOSE = (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)
+
+
+def rewrite(test: cst.BaseExpression, form: str) -> cst.BaseExpression:
+    if form == "bool":
+        return cst.Call(func=cst.Name("bool"), args=[cst.Arg(value=test)])
+    inner = test
+    if isinstance(test, _LOOSE) and not test.lpar:  # binds more loosely than 'not'
+        inner = test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.UnaryOperation(operator=cst.Not(), expression=cst.UnaryOperation(operator=cst.Not(), expression=inner))
+
+
+class ConditionTransformer(ScopedVisitor, cst.CSTTransformer):
+    def __init__(self, functions: list[FunctionFacts], targets: Mapping[int, str]) -> None:
+        super().__init__(functions)
+        self.targets = targets
+        self.n_tests = 0
+        self.ids: dict[int, int] = {}
+
+    def _visit(self, node: cst.CSTNode) -> bool:
+        self.ids[id(node)] = self.n_tests
+        self.n_tests += 1
+        return True
+
+    visit_If = visit_While = visit_IfExp = visit_Assert = visit_CompIf = _visit  # type: ignore[assignment]
+
+    def _leave(self, original, updated):  # type: ignore[no-untyped-def]
+        form = self.targets.get(self.ids[id(original)])
+        return updated.with_changes(test=rewrite(updated.test, form)) if form else updated
+
+    leave_If = leave_While = leave_IfExp = leave_Assert = leave_CompIf = _leave  # type: ignore[assignment]
+
+
+class RTF(Scheme):
+    name = "RTF"
+    summary = "write a condition another equivalent way (not not (c), bool(c))"
+
+    def variants(self, a: Analysis) -> list[Variant]:
+        forms = ["not"] if "bool" in a.shadowed else ["not", "bool"]
+        sites = list(reversed(a.sites.tests))
+        out = []
+        for i, s in enumerate(sites):
+            out.append(Variant(self.name, (s.index, forms[i % len(forms)])))
+        return out
+
+    def whole(self, a: Analysis) -> list[Variant]:
+        return [Variant(self.name, (s.index, "not")) for s in a.sites.tests]
+
+    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool) -> Applied | None:
+        targets = {v.key[0]: v.key[1] for v in variants}
+        if not targets:
+            return None
+        return Applied(code=a.module.visit(ConditionTransformer(a.functions, targets)).code)
+
+
+SCHEME = RTF()
