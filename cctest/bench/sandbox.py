@@ -70,6 +70,7 @@ class RunResult:
     detail: str = ""  # the exception or the limit, one line
     seconds: float = 0.0
     isolation: dict[str, Any] = field(default_factory=dict)  # which layers were in force
+    sandbox_id: str = ""  # the name of the sample's temporary directory, unique to this run
 
     @property
     def passed(self) -> bool:
@@ -274,6 +275,7 @@ def run_program(source: str, limits: Limits | None = None) -> RunResult:
     root = os.geteuid() == 0
     uid = _sandbox_uid() if root else None
     workdir = tempfile.mkdtemp(prefix="cctest-sample-")
+    sid = os.path.basename(workdir)
     start = time.perf_counter()
     try:
         program = os.path.join(workdir, "sample.py")
@@ -321,10 +323,11 @@ def run_program(source: str, limits: Limits | None = None) -> RunResult:
             except ValueError:
                 report = {}
         if timed_out:
-            return RunResult("timeout", f"wall-clock limit of {limits.wall_seconds:g} s", seconds, report.get("isolation", {}))
+            return RunResult("timeout", f"wall-clock limit of {limits.wall_seconds:g} s", seconds, report.get("isolation", {}), sid)
         if report.get("outcome") in OUTCOMES:
-            return RunResult(report["outcome"], report.get("detail", ""), seconds, report.get("isolation", {}))
-        return RunResult(*_classify_exit(proc.returncode, _tail(os.path.join(workdir, ".out")), limits), seconds=seconds)
+            return RunResult(report["outcome"], report.get("detail", ""), seconds, report.get("isolation", {}), sid)
+        outcome, detail = _classify_exit(proc.returncode, _tail(os.path.join(workdir, ".out")), limits)
+        return RunResult(outcome, detail, seconds, sandbox_id=sid)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
