@@ -80,13 +80,16 @@ def tables(summary: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[s
         ],
     )
     fv = summary["flag_vs_failure"]
-    out["Flagged as outlier vs fails its tests (Table VI)"] = (
-        ["", *[f"T={t}" for t in ts]],
-        [
-            [name, *[fmt(fv[t][key]) if key in ("precision", "recall", "f1") else str(fv[t][key]) for t in ts]]
-            for name, key in (("TP", "tp"), ("FP", "fp"), ("FN", "fn"), ("TN", "tn"), ("precision", "precision"), ("recall", "recall"), ("F1", "f1"))
-        ],
-    )
+    if not summary["counts"]["prompts_with_tests"]:
+        out["Scores before and after repair"][1].pop()  # pass@1: no tests to run
+    else:
+        out["Flagged as outlier vs fails its tests (Table VI)"] = (
+            ["", *[f"T={t}" for t in ts]],
+            [
+                [name, *[fmt(fv[t][key]) if key in ("precision", "recall", "f1") else str(fv[t][key]) for t in ts]]
+                for name, key in (("TP", "tp"), ("FP", "fp"), ("FN", "fn"), ("TN", "tn"), ("precision", "precision"), ("recall", "recall"), ("F1", "f1"))
+            ],
+        )
     ps = summary["per_scheme"]
     out["Per scheme"] = (
         ["scheme", "mutants", "dropped", "mean dist.", "no result", "fails tests", *[f"outlier rate T={t}" for t in ts]],
@@ -161,16 +164,21 @@ def figures(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
     ax.legend(fontsize=8)
     out["Outliers per T"] = _png(fig)
 
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.3))
-    for ax, key, label in zip(axes, ("bleu", "edit_similarity", "pass_at_1"), ("BLEU", "edit similarity", "pass@1"), strict=True):
+    tested = any(s["counts"]["prompts_with_tests"] for _, s in runs)
+    keys = (("bleu", "BLEU"), ("edit_similarity", "edit similarity")) + ((("pass_at_1", "pass@1"),) if tested else ())
+    fig, axes = plt.subplots(1, len(keys), figsize=(3.7 * len(keys), 3.3), squeeze=False)
+    axes = axes[0]
+    for ax, (key, label) in zip(axes, keys, strict=True):
         for j, (name, s) in enumerate(runs):
             vals = [_num(s[key]["repaired"][t]) for t in ts]
             line = ax.plot(range(len(ts)), vals, "o-", label=f"{name}: repaired")
             ax.axhline(_num(s[key]["original"]), ls="--", color=line[0].get_color(), label=f"{name}: original")
         ax.set_xticks(range(len(ts)), [f"T={t}" for t in ts])
         ax.set_title(label)
+        if key == "pass_at_1":
+            ax.set_ylim(-0.02, 1.02)
     axes[0].legend(fontsize=7)
-    fig.suptitle("Scores before (dashed) and after repair")
+    fig.suptitle("Scores before (dashed) and after repair", y=1.04)
     out["Scores before and after repair"] = _png(fig)
 
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
@@ -187,26 +195,33 @@ def figures(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
     out["Structural consistency histogram"] = _png(fig)
 
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
-    for j, (name, s) in enumerate(runs):
+    for j, (name, s) in enumerate(runs if tested else []):
         fv = s["flag_vs_failure"]
         for key, style in (("precision", "o-"), ("recall", "s--"), ("f1", "^:")):
             ax.plot(range(len(ts)), [_num(fv[t][key]) for t in ts], style, label=f"{name}: {key}")
     ax.set_xticks(range(len(ts)), [f"T={t}" for t in ts])
     ax.set_ylim(0, 1.05)
     ax.set_title("Flagged as outlier vs fails its tests")
-    ax.legend(fontsize=7)
-    out["Precision, recall and F1 per T"] = _png(fig)
+    if tested:
+        ax.legend(fontsize=7)
+        out["Precision, recall and F1 per T"] = _png(fig)
+    else:
+        plt.close(fig)
 
     schemes = sorted({sch for _, s in runs for sch in s["per_scheme"]})
     if schemes:
         mid = ts[len(ts) // 2]
-        fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
+        panels = [(f"outlier rate of the scheme's mutants (T={mid})", lambda v: v.get("outlier_rate_per_T", {}).get(mid))]
+        if tested:
+            panels.append(("share of the scheme's completions failing the tests", lambda v: v.get("failure_rate")))
+        fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 3.4), squeeze=False)
+        axes = axes[0]
         for j, (name, s) in enumerate(runs):
             xs = [i + (j - (n - 1) / 2) * width for i in range(len(schemes))]
             ps = s["per_scheme"]
-            axes[0].bar(xs, [_num(ps.get(sch, {}).get("outlier_rate_per_T", {}).get(mid)) for sch in schemes], width, label=name)
-            axes[1].bar(xs, [_num(ps.get(sch, {}).get("failure_rate")) for sch in schemes], width, label=name)
-        for ax, title in zip(axes, (f"outlier rate of the scheme's mutants (T={mid})", "share of the scheme's completions failing the tests"), strict=True):
+            for ax, (_title, get) in zip(axes, panels, strict=True):
+                ax.bar(xs, [_num(get(ps.get(sch, {}))) for sch in schemes], width, label=name)
+        for ax, (title, _get) in zip(axes, panels, strict=True):
             ax.set_xticks(range(len(schemes)), schemes, rotation=30, fontsize=8)
             ax.set_title(title, fontsize=10)
         if n > 1:
