@@ -54,6 +54,22 @@ def lazy_report(xs):
         yield x * 2
 
 
+def huge_power(digits):
+    # an int too long for str(): printing it raises ValueError (Python 3.11+ limits int to str
+    # conversion to 4300 digits), so a print inserted after the loop would raise
+    value = 1
+    for _ in range(digits):
+        value *= 10
+    value += 1
+    return value % 9973
+
+
+def huge_shift(bits):
+    value = 1 << 20000
+    value -= 1
+    return value.bit_length() + bits
+
+
 # ==== CHECKS (never mutated) ====
 import io
 
@@ -115,3 +131,8 @@ def generator_output_order(m):
     first = next(g)
     print("between")
     return first, list(g)
+
+
+@checks.case
+def huge_ints(m):
+    return m.huge_power(5000), m.huge_shift(1)

@@ -19,6 +19,7 @@ import ast
 import contextlib
 import copy
 import functools
+import importlib.util
 import io
 import linecache
 import re
@@ -37,10 +38,23 @@ from cctest.mutators import SCHEMES, mutate_whole
 from cctest.types import Mutant
 
 CORPUS = Path(__file__).resolve().parents[2] / "data" / "corpus"
-if str(CORPUS) not in sys.path:
-    sys.path.insert(0, str(CORPUS))  # the corpus's checks import their registry, _checks
 
-from _checks import MARKER, Checks  # noqa: E402
+
+def _load_registry() -> types.ModuleType:
+    """The corpus's checks import their registry as ``_checks``; load it by path rather than put the
+    corpus on sys.path, where its modules could shadow the standard library's."""
+    if "_checks" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("_checks", CORPUS / "_checks.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["_checks"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["_checks"]
+
+
+_registry = _load_registry()
+MARKER: str = _registry.MARKER
+Checks: type = _registry.Checks
 
 MODULES = sorted(p.stem for p in CORPUS.glob("*.py") if not p.name.startswith("_"))
 SCHEME_NAMES = list(SCHEMES)
