@@ -297,8 +297,12 @@ def _tables_by_line(top: symtable.SymbolTable) -> dict[tuple[int, str], symtable
 def analyse_functions(source: str, shadowed: frozenset[str]) -> list[FunctionFacts]:
     """Facts for every function of a parsable ``source``, in source order."""
     tree = ast.parse(source)
-    top = symtable.symtable(source, "<window>", "exec")
-    tables = _tables_by_line(top)
+    try:
+        tables = _tables_by_line(symtable.symtable(source, "<window>", "exec"))
+    except SyntaxError:
+        # e.g. a nested function's 'nonlocal x' whose enclosing function is outside the window:
+        # without scopes nothing is renamed and no local counts as an evident int
+        tables = {}
     lines = source.splitlines()
     out: list[FunctionFacts] = []
     for index, fn in enumerate(_functions_in_order(tree)):

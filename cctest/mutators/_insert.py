@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import libcst as cst
 
-from ._analysis import FunctionFacts
-from ._sites import ScopedVisitor
+from ._sites import PrunedTransformer, Site
 
 
-class InsertTransformer(ScopedVisitor, cst.CSTTransformer):
-    """Inserts statements before given positions of given blocks (-1: the module's body)."""
+class InsertTransformer(PrunedTransformer):
+    """Inserts statements before given positions of given blocks (the module's body included)."""
 
-    def __init__(self, functions: list[FunctionFacts], inserts: Mapping[int, Sequence[tuple[int, cst.BaseStatement]]]) -> None:
-        super().__init__(functions)
-        self.inserts = inserts
+    def __init__(self, inserts: Sequence[tuple[Site, cst.BaseStatement]], full: bool = False) -> None:
+        super().__init__([s.path for s, _ in inserts], full)
+        self.inserts: dict[int, list[tuple[int, cst.BaseStatement]]] = {}
+        for site, stmt in inserts:
+            self.inserts.setdefault(site.node, []).append((site.pos, stmt))
 
     @staticmethod
     def _insert(body: Sequence[cst.BaseStatement], items: Sequence[tuple[int, cst.BaseStatement]]) -> list[cst.BaseStatement]:
@@ -27,9 +28,9 @@ class InsertTransformer(ScopedVisitor, cst.CSTTransformer):
         return out
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
-        items = self.inserts.get(self.block_ids[id(original)])
+        items = self.inserts.get(id(original))
         return updated.with_changes(body=self._insert(updated.body, items)) if items else updated
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        items = self.inserts.get(-1)
+        items = self.inserts.get(id(original))
         return updated.with_changes(body=self._insert(updated.body, items)) if items else updated

@@ -15,24 +15,21 @@ from collections.abc import Mapping, Sequence
 import libcst as cst
 
 from ._analysis import FunctionFacts, NamePool, context_prefix
-from ._sites import ScopedVisitor
+from ._sites import PrunedTransformer
 from .base import Analysis, Applied, Scheme, Variant
 
 
-class RenameTransformer(ScopedVisitor, cst.CSTTransformer):
-    def __init__(self, functions: list[FunctionFacts], plan: Mapping[int, Mapping[str, str]]) -> None:
-        super().__init__(functions)
-        self.plan = plan  # function index -> {old: new}
+class RenameTransformer(PrunedTransformer):
+    def __init__(self, plan: Mapping[int, Mapping[str, str]], paths: list[tuple[int, ...]]) -> None:
+        # visit only the paths down to the functions, and the functions' subtrees whole
+        super().__init__(paths, full=set(plan))
+        self.plan = plan  # id(FunctionDef) -> {old: new}
         self.active: list[Mapping[str, str]] = []
-        self.func_of: dict[int, int] = {}
         self.params: dict[int, Mapping[str, str]] = {}  # id(Param) -> mapping of its function
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        index = self.n_funcs
-        super().visit_FunctionDef(node)
-        mapping = self.plan.get(index)
-        if mapping and self.frames[-1].facts is not None:
-            self.func_of[id(node)] = index
+        mapping = self.plan.get(id(node))
+        if mapping:
             p = node.params
             for param in (*p.posonly_params, *p.params, *p.kwonly_params):
                 self.params[id(param)] = mapping
@@ -42,8 +39,7 @@ class RenameTransformer(ScopedVisitor, cst.CSTTransformer):
         return True
 
     def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
-        index = self.func_of.get(id(node))
-        self.active.append(self.plan[index] if index is not None else {})
+        self.active.append(self.plan.get(id(node), {}))
 
     def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
         self.active.pop()
@@ -120,7 +116,7 @@ class RenameScheme(Scheme):
             return pool.fresh(f"{context_prefix(f.name)}_Param_{old}")
         return pool.fresh(f"{f.name.strip('_') or 'func'}_{old}")
 
-    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool) -> Applied | None:
+    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False) -> Applied | None:
         plan: dict[int, dict[str, str]] = {}
         for v in variants:
             index, names = v.key
@@ -129,7 +125,8 @@ class RenameScheme(Scheme):
                 plan.setdefault(index, {})[old] = self._new_name(f, old, pool)
         if not plan:
             return None
-        code = a.module.visit(RenameTransformer(a.functions, plan)).code
+        by_node = {a.sites.functions[i][0]: m for i, m in plan.items()}
+        code = a.module.visit(RenameTransformer(by_node, [a.sites.functions[i][1] for i in plan])).code
         renames = {new: old for m in plan.values() for old, new in m.items()}
         tail = dict(plan.get(a.open_func, {})) if a.open_func >= 0 else {}
         return Applied(code=code, renames=renames, tail_renames=tail)

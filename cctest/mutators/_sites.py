@@ -96,6 +96,8 @@ def evident_printable(node: cst.BaseExpression, ints: frozenset[str], shadowed: 
 class Site:
     kind: str  # "test", "aug", "assign", "binop", "block"
     index: int  # pre-order index among nodes of that kind
+    node: int  # id() of the node in the (cached, immutable) analysed module
+    path: tuple[int, ...]  # id()s of the node and its ancestors: what a pruned transform must visit
     func: int  # index of the function whose own level it is in; -1: none
     pos: int = 0  # block sites: the statement index to insert before
     name: str = ""  # INI: the variable to print; GRA: the name for the dead code's value ("" -> 0)
@@ -108,6 +110,7 @@ class Sites:
     irr: list[Site] = field(default_factory=list)
     gra: list[Site] = field(default_factory=list)
     ini: list[Site] = field(default_factory=list)
+    functions: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)  # (id, path) per function
 
 
 class _Frame:
@@ -196,6 +199,18 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
         self.sites = Sites()
         self.counts = dict.fromkeys(("test", "aug", "assign", "binop"), 0)
         self._func_body_blocks: set[int] = set()
+        self.stack: list[int] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.stack.append(id(node))
+        return super().on_visit(node)
+
+    def on_leave(self, original: cst.CSTNode) -> None:
+        super().on_leave(original)
+        self.stack.pop()
+
+    def _site(self, kind: str, index: int, **kw: object) -> Site:
+        return Site(kind, index, self.stack[-1], tuple(self.stack), self._func_index(), **kw)  # type: ignore[arg-type]
 
     def _count(self, kind: str) -> int:
         i = self.counts[kind]
@@ -212,7 +227,7 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
 
     # RTF: every condition in a test position
     def _test(self, node: cst.CSTNode) -> bool:
-        self.sites.tests.append(Site("test", self._count("test"), self._func_index()))
+        self.sites.tests.append(self._site("test", self._count("test")))
         return True
 
     def visit_If(self, node: cst.If) -> bool:
@@ -240,7 +255,7 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
             and type(node.operator) in AUG_TO_BIN
             and evident_int(node.value, ints, self.shadowed)
         ):
-            self.sites.irr.append(Site("aug", i, self._func_index(), name=node.target.value))
+            self.sites.irr.append(self._site("aug", i, name=node.target.value))
         return True
 
     def visit_Assign(self, node: cst.Assign) -> bool:
@@ -259,7 +274,7 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
             and v.left.value == node.targets[0].target.value
             and evident_int(v.right, ints, self.shadowed)
         ):
-            self.sites.irr.append(Site("assign", i, self._func_index(), name=v.left.value))
+            self.sites.irr.append(self._site("assign", i, name=v.left.value))
         return True
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> bool:
@@ -279,12 +294,13 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
                 and evident_int(left, ints, self.shadowed)
                 and evident_int(right, ints, self.shadowed)
             ):
-                self.sites.irr.append(Site("binop", i, self._func_index()))
+                self.sites.irr.append(self._site("binop", i))
         return True
 
     # GRA and INI: positions in blocks
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         super().visit_FunctionDef(node)
+        self.sites.functions.append((id(node), tuple(self.stack)))
         if isinstance(node.body, cst.IndentedBlock):
             self._func_body_blocks.add(id(node.body))
         return True
@@ -312,7 +328,7 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
         for p in range(first, len(body)):
             if is_stub(body[p]):
                 break
-            self.sites.gra.append(Site("block", index, self._func_index(), pos=p, name=value_name, start=func_body and p == first))
+            self.sites.gra.append(self._site("block", index, pos=p, name=value_name, start=func_body and p == first))
         # INI: print a variable right after the assignment that gave it an evident value, where the
         # namespace is a plain frame or module (not a class body, whose namespace may be custom)
         if own is None and not (index == -1 and not self.wrapped and self.at_window_level):
@@ -327,10 +343,38 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
                 continue
             a = stmt.body[0]
             if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name) and evident_printable(a.value, ints, self.shadowed):
-                self.sites.ini.append(Site("block", index, self._func_index(), pos=p + 1, name=a.targets[0].target.value))
+                self.sites.ini.append(self._site("block", index, pos=p + 1, name=a.targets[0].target.value))
 
 
 def collect_sites(module: cst.Module, functions: list[FunctionFacts], shadowed: frozenset[str], wrapped: bool) -> Sites:
     c = SiteCollector(functions, shadowed, wrapped)
     module.visit(c)
     return c.sites
+
+
+class PrunedTransformer(cst.CSTTransformer):
+    """A transformer that visits only the ancestors of its sites (and whole ``full`` subtrees).
+
+    libcst rebuilds every node a transformer visits; a window's mutant changes one node, so
+    visiting only the path to it makes a mutant cost a few dozen node visits instead of thousands.
+    Sites are named by ``id()`` of nodes of the cached analysed module, which stays alive.
+    """
+
+    def __init__(self, paths: "list[tuple[int, ...]]", full: "set[int] | bool" = False) -> None:
+        super().__init__()
+        self._needed = {i for p in paths for i in p}
+        self._full = full if isinstance(full, set) else set()
+        self._in_full = 1 if full is True else 0  # True: visit everything (no pruning)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        i = id(node)
+        if i in self._full:
+            self._in_full += 1
+        elif not self._in_full and i not in self._needed:
+            return False
+        return super().on_visit(node)
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):  # type: ignore[no-untyped-def]
+        if id(original) in self._full:
+            self._in_full -= 1
+        return super().on_leave(original, updated)

@@ -62,8 +62,11 @@ class Scheme(ABC):
         """The ways this scheme applies to ``a``, nearest to the cursor first."""
 
     @abstractmethod
-    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool) -> Applied | None:
-        """Apply ``variants`` together (one for a prompt mutant, all for a whole file)."""
+    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False) -> Applied | None:
+        """Apply ``variants`` together (one for a prompt mutant, all for a whole file).
+
+        ``full``: visit the whole tree rather than only the paths to the sites (a cross-check).
+        """
 
     def whole(self, a: Analysis) -> Sequence[Variant]:
         """The variants that make up "applied at every site" (``cctest mutate --whole``)."""

@@ -17,6 +17,7 @@ import libcst as cst
 
 from ._analysis import NamePool, context_prefix
 from ._insert import InsertTransformer
+from ._sites import Site
 from .base import Analysis, Applied, Scheme, Variant
 
 
@@ -34,27 +35,28 @@ class GRA(Scheme):
     def variants(self, a: Analysis) -> list[Variant]:
         # the start of a function body first (as in the paper), the last function first
         sites = sorted(a.sites.gra, key=lambda s: (not s.start, -s.func, -s.index, -s.pos))
-        return [Variant(self.name, (s.index, s.pos, s.func, s.name)) for s in sites]
+        return [Variant(self.name, (s,)) for s in sites]
 
     def whole(self, a: Analysis) -> list[Variant]:
-        starts = [Variant(self.name, (s.index, s.pos, s.func, s.name)) for s in a.sites.gra if s.start]
+        starts = [Variant(self.name, (s,)) for s in a.sites.gra if s.start]
         return starts or self.variants(a)[:1]
 
-    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool) -> Applied | None:
-        inserts: dict[int, list[tuple[int, cst.BaseStatement]]] = {}
+    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False) -> Applied | None:
+        inserts: list[tuple[Site, cst.BaseStatement]] = []
         introduced = set()
         for v in variants:
-            block, pos, func, value = v.key
+            site = v.key[0]
+            func, value = site.func, site.name
             if self.style == "R":
                 new = pool.fresh("TempVar")
             else:
                 ctx = context_prefix(a.functions[func].name) if func >= 0 else "Module"
                 new = pool.fresh(f"{ctx}_TempVar")
             introduced.add(new)
-            inserts.setdefault(block, []).append((pos, dead_code(new, value)))
+            inserts.append((site, dead_code(new, value)))
         if not inserts:
             return None
-        code = a.module.visit(InsertTransformer(a.functions, inserts)).code
+        code = a.module.visit(InsertTransformer(inserts, full)).code
         return Applied(code=code, introduced=frozenset(introduced))
 
 

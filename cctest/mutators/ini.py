@@ -28,16 +28,13 @@ class INI(Scheme):
     summary = "insert a print of a variable whose value prints without running user code"
 
     def variants(self, a: Analysis) -> list[Variant]:
-        return [Variant(self.name, (s.index, s.pos, s.name)) for s in reversed(a.sites.ini)]
+        return [Variant(self.name, (s,)) for s in reversed(a.sites.ini)]
 
-    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool) -> Applied | None:
-        inserts: dict[int, list[tuple[int, cst.BaseStatement]]] = {}
-        for v in variants:
-            block, pos, name = v.key
-            inserts.setdefault(block, []).append((pos, print_of(name)))
+    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False) -> Applied | None:
+        inserts = [(v.key[0], print_of(v.key[0].name)) for v in variants]
         if not inserts:
             return None
-        return Applied(code=a.module.visit(InsertTransformer(a.functions, inserts)).code)
+        return Applied(code=a.module.visit(InsertTransformer(inserts, full)).code)
 
 
 SCHEME = INI()

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from ._analysis import FunctionFacts, NamePool
-from ._sites import AUG_TO_BIN, BIN_TO_AUG, ScopedVisitor
+from ._analysis import NamePool
+from ._sites import AUG_TO_BIN, BIN_TO_AUG, PrunedTransformer, Site
 from .base import Analysis, Applied, Scheme, Variant
 
 _NEEDS_PARENS = (cst.BinaryOperation, cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.Comparison, cst.NamedExpr)
@@ -29,48 +29,34 @@ def _paren(e: cst.BaseExpression) -> cst.BaseExpression:
     return e
 
 
-class ArithmeticTransformer(ScopedVisitor, cst.CSTTransformer):
-    def __init__(self, functions: list[FunctionFacts], targets: set[tuple[str, int]]) -> None:
-        super().__init__(functions)
-        self.targets = targets
-        self.counts = dict.fromkeys(("aug", "assign", "binop"), 0)
-        self.ids: dict[int, tuple[str, int]] = {}
-
-    def _count(self, kind: str, node: cst.CSTNode) -> bool:
-        self.ids[id(node)] = (kind, self.counts[kind])
-        self.counts[kind] += 1
-        return True
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> bool:
-        return self._count("aug", node)
-
-    def visit_Assign(self, node: cst.Assign) -> bool:
-        return self._count("assign", node)
-
-    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> bool:
-        return self._count("binop", node)
+class ArithmeticTransformer(PrunedTransformer):
+    def __init__(self, sites: Sequence[Site], full: bool = False) -> None:
+        super().__init__([s.path for s in sites], full)
+        self.targets = {s.node for s in sites}
 
     def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign) -> cst.BaseSmallStatement:
-        if self.ids[id(original)] not in self.targets or not isinstance(updated.target, cst.Name):
+        if id(original) not in self.targets or not isinstance(updated.target, cst.Name):
             return updated
         op = AUG_TO_BIN[type(updated.operator)]()
         value = cst.BinaryOperation(left=cst.Name(updated.target.value), operator=op, right=_paren(updated.value))
-        return cst.Assign(targets=[cst.AssignTarget(target=updated.target)], value=value)
+        return cst.Assign(targets=[cst.AssignTarget(target=updated.target)], value=value, semicolon=updated.semicolon)
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.BaseSmallStatement:
         v = updated.value
         if (
-            self.ids[id(original)] not in self.targets
+            id(original) not in self.targets
             or not isinstance(v, cst.BinaryOperation)
             or not isinstance(v.left, cst.Name)
             or not isinstance(updated.targets[0].target, cst.Name)
             or v.left.value != updated.targets[0].target.value
         ):
             return updated
-        return cst.AugAssign(target=updated.targets[0].target, operator=BIN_TO_AUG[type(v.operator)](), value=v.right)
+        return cst.AugAssign(
+            target=updated.targets[0].target, operator=BIN_TO_AUG[type(v.operator)](), value=v.right, semicolon=updated.semicolon
+        )
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation) -> cst.BaseExpression:
-        if self.ids[id(original)] not in self.targets:
+        if id(original) not in self.targets:
             return updated
         return updated.with_changes(left=updated.right, right=updated.left)
 
@@ -80,13 +66,12 @@ class IRR(Scheme):
     summary = "write int arithmetic another equivalent way (n += 1 <-> n = n + 1, i + 1 -> 1 + i)"
 
     def variants(self, a: Analysis) -> list[Variant]:
-        return [Variant(self.name, (s.kind, s.index)) for s in reversed(a.sites.irr)]
+        return [Variant(self.name, (s,)) for s in reversed(a.sites.irr)]
 
-    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool) -> Applied | None:
-        targets = {v.key for v in variants}
-        if not targets:
+    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False) -> Applied | None:
+        if not variants:
             return None
-        return Applied(code=a.module.visit(ArithmeticTransformer(a.functions, targets)).code)
+        return Applied(code=a.module.visit(ArithmeticTransformer([v.key[0] for v in variants], full)).code)
 
 
 SCHEME = IRR()

@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 
 import libcst as cst
 
-from ._analysis import FunctionFacts, NamePool
-from ._sites import ScopedVisitor
+from ._analysis import NamePool
+from ._sites import PrunedTransformer, Site
 from .base import Analysis, Applied, Scheme, Variant
 
 _LOOSE = (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)
@@ -32,22 +32,13 @@ def rewrite(test: cst.BaseExpression, form: str) -> cst.BaseExpression:
     return cst.UnaryOperation(operator=cst.Not(), expression=cst.UnaryOperation(operator=cst.Not(), expression=inner))
 
 
-class ConditionTransformer(ScopedVisitor, cst.CSTTransformer):
-    def __init__(self, functions: list[FunctionFacts], targets: Mapping[int, str]) -> None:
-        super().__init__(functions)
-        self.targets = targets
-        self.n_tests = 0
-        self.ids: dict[int, int] = {}
-
-    def _visit(self, node: cst.CSTNode) -> bool:
-        self.ids[id(node)] = self.n_tests
-        self.n_tests += 1
-        return True
-
-    visit_If = visit_While = visit_IfExp = visit_Assert = visit_CompIf = _visit  # type: ignore[assignment]
+class ConditionTransformer(PrunedTransformer):
+    def __init__(self, targets: Mapping[int, str], sites: Sequence[Site], full: bool = False) -> None:
+        super().__init__([s.path for s in sites], full)
+        self.targets = targets  # id(node) -> form
 
     def _leave(self, original, updated):  # type: ignore[no-untyped-def]
-        form = self.targets.get(self.ids[id(original)])
+        form = self.targets.get(id(original))
         return updated.with_changes(test=rewrite(updated.test, form)) if form else updated
 
     leave_If = leave_While = leave_IfExp = leave_Assert = leave_CompIf = _leave  # type: ignore[assignment]
@@ -60,19 +51,17 @@ class RTF(Scheme):
     def variants(self, a: Analysis) -> list[Variant]:
         forms = ["not"] if "bool" in a.shadowed else ["not", "bool"]
         sites = list(reversed(a.sites.tests))
-        out = []
-        for i, s in enumerate(sites):
-            out.append(Variant(self.name, (s.index, forms[i % len(forms)])))
-        return out
+        return [Variant(self.name, (s, forms[i % len(forms)])) for i, s in enumerate(sites)]
 
     def whole(self, a: Analysis) -> list[Variant]:
-        return [Variant(self.name, (s.index, "not")) for s in a.sites.tests]
+        return [Variant(self.name, (s, "not")) for s in a.sites.tests]
 
-    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool) -> Applied | None:
-        targets = {v.key[0]: v.key[1] for v in variants}
+    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False) -> Applied | None:
+        targets = {v.key[0].node: v.key[1] for v in variants}
         if not targets:
             return None
-        return Applied(code=a.module.visit(ConditionTransformer(a.functions, targets)).code)
+        t = ConditionTransformer(targets, [v.key[0] for v in variants], full)
+        return Applied(code=a.module.visit(t).code)
 
 
 SCHEME = RTF()
