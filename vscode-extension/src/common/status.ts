@@ -9,7 +9,7 @@ export type Mode = (typeof MODES)[number];
 
 export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
 
-/** The verdict on one completion, as the server reports it. */
+/** The verdict on one completion: the params of the server's `cctest/verdict` notification. */
 export interface Verdict {
   /** One line, e.g. `cctest: 2/11 outliers · repaired` (the server's own wording). */
   text: string;
@@ -18,6 +18,8 @@ export interface Verdict {
   /** The original completion was flagged as an outlier. */
   suspect?: boolean;
   uri?: string;
+  requestId?: string;
+  mode?: string;
 }
 
 export function isMode(value: unknown): value is Mode {

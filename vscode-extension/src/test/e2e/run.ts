@@ -1,0 +1,394 @@
+/**
+ * End to end in a real VS Code: builds the .vsix, installs it into code-server, opens a Python
+ * file of a fixture workspace in headless Chromium (driven by playwright-core), types a function
+ * header, triggers an inline suggestion, checks the ghost text is the server's repaired
+ * completion, accepts it with Tab, and checks the file now holds it and the defect log recorded
+ * the acceptance. Screenshots go to test-results/.
+ *
+ *   npm run test:e2e                      (rules backend: fast and deterministic)
+ *   CCTEST_E2E_BACKENDS=rules,hf npm run test:e2e   (also the bundled model)
+ *
+ * Needs code-server and Chromium: `bash tools/install-code-server.sh` (scripts/setup-e2e.sh runs it).
+ * Environment: CCTEST_PYTHON (default <repo>/.venv/bin/python), CODE_SERVER, CHROMIUM.
+ */
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { type Browser, type Page, chromium } from 'playwright-core';
+
+const EXTENSION_ROOT = path.resolve(__dirname, '..', '..', '..');
+const REPO_ROOT = path.resolve(EXTENSION_ROOT, '..');
+const PYTHON = process.env.CCTEST_PYTHON || path.join(REPO_ROOT, '.venv', 'bin', 'python');
+const CODE_SERVER = process.env.CODE_SERVER || path.join(os.homedir(), '.cache', 'code-server-e2e', 'node_modules', '.bin', 'code-server');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const RESULTS = path.join(EXTENSION_ROOT, 'test-results');
+const FIXTURE = path.join(EXTENSION_ROOT, 'test-fixtures', 'workspace');
+const BACKENDS = (process.env.CCTEST_E2E_BACKENDS || 'rules').split(',').map((b) => b.trim()).filter(Boolean);
+// the bundled model on a small CPU takes seconds per engine run; the rules backend milliseconds
+const ANSWER_TIMEOUT_MS: Record<string, number> = { rules: 60_000, hf: 240_000 };
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
+
+const run = promisify(execFile);
+
+function step(message: string): void {
+  console.log(`[e2e ${new Date().toISOString().slice(11, 19)}] ${message}`);
+}
+
+function need(file: string, hint: string): void {
+  if (!existsSync(file)) {
+    throw new Error(`${file} is missing: ${hint}`);
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < end) {
+    try {
+      const v = await probe();
+      if (v !== undefined) {
+        return v;
+      }
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+}
+
+/** code-server in its own process group, so the extension host and the language server die with it. */
+class CodeServer {
+  proc: ChildProcess | undefined;
+
+  constructor(
+    readonly port: number,
+    readonly dirs: { userData: string; extensions: string },
+    readonly log: string,
+  ) {}
+
+  start(folder: string): void {
+    const out = createWriteStream(this.log);
+    this.proc = spawn(
+      CODE_SERVER,
+      [
+        '--auth', 'none',
+        '--bind-addr', `127.0.0.1:${this.port}`,
+        '--disable-telemetry',
+        '--disable-update-check',
+        '--disable-workspace-trust',
+        '--user-data-dir', this.dirs.userData,
+        '--extensions-dir', this.dirs.extensions,
+        folder,
+      ],
+      { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CCTEST_E2E: '1' } },
+    );
+    this.proc.stdout?.pipe(out);
+    this.proc.stderr?.pipe(out);
+  }
+
+  async ready(): Promise<void> {
+    await waitFor('code-server to answer /healthz', 60_000, async () => {
+      if (this.proc?.exitCode !== null && this.proc?.exitCode !== undefined) {
+        throw new Error(`code-server exited with ${this.proc.exitCode}; see ${this.log}`);
+      }
+      const res = await fetch(`http://127.0.0.1:${this.port}/healthz`);
+      return res.ok ? true : undefined;
+    });
+  }
+
+  /** SIGTERM to the whole group, SIGKILL to what is left after 5 s. */
+  async stop(): Promise<void> {
+    const pid = this.proc?.pid;
+    if (!pid || this.proc?.exitCode !== null) {
+      return;
+    }
+    const alive = () => {
+      try {
+        process.kill(-pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    try {
+      process.kill(-pid, 'SIGTERM');
+    } catch {
+      return;
+    }
+    const end = Date.now() + 5000;
+    while (alive() && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    if (alive()) {
+      process.kill(-pid, 'SIGKILL');
+    }
+  }
+}
+
+/** The text of the editor, as the DOM shows it (non-breaking spaces back to spaces). */
+async function editorText(page: Page): Promise<string> {
+  return (await page.locator('.monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+}
+
+async function runCommand(page: Page, title: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`>${title}`);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+  await row.waitFor({ state: 'visible', timeout: 15_000 });
+  await page.keyboard.press('Enter');
+  await input.waitFor({ state: 'hidden' });
+}
+
+/** What `cctest complete` says at a position of a file: the completion the server must offer. */
+async function expectedCompletion(file: string, line: number, col: number, backend: string): Promise<string> {
+  const { stdout } = await run(PYTHON, ['-m', 'cctest', 'complete', `${file}:${line}:${col}`, '--backend', backend, '--json'], {
+    cwd: REPO_ROOT,
+    timeout: 600_000,
+    maxBuffer: 64 << 20,
+  });
+  return JSON.parse(stdout).completion as string;
+}
+
+interface DefectRow {
+  id: number;
+  accepted: boolean;
+  chosen_completion: string;
+  uri: string | null;
+}
+
+async function defects(db: string): Promise<DefectRow[]> {
+  if (!existsSync(db)) {
+    return [];
+  }
+  const { stdout } = await run(PYTHON, ['-m', 'cctest', 'defects', '--db', db, 'list', '--json', '--limit', '100'], { cwd: REPO_ROOT });
+  return stdout
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as DefectRow);
+}
+
+async function oneBackend(backend: string, vsix: string, browser: Browser): Promise<void> {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), `cctest-e2e-${backend}-`));
+  const dirs = { userData: path.join(tmp, 'user-data'), extensions: path.join(tmp, 'extensions') };
+  const workspace = path.join(tmp, 'workspace');
+  const db = path.join(tmp, 'defects.sqlite3');
+  cpSync(FIXTURE, workspace, { recursive: true });
+  mkdirSync(path.join(dirs.userData, 'User'), { recursive: true });
+  writeFileSync(
+    path.join(dirs.userData, 'User', 'settings.json'),
+    JSON.stringify(
+      {
+        'cctest.interpreter': PYTHON,
+        'cctest.backend': backend,
+        'cctest.defectLog': db,
+        'cctest.logAll': true,
+        // the editor's own suggestion widget would cover the ghost text and take the Tab key
+        'editor.quickSuggestions': { other: 'off', comments: 'off', strings: 'off' },
+        'editor.suggestOnTriggerCharacters': false,
+        'editor.wordBasedSuggestions': 'off',
+        'editor.inlineSuggest.enabled': true,
+        'editor.autoClosingBrackets': 'never',
+        'workbench.startupEditor': 'none',
+        'workbench.tips.enabled': false,
+        'workbench.welcomePage.walkthroughs.openOnInstall': false,
+        'security.workspace.trust.enabled': false,
+        'extensions.autoUpdate': false,
+        'extensions.autoCheckUpdates': false,
+        'telemetry.telemetryLevel': 'off',
+        'update.mode': 'none',
+        'files.autoSave': 'off',
+      },
+      null,
+      2,
+    ),
+  );
+
+  step(`[${backend}] installing ${path.basename(vsix)} into code-server`);
+  const installed = execFileSync(CODE_SERVER, ['--extensions-dir', dirs.extensions, '--user-data-dir', dirs.userData, '--install-extension', vsix], {
+    encoding: 'utf8',
+  });
+  if (!/successfully installed/i.test(installed)) {
+    throw new Error(`installing the extension failed:\n${installed}`);
+  }
+
+  const port = await freePort();
+  const server = new CodeServer(port, dirs, path.join(RESULTS, `code-server-${backend}.log`));
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  try {
+    step(`[${backend}] starting code-server on 127.0.0.1:${port}`);
+    server.start(workspace);
+    await server.ready();
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+
+    step(`[${backend}] opening demo.py`);
+    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'demo.py' }).first().click({ timeout: 60_000 });
+    const editor = page.locator('.monaco-editor[data-uri$="demo.py"]').first();
+    await editor.waitFor({ timeout: 30_000 });
+    await waitFor('demo.py in the editor', 30_000, async () => ((await editorText(page)).includes('def scale') ? true : undefined));
+
+    step(`[${backend}] waiting for the language server (status bar)`);
+    const status = page.locator('.statusbar-item', { hasText: 'cctest [' }).first();
+    await waitFor('the status bar to say the server is ready', 120_000, async () => {
+      const t = await status.innerText();
+      if (/failed|stopped/.test(t)) {
+        throw new Error(`status bar: ${t}`);
+      }
+      return /ready|outliers/.test(t) ? t : undefined;
+    });
+
+    step(`[${backend}] typing a function header`);
+    await editor.locator('.view-lines').click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('def add(first, second):', { delay: 20 });
+    await page.keyboard.press('Enter'); // the editor indents the body
+    await page.keyboard.press('Control+S');
+    const file = path.join(workspace, 'demo.py');
+    const typed = await waitFor('the save', 10_000, async () => {
+      const t = readFileSync(file, 'utf8');
+      return t.includes('def add(first, second):') ? t : undefined;
+    });
+    const lines = typed.split('\n');
+    const cursorLine = lines.length; // 1-based: the last line, the indented empty body line
+    const indent = lines[lines.length - 1];
+    if (indent !== '    ') {
+      throw new Error(`expected the editor to indent the body by 4 spaces, got ${JSON.stringify(indent)}`);
+    }
+    const expected = (await expectedCompletion(file, cursorLine, indent.length + 1, backend)).replace(/\n+$/, '');
+    step(`[${backend}] cctest complete says the repaired completion is ${JSON.stringify(expected)}`);
+    if (!expected.trim()) {
+      throw new Error('cctest complete gave no completion for the typed prompt');
+    }
+
+    step(`[${backend}] triggering an inline suggestion`);
+    await runCommand(page, 'Trigger Inline Suggestion');
+    const ghost = page.locator('.monaco-editor .ghost-text-decoration, .monaco-editor .ghost-text');
+    const ghostText = await waitFor('ghost text', ANSWER_TIMEOUT_MS[backend] ?? 120_000, async () => {
+      if ((await ghost.count()) === 0) {
+        return undefined;
+      }
+      const t = (await ghost.allInnerTexts()).join('\n').replace(/\u00a0/g, ' ');
+      return t.trim() ? t : undefined;
+    });
+    step(`[${backend}] ghost text: ${JSON.stringify(ghostText)}`);
+    // compare the words: the DOM splits multi-line ghost text into decorations and view zones
+    const words = (t: string) => t.split(/\s+/).filter(Boolean).join(' ');
+    if (words(ghostText) !== words(expected)) {
+      throw new Error(`the ghost text ${JSON.stringify(ghostText)} is not the repaired completion ${JSON.stringify(expected)}`);
+    }
+    const shot1 = path.join(RESULTS, `e2e-${backend}-ghost-text.png`);
+    await page.screenshot({ path: shot1 });
+    console.log(`screenshot: ${shot1}`);
+
+    step(`[${backend}] accepting it with Tab`);
+    await page.keyboard.press('Tab');
+    await waitFor('the ghost text to be inserted', 10_000, async () => ((await ghost.count()) === 0 ? true : undefined));
+    await page.keyboard.press('Control+S');
+    const after = await waitFor('the saved file to hold the completion', 10_000, async () => {
+      const t = readFileSync(file, 'utf8');
+      return t !== typed ? t : undefined;
+    });
+    const want = `def add(first, second):\n${indent}${expected}`;
+    if (!after.includes(want)) {
+      throw new Error(`after Tab the file should contain ${JSON.stringify(want)}; it is:\n${after}`);
+    }
+    step(`[${backend}] the file now contains ${JSON.stringify(`${indent}${expected}`)}`);
+
+    step(`[${backend}] checking the defect log records the acceptance`);
+    const accepted = await waitFor('an accepted record in the defect log', 30_000, async () => {
+      const rows = await defects(db);
+      return rows.find((r) => r.accepted && r.uri?.endsWith('demo.py') && r.chosen_completion.replace(/\n+$/, '') === expected);
+    });
+    step(`[${backend}] record #${accepted.id}: accepted`);
+
+    const verdict = await waitFor('a verdict in the status bar', 30_000, async () => {
+      const t = await status.innerText();
+      return /\d+\/\d+ outliers/.test(t) ? t : undefined;
+    });
+    step(`[${backend}] status bar: ${JSON.stringify(verdict)}`);
+
+    step(`[${backend}] opening the defects view and the record's diff`);
+    await runCommand(page, 'cctest: Show logged defects');
+    const row = page.locator('.monaco-list-row', { hasText: 'demo.py:' }).filter({ hasText: 'accepted' }).first();
+    await row.waitFor({ timeout: 30_000 });
+    await row.click();
+    const diff = page.locator('.tab', { hasText: `cctest #${accepted.id}` }).first();
+    await diff.waitFor({ timeout: 30_000 });
+    await page.locator('.monaco-diff-editor').first().waitFor({ timeout: 30_000 });
+    const shot2 = path.join(RESULTS, `e2e-${backend}-accepted.png`);
+    await page.screenshot({ path: shot2 });
+    console.log(`screenshot: ${shot2}`);
+    step(`[${backend}] passed`);
+  } catch (err) {
+    const shot = path.join(RESULTS, `e2e-${backend}-failure.png`);
+    await page.screenshot({ path: shot }).catch(() => undefined);
+    console.error(`screenshot of the failure: ${shot}`);
+    if (existsSync(server.log)) {
+      console.error(`--- last lines of ${server.log} ---\n${readFileSync(server.log, 'utf8').split('\n').slice(-40).join('\n')}`);
+    }
+    throw err;
+  } finally {
+    await context.close().catch(() => undefined);
+    await server.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  need(PYTHON, 'run `make setup` (or set CCTEST_PYTHON to a Python with cctest installed)');
+  need(CODE_SERVER, 'run `bash tools/install-code-server.sh` (or set CODE_SERVER)');
+  need(CHROMIUM, 'run `bash tools/install-code-server.sh` (it installs chromium) or set CHROMIUM');
+  mkdirSync(RESULTS, { recursive: true });
+
+  step('building the .vsix (esbuild bundle + vsce package --no-dependencies)');
+  execFileSync('npm', ['run', '--silent', 'package'], { cwd: EXTENSION_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const vsix = path.join(EXTENSION_ROOT, 'cctest.vsix');
+  need(vsix, 'vsce did not write it');
+
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  try {
+    for (const backend of BACKENDS) {
+      await oneBackend(backend, vsix, browser);
+    }
+  } finally {
+    await browser.close();
+  }
+  step(`all passed (${BACKENDS.join(', ')})`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(`e2e FAILED: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    process.exit(1);
+  },
+);
