@@ -1,0 +1,91 @@
+"""The whole pipeline with a deterministic backend whose completions depend on the prompt.
+
+RuleBackend completes ``return <params>`` with the parameter names the prompt uses, so a renamed
+mutant's completion really contains the invented names and only de-mutation makes it agree.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cctest.backends.rules import RuleBackend
+from cctest.config import Settings
+from cctest.engine import Engine
+from cctest.errors import BackendError
+
+# positional-only parameters: renaming them cannot change how any caller binds arguments
+PROMPT = "def add(a, b, /):\n    res = a + b\n    total = res * 2\n    "
+
+
+async def run(backend, prompt=PROMPT, **settings):
+    return await Engine(backend, Settings(**settings)).run(prompt)
+
+
+async def test_renamed_completions_are_mapped_back_and_agree():
+    backend = RuleBackend()
+    result = await run(backend, schemes=("REP_R", "REP_C"), mutants=4)
+    assert len(backend.calls) == 1 and len(backend.calls[0]) == 1 + len(result.mutants)  # one batched call
+    assert result.mutants, "REP should apply to positional-only parameters"
+    for m, c in zip(result.mutants, result.completions[1:]):
+        assert m.renames and set(m.renames.values()) <= {"a", "b"}
+        assert any(new in c.raw for new in m.renames)  # the model saw and used the invented name
+        assert c.text == "return a + b\n"  # ... and de-mutation maps it back
+    assert result.outliers == () and result.chosen == 0
+    assert result.completion == "return a + b\n"
+
+
+async def test_a_mutant_that_changes_the_answer_is_flagged_and_not_chosen():
+    # the backend answers differently whenever the prompt contains dead code: GRA's mutants
+    result = await run(RuleBackend(fragile=["if False"]), mutants=10)
+    gra = [i for i, m in enumerate(result.mutants, start=1) if m.scheme.startswith("GRA")]
+    assert gra and len(gra) < len(result.mutants) / 2, "GRA should apply, to a minority of the mutants"
+    assert set(result.outliers) == set(gra) and not result.original_is_outlier
+    assert result.completion == "return a + b\n"
+
+
+async def test_an_original_that_disagrees_with_its_mutants_is_repaired():
+    # only the original prompt contains "(a, b,": every REP mutant renamed one of them
+    result = await run(RuleBackend(fragile=["(a, b,"]), schemes=("REP_R", "REP_C"), mutants=4)
+    assert result.completions[0].text != result.completions[1].text
+    assert result.original_is_outlier and result.is_suspect
+    assert result.chosen != 0 and result.completion == "return a + b\n"
+    assert "Param" not in result.completion
+
+
+async def test_failed_and_empty_completions_are_counted_as_no_results():
+    result = await run(RuleBackend(fail_on=["if False"]), mutants=10)
+    ini = {i for i, m in enumerate(result.mutants, start=1) if m.scheme.startswith("GRA")}
+    assert ini
+    assert set(result.verdict.no_results) == ini
+    assert all(result.completions[i].error for i in ini)
+    assert not (set(result.outliers) & ini)
+    assert result.similarity[min(ini)] == tuple(0.0 for _ in result.completions)
+
+
+async def test_every_prompt_failing_raises_the_backend_error():
+    with pytest.raises(BackendError):
+        await run(RuleBackend(fail_on=["def"]))
+
+
+async def test_known_original_completion_is_not_requested_again():
+    backend = RuleBackend()
+    result = await Engine(backend, Settings(mutants=3)).run(PROMPT, original="return a + b\n")
+    assert PROMPT not in backend.calls[0]
+    assert result.completions[0].raw == "return a + b\n"
+
+
+async def test_result_serialises_with_timings_for_every_stage():
+    result = await run(RuleBackend(), mutants=5)
+    d = json.loads(json.dumps(result.to_dict()))
+    assert set(d) >= {"prompt", "mutants", "completions", "similarity", "outliers", "chosen", "completion", "original_is_outlier", "timings_ms"}
+    assert set(d["timings_ms"]) >= {"mutate", "complete", "demutate", "detect", "repair", "total", "engine"}
+    n = len(d["completions"])
+    assert len(d["similarity"]) == n and all(len(r) == n for r in d["similarity"])
+    assert all(0.0 <= m["structural_distance"] <= 0.1 for m in d["mutants"])
+
+
+async def test_k_zero_is_the_plain_completion():
+    result = await run(RuleBackend(), mutants=0)
+    assert result.mutants == () and result.chosen == 0 and result.completion == "return a + b\n"
