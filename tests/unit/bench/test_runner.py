@@ -1,0 +1,170 @@
+"""The bench command end to end with the rules backend: the run directory, resume after a kill,
+the refusal of a resume with other settings, the report, comparison, and the CLI's errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cctest.backends.rules import RuleBackend
+from cctest.bench.datasets import load_humaneval
+from cctest.bench.runner import read_records
+from cctest.cli import main
+from cctest.config import Settings
+from cctest.detect import outlier_counts, similarity_matrix
+
+DATA = Path(__file__).parents[2] / "data" / "bench"
+REQUIRED = {"structural_consistency", "no_results", "outliers_per_T", "bleu", "edit_similarity",
+            "enhancement_ratio", "pass_at_1", "flag_vs_failure"}
+
+
+def _ids(run: Path) -> list[str]:
+    return [r["task_id"] for r in read_records(run / "results.jsonl")]
+
+
+def test_jsonl_run_report_and_exact_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    rc = main(["bench", "--dataset", str(DATA / "tasks.jsonl"), "--backend", "rules", "-k", "4",
+               "--thresholds", "1,2", "--out", str(run), "--no-progress"])
+    assert rc == 0
+    summary = json.loads((run / "summary.json").read_text())
+    assert REQUIRED <= set(summary)
+    assert set(summary["pass_at_1"]) == {"original", "repaired"}
+    assert set(summary["flag_vs_failure"]) == {"1", "2"}
+    assert set(summary["flag_vs_failure"]["1"]) >= {"precision", "recall", "f1"}
+    # the rules backend completes `return a + b`: right for add, wrong for mul (2 of 3 tasks have tests)
+    assert summary["counts"]["prompts_with_tests"] == 2
+    assert summary["pass_at_1"]["original"] == 0.5
+    records = read_records(run / "results.jsonl")
+    add = records[0]
+    assert add["task_id"] == "add" and add["tests"][0]["outcome"] == "passed"
+    assert records[1]["tests"][0]["outcome"] == "assertion_failure"
+    assert records[2]["tests"] is None  # no tests: nothing executed
+    # every T is decided from the one stored matrix: recomputing Algorithm 1 gives the same outliers
+    for r in records:
+        valid = [c["is_result"] for c in r["completions"]]
+        counts = outlier_counts(similarity_matrix([c["text"] for c in r["completions"]], valid), valid)
+        assert counts == r["counts"]
+        for t in ("1", "2"):
+            assert r["per_T"][t]["outliers"] == [i for i, c in enumerate(counts) if c > float(t)]
+    html = (run / "report.html").read_text()
+    assert html.count("data:image/png;base64,") >= 4 and "Table VI" in html
+    config = json.loads((run / "config.json").read_text())
+    assert (config["backend"], config["k"], config["thresholds"]) == ("rules", 4, [1.0, 2.0])
+    out = capsys.readouterr().out
+    assert "Table V" in out and "pass@1" in out
+
+
+def test_thresholds_match_the_engine(tmp_path: Path) -> None:
+    """The per-T decisions equal what the engine itself decides when run at that T."""
+    import asyncio
+
+    from cctest.engine import Engine
+
+    run = tmp_path / "run"
+    assert main(["bench", "--dataset", "humaneval", "--backend", "rules", "--model", "fragile=TempVar",
+                 "-k", "6", "--limit", "2", "--thresholds", "0,1", "--out", str(run), "--no-progress"]) == 0
+    records = read_records(run / "results.jsonl")
+    tasks = load_humaneval().tasks[:2]
+    for rec, task in zip(records, tasks, strict=True):
+        for t in (0.0, 1.0):
+            engine = Engine(RuleBackend(fragile=("TempVar",)), Settings(backend="rules", mutants=6, threshold=t))
+            result = asyncio.run(engine.run(task.prompt))
+            assert list(result.outliers) == rec["per_T"][f"{t:g}"]["outliers"]
+            assert result.chosen == rec["per_T"][f"{t:g}"]["chosen"]
+
+
+def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    args = ["bench", "--dataset", "humaneval", "--backend", "rules", "-k", "3", "--limit", "8",
+            "--out", str(run), "--no-progress"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "cctest", *args], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    results = run / "results.jsonl"
+    try:
+        # kill it as soon as two prompts are on disk, mid-run
+        while proc.poll() is None and len(_ids(run) if results.exists() else []) < 2:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+    before = _ids(run)
+    assert 2 <= len(before) < 8, "the run finished before it could be killed"
+    # a kill during a write leaves a torn line: simulate the worst case on top of the real kill
+    with open(results, "ab") as f:
+        f.write(b'{"task_id": "HumanEval/9", "inde')
+    assert main(["bench", *args[1:], "--resume"]) == 0
+    after = _ids(run)
+    expected = [t.task_id for t in load_humaneval().tasks[:8]]
+    assert sorted(after) == sorted(expected) and len(after) == len(set(after))
+    assert after[: len(before)] == before  # the old records were kept, not redone
+    assert json.loads((run / "summary.json").read_text())["counts"]["prompts"] == 8
+
+
+def test_resume_with_other_settings_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    base = ["bench", "--dataset", str(DATA / "tasks.jsonl"), "--backend", "rules", "--out", str(run), "--no-progress"]
+    assert main([*base, "-k", "2", "--limit", "1"]) == 0
+    capsys.readouterr()
+    assert main([*base, "-k", "3", "--limit", "1", "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "different settings (k)" in err and err.count("\n") == 1
+    assert main([*base, "-k", "2", "--limit", "1"]) == 2  # an existing run is not overwritten
+    assert "already holds a run" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["bench", "--dataset", "/no/such/file.jsonl"], "does not exist"),
+        (["bench", "--dataset", "humaneval", "--resume"], "--resume needs --out"),
+        (["bench", "--dataset", "humaneval", "--thresholds", "1,x"], "--thresholds must be numbers"),
+        (["bench"], "needs --dataset"),
+        (["bench", "compare", "a"], "usage: cctest bench compare"),
+    ],
+)
+def test_errors_are_one_sentence_and_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*argv, "--backend", "rules"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_malformed_jsonl_and_missing_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"prompt": "def f():\\n"}\n{oops}\n')
+    assert main(["bench", "--dataset", str(bad), "--backend", "rules", "--out", str(tmp_path / "r")]) == 2
+    assert "line 2 is not valid JSON" in capsys.readouterr().err
+    good = str(DATA / "tasks.jsonl")
+    assert main(["bench", "--dataset", good, "--backend", "rules", "--out", str(tmp_path / "none"), "--resume"]) == 2
+    assert "no run to resume" in capsys.readouterr().err
+
+
+def test_model_that_fails_to_load(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "not-a-model"
+    empty.mkdir()
+    rc = main(["bench", "--dataset", str(DATA / "tasks.jsonl"), "--backend", "hf", "--model", str(empty),
+               "--out", str(tmp_path / "r"), "--no-progress"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cctest: ") and err.count("\n") == 1
+
+
+def test_compare_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    common = ["--dataset", str(DATA / "tasks.jsonl"), "--backend", "rules", "-k", "4", "--no-progress"]
+    assert main(["bench", *common, "--out", str(a)]) == 0
+    assert main(["bench", *common, "--model", "fragile=TempVar", "--out", str(b)]) == 0
+    capsys.readouterr()
+    assert main(["bench", "compare", str(a), str(b), "--out", str(tmp_path / "cmp")]) == 0
+    out = capsys.readouterr().out
+    assert "fragile=TempVar" in out and "pass@1 original" in out
+    html = (tmp_path / "cmp" / "compare.html").read_text()
+    assert "a vs b" in html and html.count("data:image/png;base64,") >= 3
