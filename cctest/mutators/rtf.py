@@ -51,7 +51,11 @@ class RTF(Scheme):
     def variants(self, a: Analysis) -> list[Variant]:
         forms = ["not"] if "bool" in a.shadowed else ["not", "bool"]
         sites = list(reversed(a.sites.tests))
-        return [Variant(self.name, (s, forms[i % len(forms)])) for i, s in enumerate(sites)]
+        # every site in both forms: first alternating, then the other form of each
+        out = [Variant(self.name, (s, forms[i % len(forms)])) for i, s in enumerate(sites)]
+        if len(forms) == 2:
+            out += [Variant(self.name, (s, forms[(i + 1) % 2])) for i, s in enumerate(sites)]
+        return out
 
     def whole(self, a: Analysis) -> list[Variant]:
         return [Variant(self.name, (s, "not")) for s in a.sites.tests]

@@ -1,0 +1,59 @@
+"""End to end through the engine with the deterministic rule backend: renamed mutants' completions
+come back de-mutated and equal to the original's; a pruned transform equals a full one."""
+
+from __future__ import annotations
+
+from cctest.backends.rules import RuleBackend
+from cctest.engine import Engine
+from cctest.mutators import SCHEMES, analyse
+from cctest.mutators._analysis import NamePool, shadowed_builtins
+
+
+async def test_renamed_mutants_complete_to_the_original_after_demutation():
+    prompt = "def add(a, b, /, *rest):\n    res = a + b\n    "
+    result = await Engine(RuleBackend(), mutants=10, schemes=()).run(prompt)
+    renamed = [(m, c) for m, c in zip(result.mutants, result.completions[1:]) if m.scheme.startswith("REP")]
+    assert len(renamed) >= 2  # the backend's completion uses the parameters, so REP shows in it
+    original = result.completions[0].text
+    assert original == "return a + b + rest\n"
+    for m, c in renamed:
+        assert c.raw != c.text  # the model saw and used the invented name...
+        assert any(new in c.raw for new in m.renames)
+        assert c.text == original  # ...and de-mutation maps it back
+    assert result.completion == original
+    assert not result.original_is_outlier
+
+
+async def test_a_completion_using_a_dead_variable_is_never_chosen():
+    prompt = "def add(a, b):\n    return "
+    result = await Engine(RuleBackend(), mutants=10, schemes=("GRA_R",)).run(prompt)
+    assert result.mutants and all(m.introduced for m in result.mutants)
+    assert result.chosen == 0 or not any(n in result.completion for m in result.mutants for n in m.introduced)
+
+
+def test_pruned_transforms_equal_full_transforms():
+    src = (
+        "def f(a, /, *rest):\n"
+        "    '''doc'''\n"
+        "    n = 0\n"
+        "    for i in range(len(rest)):\n"
+        "        n += 1\n"
+        "        if n > 2 and a:\n"
+        "            total = [x for x in rest if x]\n"
+        "            n = n + i\n"
+        "    def g():\n"
+        "        return a + n\n"
+        "    return (n * 2) if a else g\n"
+    )
+    a = analyse(src, shadowed_builtins(src))
+    checked = 0
+    for scheme in SCHEMES.values():
+        for v in scheme.variants(a):
+            pruned = scheme.apply(a, [v], NamePool(src))
+            full = scheme.apply(a, [v], NamePool(src), full=True)
+            assert pruned is not None and full is not None
+            assert pruned.code == full.code, (scheme.name, v)
+            assert pruned.code != src
+            compile(pruned.code, "<m>", "exec")
+            checked += 1
+    assert checked > 30

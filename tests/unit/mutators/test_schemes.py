@@ -1,0 +1,411 @@
+"""Before/after tests for each scheme (LibCST CodemodTest style), the unsafe cases included.
+
+``mutate_whole`` applies a scheme at every site of a parsable source, so each case is a source and
+the exact text expected (or the source itself when the scheme must leave it alone).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from cctest.errors import InputError, UnknownSchemeError
+from cctest.mutators import SCHEMES, generate_mutants, mutate_whole
+
+
+def check(scheme: str, before: str, after: str | None) -> None:
+    before = textwrap.dedent(before)
+    expected = before if after is None else textwrap.dedent(after)
+    got = mutate_whole(before, scheme).text
+    assert got == expected, f"\n--- got ---\n{got}\n--- expected ---\n{expected}"
+    compile(got, "<mutant>", "exec")
+
+
+def test_registry_order_and_names():
+    assert list(SCHEMES) == ["REP_R", "REP_C", "REL_R", "REL_C", "IRR", "RTF", "GRA_R", "GRA_C", "INI"]
+
+
+# ---------------------------------------------------------------- REP: parameters
+
+
+def test_rep_renames_keywordless_parameters_everywhere_in_the_body():
+    check(
+        "REP_R",
+        """
+        def add(a, b, /, *args, **kw):
+            res = a + b
+            return [res + x for x in args], f"{b}", kw
+        """,
+        """
+        def add(Param1, Param2, /, *Param3, **Param4):
+            res = Param1 + Param2
+            return [res + x for x in Param3], f"{Param2}", Param4
+        """,
+    )
+
+
+def test_rep_c_uses_the_function_name():
+    check("REP_C", "def add(a, b, /):\n    return a + b\n", "def add(Add_Param_a, Add_Param_b, /):\n    return Add_Param_a + Add_Param_b\n")
+
+
+def test_rep_leaves_keyword_passable_parameters_alone():
+    # renaming b would break add(1, b=2): the function's keyword interface is part of its behaviour
+    check("REP_R", "def add(a, b):\n    return a + b\n", None)
+    check("REP_R", "def f(self, *, key):\n    return key\n", None)
+
+
+def test_rep_keeps_defaults_attributes_and_call_keywords():
+    check(
+        "REP_R",
+        """
+        b = 1
+        def f(a=b, /, *b_):
+            return a.b + g(a=a) + b
+        """,
+        """
+        b = 1
+        def f(Param1=b, /, *Param2):
+            return Param1.b + g(a=Param1) + b
+        """,
+    )
+
+
+def test_rep_skips_a_parameter_a_nested_scope_rebinds():
+    check(
+        "REP_R",
+        """
+        def f(a, /):
+            g = lambda a: a
+            return g(a)
+        """,
+        None,
+    )
+
+
+def test_rep_renames_closure_uses():
+    check(
+        "REP_R",
+        """
+        def f(a, /):
+            def g():
+                return a * 2
+            return g
+        """,
+        """
+        def f(Param1, /):
+            def g():
+                return Param1 * 2
+            return g
+        """,
+    )
+
+
+# ---------------------------------------------------------------- REL: locals
+
+
+def test_rel_renames_locals_in_every_binding_form():
+    check(
+        "REL_R",
+        """
+        def f(xs):
+            total = 0
+            for item in xs:
+                total += item
+            with open(xs) as fh:
+                pass
+            try:
+                pass
+            except ValueError as err:
+                print(err)
+            del item
+            return total, fh
+        """,
+        """
+        def f(xs):
+            LocalVar1 = 0
+            for LocalVar2 in xs:
+                LocalVar1 += LocalVar2
+            with open(xs) as LocalVar3:
+                pass
+            try:
+                pass
+            except ValueError as LocalVar4:
+                print(LocalVar4)
+            del LocalVar2
+            return LocalVar1, LocalVar3
+        """,
+    )
+
+
+def test_rel_c_uses_the_function_name():
+    check("REL_C", "def compare(a, b):\n    res = a > b\n    return res\n", "def compare(a, b):\n    compare_res = a > b\n    return compare_res\n")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # the function can observe its own variable names
+        "def f():\n    x = 1\n    return locals()\n",
+        "def f():\n    x = 1\n    return eval('x')\n",
+        "def f():\n    x = 1\n    exec('print(x)')\n",
+        "def f():\n    x = 1\n    return vars()\n",
+        # global: not a local at all
+        "def f():\n    global x\n    x = 1\n",
+        # f-string debug field prints the name
+        "def f():\n    x = 1\n    return f'{x=}'\n",
+        # bound by import / def / class: renaming would change a module or __name__
+        "def f():\n    import os\n    return os\n",
+        "def f():\n    def helper():\n        pass\n    return helper\n",
+        # a nested scope assigns it (nonlocal), or shadows it
+        "def f():\n    x = 1\n    def g():\n        nonlocal x\n        x = 2\n    return g\n",
+        "def f():\n    x = 1\n    return [x for x in range(3)]\n",
+        # mangled private names
+        "def f():\n    __x = 1\n    return __x\n",
+    ],
+)
+def test_rel_leaves_unsafe_locals_alone(source):
+    check("REL_R", source, None)
+
+
+def test_rel_renames_nonlocal_readers_and_fstring_fields():
+    check(
+        "REL_R",
+        """
+        def f(a):
+            x = a
+            def g():
+                nonlocal x
+                return f"{x!r:>{x}}"
+            return g
+        """,
+        """
+        def f(a):
+            LocalVar1 = a
+            def g():
+                nonlocal LocalVar1
+                return f"{LocalVar1!r:>{LocalVar1}}"
+            return g
+        """,
+    )
+
+
+def test_fresh_names_never_collide_with_the_document():
+    # LocalVar1 occurs (in a string, even): the next free name is taken
+    check(
+        "REL_R",
+        """
+        LocalVar1 = "LocalVar2"
+        def f():
+            y = 1
+            return y
+        """,
+        """
+        LocalVar1 = "LocalVar2"
+        def f():
+            LocalVar3 = 1
+            return LocalVar3
+        """,
+    )
+    check("REP_C", "def add(a, /):\n    return a, Add_Param_a\n", "def add(Add_Param_a2, /):\n    return Add_Param_a2, Add_Param_a\n")
+
+
+# ---------------------------------------------------------------- IRR
+
+
+def test_irr_rewrites_evident_int_arithmetic():
+    check(
+        "IRR",
+        """
+        def f(xs):
+            count = 0
+            n = len(xs)
+            for i in range(n):
+                count += 1
+                count = count - i
+            return count + 1, 2 * n
+        """,
+        """
+        def f(xs):
+            count = 0
+            n = len(xs)
+            for i in range(n):
+                count = count + 1
+                count -= i
+            return 1 + count, n * 2
+        """,
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a += b vs a = a + b: differ for a list aliased elsewhere
+        "def f(a, b):\n    a += b\n    return a\n",
+        "def f(b):\n    a = [1]\n    alias = a\n    a += b\n    return alias\n",
+        # x + 1 vs 1 + x: __add__ vs __radd__ for a user class
+        "def f(x):\n    return x + 1\n",
+        # both operands calls: swapping would change the order of their side effects
+        "def f(a, b):\n    return len(a) + len(b)\n",
+        # the local is not always an int
+        "def f(c):\n    n = 0\n    if c:\n        n = 'x'\n    n += 1\n    return n\n",
+        # len is rebound in the document
+        "len = str\ndef f(a):\n    return len(a) + 1\n",
+        # true division gives floats; ** may too: not int arithmetic
+        "def f():\n    n = 1 / 2\n    n += 1\n    return n\n",
+    ],
+)
+def test_irr_leaves_unproven_arithmetic_alone(source):
+    check("IRR", source, None)
+
+
+# ---------------------------------------------------------------- RTF
+
+
+def test_rtf_negates_twice_in_test_positions_only():
+    check(
+        "RTF",
+        """
+        def add(a, b, ignore):
+            if ignore:
+                return a
+            elif a or b:
+                pass
+            while a and b:
+                break
+            assert ignore, "msg"
+            x = a if b else ignore
+            flag = a and b
+            return [v for v in a if v], flag, x
+        """,
+        """
+        def add(a, b, ignore):
+            if not not ignore:
+                return a
+            elif not not (a or b):
+                pass
+            while not not (a and b):
+                break
+            assert not not ignore, "msg"
+            x = a if not not b else ignore
+            flag = a and b
+            return [v for v in a if not not v], flag, x
+        """,
+    )
+
+
+def test_rtf_never_uses_the_slides_unsafe_form():
+    out = generate_mutants("def add(a, b, ignore):\n    if ignore:\n        return a\n", schemes=["RTF"], k=10)
+    assert out.mutants
+    texts = [m.text for m in out.mutants]
+    assert all("==" not in t for t in texts)
+    assert any("if not not ignore:" in t for t in texts) and any("if bool(ignore):" in t for t in texts)
+
+
+def test_rtf_does_not_use_bool_when_it_is_rebound():
+    out = generate_mutants("bool = int\ndef f(a):\n    if a:\n        return 1\n", schemes=["RTF"], k=10)
+    assert out.mutants and all("bool(a)" not in m.text for m in out.mutants)
+
+
+# ---------------------------------------------------------------- GRA
+
+
+def test_gra_inserts_dead_code_after_the_docstring():
+    check(
+        "GRA_R",
+        '''
+        def add(a, b):
+            """Add."""
+            res = a + b
+            return res
+        ''',
+        '''
+        def add(a, b):
+            """Add."""
+            if False: TempVar = a
+            res = a + b
+            return res
+        ''',
+    )
+    check("GRA_C", "def add(a, b):\n    return a + b\n", "def add(a, b):\n    if False: Add_TempVar = a\n    return a + b\n")
+
+
+def test_gra_never_goes_before_a_future_import():
+    src = '"""Doc."""\nfrom __future__ import annotations\nx = 1\n'
+    got = mutate_whole(src, "GRA_R").text
+    assert got == '"""Doc."""\nfrom __future__ import annotations\nif False: TempVar = 0\nx = 1\n'
+    compile(got, "<m>", "exec")
+
+
+# ---------------------------------------------------------------- INI
+
+
+def test_ini_prints_only_values_whose_str_runs_no_user_code():
+    check(
+        "INI",
+        """
+        def f(obj, xs):
+            label = "items"
+            n = len(xs)
+            other = obj
+            ratio = 0.5
+            return label, n, other, ratio
+        """,
+        """
+        def f(obj, xs):
+            label = "items"
+            print(label)
+            n = len(xs)
+            print(n)
+            other = obj
+            ratio = 0.5
+            print(ratio)
+            return label, n, other, ratio
+        """,
+    )
+
+
+def test_ini_is_off_when_print_is_rebound_and_in_class_bodies():
+    check("INI", "print = len\ndef f():\n    n = 1\n    return n\n", None)
+    check("INI", "class A:\n    n = 1\n", None)
+
+
+# ---------------------------------------------------------------- the whole-file API
+
+
+def test_mutate_whole_rejects_a_file_that_does_not_parse():
+    with pytest.raises(InputError, match="does not parse"):
+        mutate_whole("def f(:\n", "RTF")
+
+
+def test_unknown_scheme():
+    with pytest.raises(UnknownSchemeError):
+        mutate_whole("x = 1\n", "NOPE")
+    with pytest.raises(UnknownSchemeError):
+        generate_mutants("def f():\n    ", schemes=["NOPE"])
+
+
+def test_whole_mutants_behave_like_the_original():
+    src = textwrap.dedent(
+        """
+        def stats(xs, /, *extra):
+            count = 0
+            total = 0
+            for i in range(len(xs)):
+                count += 1
+                total = total + xs[i]
+            if count and total > 0:
+                return count, total, extra
+            return count + 1, -total, extra
+        """
+    )
+    def run(code):
+        ns = {}
+        exec(compile(code, "<m>", "exec"), ns)
+        return [ns["stats"](xs, 7) for xs in ([], [1, 2], [-1.5, 0.5], [10**30, 1])]
+
+    want = run(src)
+    for scheme in SCHEMES:
+        m = mutate_whole(src, scheme)
+        assert m.text != src, scheme
+        assert run(m.text) == want, scheme
