@@ -1,0 +1,90 @@
+"""Start the cctest language server: ``cctest-lsp`` or ``python -m lsp_server``.
+
+stdio by default; ``--tcp HOST:PORT`` listens on a socket instead. Logs go to stderr or
+``--log-file``, never to stdout: over stdio, stdout IS the protocol, so before serving, the real
+stdout is kept for pygls alone and file descriptor 1 is pointed at stderr, so a stray ``print``
+(or a C library writing to fd 1) cannot corrupt the LSP stream.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+
+def _parse_tcp(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"'{value}' is not HOST:PORT, e.g. 127.0.0.1:2087")
+    return host or "127.0.0.1", int(port)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="cctest-lsp", description="The cctest language server: repaired code completions over LSP."
+    )
+    p.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default)")
+    p.add_argument(
+        "--tcp",
+        metavar="HOST:PORT",
+        type=_parse_tcp,
+        default=None,
+        help="listen on a TCP socket instead of stdio",
+    )
+    p.add_argument("--log-file", default=None, help="append logs to this file instead of stderr")
+    p.add_argument(
+        "--log-level", default="info", choices=("debug", "info", "warning", "error"), help="default: info"
+    )
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    return p
+
+
+def _configure_logging(level: str, log_file: str | None) -> None:
+    handler: logging.Handler = (
+        logging.FileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(getattr(logging, level.upper()))
+    # pygls logs every message body at INFO: only with --log-level debug
+    if level != "debug":
+        logging.getLogger("pygls").setLevel(max(logging.WARNING, root.level))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.version:
+        from cctest import __version__
+
+        print(f"cctest-lsp {__version__}")
+        return 0
+    try:
+        _configure_logging(args.log_level, args.log_file)
+    except OSError as exc:
+        print(
+            f"cctest-lsp: cannot write the log file {args.log_file}: {exc.strerror or exc}.", file=sys.stderr
+        )
+        return 2
+
+    protocol_out = None
+    if args.tcp is None:
+        # keep the real stdout for the protocol; everything else written to fd 1 goes to stderr
+        protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+        sys.stdout = sys.stderr
+
+    from .server import server  # after the redirect: importing torch & co may print
+
+    if args.tcp is not None:
+        host, port = args.tcp
+        server.start_tcp(host, port)
+    else:
+        server.start_io(stdin=sys.stdin.buffer, stdout=protocol_out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

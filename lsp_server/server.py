@@ -1,0 +1,786 @@
+"""The cctest language server: repaired completions over LSP, suspected defects into the log.
+
+State lives on ``CCTestServer`` (a pygls ``LanguageServer``); the handlers at the bottom are thin:
+get the document, call ``CCTestServer.serve``, convert with ``lsp_server.convert``.
+
+How a request is served (``serve``):
+
+1. ``mode == "off"`` → nothing.
+2. prompt = document text before the cursor, suffix = after it (``convert.prompt_at``).
+3. the LRU cache, keyed by (prompt, suffix, settings), answers repeats at once.
+4. an identical request already running is joined, not repeated (a client asking for inline and
+   for ordinary completion at the same cursor costs one engine run);
+5. otherwise the document's previous job is cancelled (latest request wins: the user has typed
+   on, so its answer would be stale) and a new job starts, after ``debounceMs`` if set;
+6. the job runs the engine (``repair``) or one plain completion (``monitor``, which then checks
+   it in the background); model work is the backend's and never blocks the event loop;
+7. suspected defects (``EngineResult.is_suspect``), or every result with ``logAll``, are written
+   to the defect log in a worker thread, after the answer is sent.
+
+``$/cancelRequest`` cancels the handler's task (pygls does so for coroutine handlers); a job
+whose every waiter is gone is cancelled too. A backend failure gives an empty answer and ONE
+``window/logMessage`` per failure streak (another when the backend answers again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+import uuid
+from collections import Counter, OrderedDict
+from collections.abc import Coroutine, Hashable
+from typing import Any, Generic, TypeVar
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.workspace import TextDocument
+
+from cctest import __version__
+from cctest.backends import create_backend
+from cctest.backends.base import Backend
+from cctest.config import Settings
+from cctest.defects import EXPORT_FORMATS, DefectStore
+from cctest.engine import Engine
+from cctest.errors import BackendError, BackendTimeout, CCTestError, DefectLogError
+from cctest.types import EngineResult, Prompt
+
+from . import convert
+from . import settings as wire
+
+log = logging.getLogger("lsp_server")
+
+CACHE_SIZE = 256  # engine results kept for repeated prompts
+SERVED_SIZE = 4096  # request ids remembered for acceptance reports
+MAX_BACKGROUND = 2  # monitor-mode checks running at once; more are skipped (and counted)
+VERDICT_NOTIFICATION = "cctest/verdict"
+BACKEND_RETRY_S = 10.0  # a backend that failed to be built is not rebuilt sooner for the same settings
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class LRU(Generic[K, V]):
+    """A bounded mapping that forgets the least recently used entry."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._data: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        value = self._data.get(key)
+        if value is not None:
+            self._data.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self._data[key] = value
+        self._data.move_to_end(key)
+        while len(self._data) > self.size:
+            self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        self._data.clear()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What one engine job produced; shared by every request that asked for the same prompt."""
+
+    completion: str
+    result: EngineResult | None  # None in monitor mode until the background check is done
+    mode: str
+    record: asyncio.Task[int | None] | None = None  # the defect-log write, when there is one
+
+    @property
+    def suspect(self) -> bool:
+        return bool(self.result and self.result.is_suspect)
+
+    @property
+    def repaired(self) -> bool:
+        return bool(self.result and self.result.completion != self.result.original_completion)
+
+
+@dataclasses.dataclass
+class Served:
+    """One answered request: what acceptance reports refer to."""
+
+    request_id: str
+    uri: str
+    outcome: Outcome
+    result: EngineResult | None  # the verdict known when the answer was sent (monitor: maybe none yet)
+
+
+@dataclasses.dataclass
+class _Job:
+    task: asyncio.Task[Outcome]
+    waiters: int = 0
+
+
+_ANSWERED = object()  # a malformed request this protocol already answered with an error
+
+
+class CCTestProtocol(LanguageServerProtocol):
+    """pygls's protocol, but a request whose params cannot be read gets an InvalidParams answer.
+
+    (pygls 2.1 logs such a message and never answers it, which leaves the client waiting.)
+    """
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                log.warning("malformed %s request %s: %s", data.get("method"), data.get("id"), exc.__cause__)
+                detail = str(exc.__cause__ or exc).splitlines()[0]
+                self._send_response(
+                    data["id"],
+                    error=JsonRpcInvalidParams(
+                        message=f"Invalid params for {data['method']}: {detail}"
+                    ).to_response_error(),
+                )
+                return _ANSWERED
+            raise
+
+    def handle_message(self, message: Any) -> None:
+        if message is _ANSWERED:
+            return
+        super().handle_message(message)
+
+
+class CCTestServer(LanguageServer):
+    """The language server: settings, backend, cache, jobs, defect log and counters."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "cctest-lsp",
+            __version__,
+            protocol_cls=CCTestProtocol,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+        )
+        self.init_options: dict[str, Any] = {}
+        self.overrides: dict[str, Any] = {}
+        self.settings = Settings()
+        self._pending_warnings: list[str] = []
+        self._backend: Backend | None = None
+        self._backend_key: tuple[Any, ...] | None = None
+        self._backend_lock: asyncio.Lock | None = None
+        self._backend_failure: tuple[tuple[Any, ...], float, str] | None = None
+        self._healthy = True
+        self.cache: LRU[tuple[Any, ...], Outcome] = LRU(CACHE_SIZE)
+        self.served: LRU[str, Served] = LRU(SERVED_SIZE)
+        self._jobs: dict[tuple[Any, ...], _Job] = {}
+        self._doc_job: dict[str, tuple[Any, ...]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()  # background checks and writes, kept alive
+        self._writes: set[asyncio.Task[Any]] = set()
+        self._background_checks = 0
+        self._store: DefectStore | None = None
+        self._store_error: str | None = None
+        self.counters: Counter[str] = Counter()
+        self.timing_sums: Counter[str] = Counter()
+
+    # -- messages to the user -------------------------------------------------------------------
+    def log_to_client(self, message: str, kind: lsp.MessageType = lsp.MessageType.Info) -> None:
+        (log.error if kind == lsp.MessageType.Error else log.info)("%s", message)
+        try:
+            self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
+        except Exception:  # no transport yet, or it is gone: stderr has it
+            log.debug("could not send a log message", exc_info=True)
+
+    def warn_user(self, message: str) -> None:
+        log.warning("%s", message)
+        try:
+            self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
+        except Exception:
+            log.debug("could not send a message", exc_info=True)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # pygls pops up "Error in server" for a malformed notification; a log line is enough
+        if source is not None and "Request" in getattr(source, "__name__", ""):
+            return
+        self.log_to_client(f"cctest: a message could not be handled: {error}", lsp.MessageType.Warning)
+
+    # -- settings -------------------------------------------------------------------------------
+    def apply_settings(self) -> list[str]:
+        """Rebuild the settings from initializationOptions + later changes; warn about bad values."""
+        settings, errors = wire.parse({**self.init_options, **self.overrides})
+        old = self.settings
+        self.settings = settings
+        if wire.backend_key(settings) != wire.backend_key(old):
+            # the backend is rebuilt lazily by the next request; cached answers came from the old one
+            self.cache.clear()
+        if settings.defect_log_path() != old.defect_log_path() and self._store is not None:
+            self._store.close()
+            self._store = None
+            self._store_error = None
+        return errors
+
+    def set_init_options(self, raw: Any) -> None:
+        section, errors = wire.unwrap(raw)
+        self.init_options = section
+        errors += self.apply_settings()
+        self._pending_warnings.extend(errors)
+
+    async def change_configuration(self, raw: Any) -> None:
+        if raw is None or (isinstance(raw, dict) and not raw):
+            raw = await self._pull_configuration()
+            if raw is None:
+                return
+        section, errors = wire.unwrap(raw)
+        self.overrides.update(section)
+        errors += self.apply_settings()
+        self._warn_all(errors)
+        log.info("settings: %s", wire.to_wire(self.settings))
+
+    async def _pull_configuration(self) -> Any:
+        caps = self.client_capabilities.workspace if self.client_capabilities else None
+        if not (caps and caps.configuration):
+            return None
+        try:
+            values = await self.workspace_configuration_async(
+                lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section=wire.SECTION)])
+            )
+        except Exception as exc:
+            self.log_to_client(f"cctest: could not read the settings: {exc}", lsp.MessageType.Warning)
+            return None
+        return values[0] if values else None
+
+    def _warn_all(self, errors: list[str]) -> None:
+        if errors:
+            self.warn_user(" ".join(errors))
+
+    def flush_warnings(self) -> None:
+        errors, self._pending_warnings = self._pending_warnings, []
+        self._warn_all(errors)
+
+    # -- the backend ----------------------------------------------------------------------------
+    async def backend(self) -> Backend:
+        """The backend for the current settings, built (off the event loop) on first use."""
+        if self._backend_lock is None:
+            self._backend_lock = asyncio.Lock()
+        async with self._backend_lock:
+            settings = self.settings
+            key = wire.backend_key(settings)
+            if self._backend is not None and self._backend_key == key:
+                return self._backend
+            failure = self._backend_failure
+            if failure and failure[0] == key and time.monotonic() - failure[1] < BACKEND_RETRY_S:
+                raise BackendError(failure[2])
+            old, self._backend, self._backend_key = self._backend, None, None
+            if old is not None:
+                self.spawn(self._close_backend(old))
+            try:
+                # building may load a model from disk: seconds of work, in a thread
+                backend = await asyncio.to_thread(create_backend, settings)
+            except Exception as exc:
+                message = _describe_failure(exc)
+                self._backend_failure = (key, time.monotonic(), message)
+                if not isinstance(exc, CCTestError):
+                    log.exception("building the %s backend failed", settings.backend)
+                raise BackendError(message) from exc
+            self._backend_failure = None
+            self._backend, self._backend_key = backend, key
+            log.info("backend ready: %s", backend.describe())
+            return backend
+
+    @staticmethod
+    async def _close_backend(backend: Backend) -> None:
+        try:
+            await backend.aclose()
+        except Exception:
+            log.warning("closing the old backend failed", exc_info=True)
+
+    async def warm_up(self) -> None:
+        """Build the backend (load the model) before the first request needs it."""
+        if self.settings.mode == "off":
+            return
+        try:
+            await self.backend()
+        except BackendError as exc:
+            self._backend_failed(exc)
+
+    def _backend_failed(self, exc: BaseException) -> None:
+        self.counters["failures"] += 1
+        if self._healthy:
+            self._healthy = False
+            self.log_to_client(
+                f"cctest: the {self.settings.backend} backend failed: {_describe_failure(exc)} "
+                "Completions are empty until it answers again.",
+                lsp.MessageType.Error,
+            )
+        else:
+            log.info("backend still failing: %s", exc)
+
+    def _backend_ok(self) -> None:
+        if not self._healthy:
+            self._healthy = True
+            self.log_to_client(
+                f"cctest: the {self.settings.backend} backend answers again.", lsp.MessageType.Info
+            )
+
+    # -- background tasks -----------------------------------------------------------------------
+    def spawn(self, coro: Coroutine[Any, Any, Any], *, write: bool = False) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        if write:
+            self._writes.add(task)
+            task.add_done_callback(self._writes.discard)
+        return task
+
+    async def drain_writes(self) -> None:
+        """Wait for defect-log writes already started (so a read sees them)."""
+        while self._writes:
+            await asyncio.gather(*list(self._writes), return_exceptions=True)
+
+    # -- the defect log -------------------------------------------------------------------------
+    def store(self) -> DefectStore | None:
+        if self._store is None and self._store_error is None:
+            path = self.settings.defect_log_path()
+            try:
+                self._store = DefectStore(path)
+            except DefectLogError as exc:
+                self._store_error = str(exc)
+                self.log_to_client(f"cctest: defects will not be recorded: {exc}", lsp.MessageType.Error)
+        return self._store
+
+    def open_store(self) -> DefectStore:
+        store = self.store()
+        if store is None:
+            raise JsonRpcInvalidParams(message=f"the defect log is unavailable: {self._store_error}")
+        return store
+
+    async def _record(
+        self, result: EngineResult, request_id: str, uri: str, settings: Settings, mode: str
+    ) -> int | None:
+        store = self.store()
+        if store is None:
+            return None
+        backend = self._backend
+        try:
+            record_id = await asyncio.to_thread(
+                store.add,
+                result,
+                request_id=request_id,
+                uri=uri,
+                line=None if result.prompt.line is None else result.prompt.line - 1,
+                col=None if result.prompt.col is None else result.prompt.col - 1,
+                mode=mode,
+                model=backend.describe() if backend is not None else settings.backend,
+                settings=settings.to_dict(),
+            )
+        except DefectLogError as exc:
+            self.log_to_client(f"cctest: a defect could not be recorded: {exc}", lsp.MessageType.Error)
+            return None
+        self.counters["recorded"] += 1
+        return record_id
+
+    def _maybe_record(self, outcome: Outcome, request_id: str, uri: str, settings: Settings) -> None:
+        result = outcome.result
+        if result is None:
+            return
+        if result.is_suspect:
+            self.counters["suspect"] += 1
+        if result.is_suspect or settings.log_all:
+            outcome.record = self.spawn(
+                self._record(result, request_id, uri, settings, outcome.mode), write=True
+            )
+
+    def _timed(self, result: EngineResult) -> None:
+        self.counters["engine_runs"] += 1
+        for name, ms in result.timings_ms.items():
+            self.timing_sums[name] += ms
+
+    # -- serving one request --------------------------------------------------------------------
+    async def serve(self, uri: str, position: lsp.Position) -> tuple[Served, TextDocument, int | None] | None:
+        """Answer a completion request at ``position`` of ``uri``; None when there is nothing."""
+        settings = self.settings
+        if settings.mode == "off":
+            return None
+        self.counters["requests"] += 1
+        doc = self.workspace.get_text_document(uri)
+        try:
+            prompt = convert.prompt_at(doc, position)
+        except OSError as exc:  # neither open nor readable on disk
+            log.warning("no text for %s: %s", uri, exc)
+            self.counters["no_document"] += 1
+            return None
+        version = doc.version
+        key = (prompt.text, prompt.suffix, settings)
+        request_id = uuid.uuid4().hex[:16]
+        outcome = self.cache.get(key)
+        if outcome is not None:
+            self.counters["cache_hits"] += 1
+            known = outcome.result  # monitor mode: the background check's verdict, once it is in
+        else:
+            outcome = await self._join(uri, key, prompt, settings, request_id)
+            if outcome is None:
+                return None
+            # monitor mode answers before its check: whatever the check did meanwhile is for later
+            known = outcome.result if outcome.mode == "repair" else None
+        served = Served(request_id=request_id, uri=uri, outcome=outcome, result=known)
+        self.served.put(request_id, served)
+        self.counters["answered"] += 1
+        self.notify_verdict(uri, request_id, outcome, known)
+        return served, doc, version
+
+    def notify_verdict(
+        self, uri: str, request_id: str, outcome: Outcome, result: EngineResult | None
+    ) -> None:
+        """``cctest/verdict``: the verdict of an answered request, for a client's status line."""
+        params: dict[str, Any] = {
+            "uri": uri,
+            "requestId": request_id,
+            "mode": outcome.mode,
+            "text": convert.verdict_text(result, outcome.mode),
+        }
+        if result is not None:
+            params.update(
+                outliers=len(result.outliers), total=len(result.completions), suspect=result.is_suspect
+            )
+        try:
+            self.protocol.notify(VERDICT_NOTIFICATION, params)
+        except Exception:
+            log.debug("could not send the verdict", exc_info=True)
+
+    async def _join(
+        self, uri: str, key: tuple[Any, ...], prompt: Prompt, settings: Settings, request_id: str
+    ) -> Outcome | None:
+        job = self._jobs.get(key)
+        if job is None:
+            previous = self._doc_job.get(uri)
+            if previous is not None and previous in self._jobs and previous != key:
+                # the user typed on: the older prompt's answer would be stale
+                self._jobs[previous].task.cancel()
+                self.counters["superseded"] += 1
+            task = asyncio.ensure_future(self._compute(uri, prompt, settings, request_id))
+            job = self._jobs[key] = _Job(task)
+            self._doc_job[uri] = key
+
+            def forget(_: asyncio.Task[Outcome], key: tuple[Any, ...] = key) -> None:
+                if self._jobs.get(key) is job:
+                    del self._jobs[key]
+                if self._doc_job.get(uri) == key:
+                    del self._doc_job[uri]
+
+            task.add_done_callback(forget)
+        else:
+            self.counters["joined"] += 1
+        job.waiters += 1
+        try:
+            # shielded: one waiter's $/cancelRequest must not cancel the job the others wait for
+            return await asyncio.shield(job.task)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                # the client cancelled this request; the job dies with its last waiter
+                self.counters["cancelled"] += 1
+                if job.waiters == 1 and not job.task.done():
+                    job.task.cancel()
+                raise
+            return None  # superseded by a newer request for the same document
+        except BackendError as exc:
+            self._backend_failed(exc)
+            return None
+        except Exception as exc:  # a bug in a stage: log it, answer nothing, stay up
+            log.exception("serving %s failed", uri)
+            self._backend_failed(exc)
+            return None
+        finally:
+            job.waiters -= 1
+
+    async def _compute(self, uri: str, prompt: Prompt, settings: Settings, request_id: str) -> Outcome:
+        if settings.debounce_ms:
+            await asyncio.sleep(settings.debounce_ms / 1000)  # a newer request cancels us here
+        backend = await self.backend()
+        key = (prompt.text, prompt.suffix, settings)
+        if settings.mode == "monitor":
+            try:
+                [first] = await asyncio.wait_for(
+                    backend.complete([prompt.text], suffix=prompt.suffix), timeout=settings.timeout + 1
+                )
+            except asyncio.TimeoutError as exc:
+                raise BackendTimeout(f"no completion within {settings.timeout:g} seconds.") from exc
+            if isinstance(first, BackendError):
+                raise first
+            self._backend_ok()
+            outcome = Outcome(completion=first, result=None, mode="monitor")
+            self.cache.put(key, outcome)
+            self._check_in_background(outcome, prompt, settings, uri, request_id, backend)
+            return outcome
+        try:
+            result = await asyncio.wait_for(
+                Engine(backend, settings).run(prompt), timeout=settings.timeout + 1
+            )
+        except asyncio.TimeoutError as exc:
+            raise BackendTimeout(f"no completion within {settings.timeout:g} seconds.") from exc
+        self._backend_ok()
+        self._timed(result)
+        outcome = Outcome(completion=result.completion, result=result, mode="repair")
+        self.cache.put(key, outcome)
+        self._maybe_record(outcome, request_id, uri, settings)
+        return outcome
+
+    def _check_in_background(
+        self,
+        outcome: Outcome,
+        prompt: Prompt,
+        settings: Settings,
+        uri: str,
+        request_id: str,
+        backend: Backend,
+    ) -> None:
+        if self._background_checks >= MAX_BACKGROUND:
+            self.counters["monitor_skipped"] += 1
+            return
+        self._background_checks += 1
+
+        async def check() -> None:
+            try:
+                result = await Engine(backend, settings).run(prompt, original=outcome.completion)
+            except Exception as exc:
+                log.info("monitor check of %s failed: %s", uri, exc)
+                self.counters["monitor_failed"] += 1
+                return
+            finally:
+                self._background_checks -= 1
+            self.counters["monitor_checks"] += 1
+            self._timed(result)
+            outcome.result = result
+            self._maybe_record(outcome, request_id, uri, settings)
+            self.notify_verdict(uri, request_id, outcome, result)
+
+        self.spawn(check())
+
+    # -- acceptance, stats, defects -------------------------------------------------------------
+    async def accepted(self, ident: Any) -> dict[str, Any]:
+        """Store that the user accepted a completion (by request id, or by defect record id)."""
+        store = self.open_store()
+        if isinstance(ident, str) and (served := self.served.get(ident)) is not None:
+            outcome = served.outcome
+            record_id = await outcome.record if outcome.record is not None else None
+            record_id = await asyncio.to_thread(
+                store.mark_accepted,
+                ident,
+                uri=served.uri,
+                suspect=outcome.suspect,
+                repaired=outcome.repaired,
+                defect_id=record_id,
+            )
+        elif isinstance(ident, int) and not isinstance(ident, bool):
+            if await asyncio.to_thread(store.get, ident) is None:
+                raise JsonRpcInvalidParams(message=f"there is no defect record {ident}.")
+            record_id = await asyncio.to_thread(store.mark_accepted, f"record:{ident}", defect_id=ident)
+        elif isinstance(ident, str):
+            # a request this server no longer remembers (or a restarted one): the log may have it
+            record_id = await asyncio.to_thread(store.mark_accepted, ident)
+            if record_id is None:
+                self.counters["accepted_unknown"] += 1
+        else:
+            raise JsonRpcInvalidParams(
+                message="cctest.accepted takes a request id (string) or a record id (integer)."
+            )
+        self.counters["accepted"] += 1
+        return {"accepted": True, "record": record_id}
+
+    def stats(self) -> dict[str, Any]:
+        runs = self.counters["engine_runs"]
+        means = {name: round(total / runs, 3) for name, total in self.timing_sums.items()} if runs else {}
+        store = self.store()
+        try:
+            log_stats = store.stats() if store is not None else None
+        except DefectLogError as exc:
+            log_stats = {"error": str(exc)}
+        return {
+            "requests": self.counters["requests"],
+            "answered": self.counters["answered"],
+            "cacheHits": self.counters["cache_hits"],
+            "joined": self.counters["joined"],
+            "superseded": self.counters["superseded"],
+            "cancelled": self.counters["cancelled"],
+            "failures": self.counters["failures"],
+            "engineRuns": runs,
+            "suspect": self.counters["suspect"],
+            "recorded": self.counters["recorded"],
+            "accepted": self.counters["accepted"],
+            "monitorChecks": self.counters["monitor_checks"],
+            "monitorSkipped": self.counters["monitor_skipped"],
+            "meanTimingsMs": means,
+            "backend": self._backend.describe() if self._backend is not None else None,
+            "settings": wire.to_wire(self.settings),
+            "defectLog": str(self.settings.defect_log_path()),
+            "log": log_stats,
+        }
+
+
+def _describe_failure(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text if text.endswith(".") else text + "."
+
+
+def _plain(value: Any) -> Any:
+    """JSON values as pygls hands them to custom handlers (objects become namedtuples) -> dicts."""
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _params(params: Any) -> dict[str, Any]:
+    """Custom requests' params: an object or nothing; anything else is bad."""
+    params = _plain(params)
+    if params is None:
+        return {}
+    if isinstance(params, dict):
+        return params
+    raise JsonRpcInvalidParams(message="params must be an object.")
+
+
+def _int_param(params: dict[str, Any], name: str, default: int, low: int, high: int) -> int:
+    value = params.get(name, default)
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise JsonRpcInvalidParams(message=f"'{name}' must be an integer from {low} to {high}.")
+    return value
+
+
+server = CCTestServer()
+
+
+# -- lifecycle and settings ---------------------------------------------------------------------
+@server.feature(lsp.INITIALIZE)
+def initialize(ls: CCTestServer, params: lsp.InitializeParams) -> None:
+    ls.set_init_options(params.initialization_options)
+
+
+@server.feature(lsp.INITIALIZED)
+def initialized(ls: CCTestServer, params: lsp.InitializedParams) -> None:
+    ls.flush_warnings()
+    ls.spawn(ls.warm_up())
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def did_change_configuration(ls: CCTestServer, params: lsp.DidChangeConfigurationParams) -> None:
+    await ls.change_configuration(params.settings)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: CCTestServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    key = ls._doc_job.pop(params.text_document.uri, None)
+    if key is not None and key in ls._jobs:
+        ls._jobs[key].task.cancel()
+
+
+# -- completions --------------------------------------------------------------------------------
+def _still_current(doc: TextDocument, version: int | None) -> bool:
+    return doc.version == version
+
+
+@server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
+async def inline_completion(
+    ls: CCTestServer, params: lsp.InlineCompletionParams
+) -> lsp.InlineCompletionList | None:
+    answer = await ls.serve(params.text_document.uri, params.position)
+    if answer is None:
+        return lsp.InlineCompletionList(items=[])
+    served, doc, version = answer
+    if not _still_current(doc, version):  # the document changed while we worked: positions moved
+        return lsp.InlineCompletionList(items=[])
+    return convert.inline_completion(doc, params.position, served.outcome.completion, served.request_id)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(resolve_provider=False))
+async def completion(ls: CCTestServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+    answer = await ls.serve(params.text_document.uri, params.position)
+    if answer is None:
+        return lsp.CompletionList(is_incomplete=True, items=[])
+    served, doc, version = answer
+    if not _still_current(doc, version):
+        return lsp.CompletionList(is_incomplete=True, items=[])
+    outcome = served.outcome
+    verdict = convert.verdict_text(served.result, outcome.mode)
+    return convert.completion_list(
+        doc, params.position, outcome.completion, served.request_id, verdict, served.result
+    )
+
+
+# -- custom requests ----------------------------------------------------------------------------
+@server.feature("cctest/defects")
+async def defects(ls: CCTestServer, params: Any) -> dict[str, Any]:
+    """Records, newest first: params ``limit`` (1-1000, default 50), ``offset``, ``uri``, ``since``."""
+    p = _params(params)
+    limit = _int_param(p, "limit", 50, 1, 1000)
+    offset = _int_param(p, "offset", 0, 0, 2**62)
+    uri, since = p.get("uri"), p.get("since")
+    if uri is not None and not isinstance(uri, str):
+        raise JsonRpcInvalidParams(message="'uri' must be a string.")
+    if since is not None and not isinstance(since, (str, int, float)):
+        raise JsonRpcInvalidParams(message="'since' must be ISO 8601 text or Unix seconds.")
+    await ls.drain_writes()
+    store = ls.open_store()
+    try:
+        from cctest.defects import normalise_time
+
+        records, total = await asyncio.to_thread(
+            store.list,
+            limit=limit,
+            offset=offset,
+            uri=uri,
+            since=None if since is None else normalise_time(since),
+        )
+    except DefectLogError as exc:
+        raise JsonRpcInvalidParams(message=str(exc)) from exc
+    return {"records": [convert.defect_to_wire(r) for r in records], "total": total}
+
+
+@server.feature("cctest/stats")
+async def stats(ls: CCTestServer, params: Any) -> dict[str, Any]:
+    await ls.drain_writes()
+    return ls.stats()
+
+
+# -- commands -----------------------------------------------------------------------------------
+@server.command("cctest.clearDefects")
+async def clear_defects(ls: CCTestServer, *args: Any) -> dict[str, Any]:
+    await ls.drain_writes()
+    deleted = await asyncio.to_thread(ls.open_store().clear)
+    return {"deleted": deleted}
+
+
+@server.command("cctest.exportDefects")
+async def export_defects(ls: CCTestServer, *args: Any) -> dict[str, Any]:
+    """Arguments: ``[path, format]`` or ``[{"path": ..., "format": "jsonl"|"csv"}]``."""
+    args = tuple(_plain(a) for a in args)
+    if len(args) == 1 and isinstance(args[0], dict):
+        path, fmt = args[0].get("path"), args[0].get("format", "jsonl")
+    else:
+        path, fmt = (list(args) + [None, "jsonl"])[:2]
+    if not isinstance(path, str) or not path:
+        raise JsonRpcInvalidParams(message="cctest.exportDefects needs a file path.")
+    if fmt not in EXPORT_FORMATS:
+        raise JsonRpcInvalidParams(message="the format must be jsonl or csv.")
+    await ls.drain_writes()
+    try:
+        count = await asyncio.to_thread(ls.open_store().export_to, path, fmt)
+    except DefectLogError as exc:
+        raise JsonRpcInvalidParams(message=str(exc)) from exc
+    return {"path": path, "format": fmt, "count": count}
+
+
+@server.command(convert.ACCEPT_COMMAND)
+async def accepted(ls: CCTestServer, *args: Any) -> dict[str, Any]:
+    if len(args) != 1:
+        raise JsonRpcInvalidParams(
+            message="cctest.accepted takes one argument: the request id or the record id."
+        )
+    return await ls.accepted(_plain(args[0]))
