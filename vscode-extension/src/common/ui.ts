@@ -134,14 +134,18 @@ export class DefectsTree implements vscode.TreeDataProvider<DefectRecord>, vscod
     return record && side ? sideText(record, side.side) : '';
   }
 
-  /** Open the file at the record's position, and the original vs repaired diff beside it. */
+  /**
+   * Open the file at the record's position (a tab of its own), then the original vs repaired diff
+   * in the same editor group: a full-width group keeps VS Code's diff side by side (it falls back to
+   * an inline diff below 900 px, which a split group on most screens is).
+   */
   async open(r: DefectRecord): Promise<void> {
     this.records.set(r.id, r);
     if (r.uri) {
       try {
         const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(r.uri));
         const pos = new vscode.Position(r.line ?? 0, r.character ?? 0);
-        await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One, selection: new vscode.Range(pos, pos), preview: true });
+        await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Active, selection: new vscode.Range(pos, pos), preview: false });
       } catch (err) {
         void vscode.window.showWarningMessage(`cctest: cannot open ${r.uri}: ${String(err)}`);
       }
@@ -151,7 +155,7 @@ export class DefectsTree implements vscode.TreeDataProvider<DefectRecord>, vscod
     this.docChanged.fire(left);
     this.docChanged.fire(right);
     await vscode.commands.executeCommand('vscode.diff', left, right, `cctest #${r.id}: original ↔ repaired`, {
-      viewColumn: vscode.ViewColumn.Beside,
+      viewColumn: vscode.ViewColumn.Active,
       preview: true,
     });
   }

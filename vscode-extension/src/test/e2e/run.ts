@@ -27,6 +27,28 @@ const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const RESULTS = path.join(EXTENSION_ROOT, 'test-results');
 const FIXTURE = path.join(EXTENSION_ROOT, 'test-fixtures', 'workspace');
 const BACKENDS = (process.env.CCTEST_E2E_BACKENDS || 'rules').split(',').map((b) => b.trim()).filter(Boolean);
+
+/**
+ * Per backend: the settings (beyond the defaults), the same settings as `cctest complete` options,
+ * and the function the test types (one line per Enter; the editor indents).
+ *
+ * rules: the rule backend completes `return <params joined by +>`, but answers `rate * 2  # fragile`
+ * whenever the prompt contains "acc = amount\n    tax"; the REL mutants rename acc and tax, so their
+ * completions agree with each other and not with the original's: the original is an outlier and
+ * the repaired completion differs from it (as in tests/e2e/lsp).
+ * hf: the bundled model, on a function header alone.
+ */
+const SCENARIOS: Record<string, { settings: Record<string, unknown>; cli: string[]; lines: string[]; repaired: boolean }> = {
+  rules: {
+    settings: { 'cctest.model': 'fragile=acc = amount\n    tax', 'cctest.schemes': ['REL_R', 'REL_C'], 'cctest.mutants': 6 },
+    cli: ['--model', 'fragile=acc = amount\n    tax', '--scheme', 'REL_R', '--scheme', 'REL_C', '-k', '6'],
+    lines: ['def total(amount, rate):', 'acc = amount', 'tax = rate'],
+    repaired: true,
+  },
+  // the only change to the defaults: a generous per-call timeout, as an engine run of the bundled
+  // model takes tens of seconds on a small, busy CPU
+  hf: { settings: { 'cctest.timeout': 600 }, cli: ['--timeout', '600'], lines: ['def add(first, second):'], repaired: false },
+};
 // the bundled model on a small CPU takes seconds per engine run; the rules backend milliseconds
 const ANSWER_TIMEOUT_MS: Record<string, number> = { rules: 60_000, hf: 240_000 };
 const CHROMIUM_ARGS = [
@@ -166,18 +188,21 @@ async function runCommand(page: Page, title: string): Promise<void> {
 }
 
 /** What `cctest complete` says at a position of a file: the completion the server must offer. */
-async function expectedCompletion(file: string, line: number, col: number, backend: string): Promise<string> {
-  const { stdout } = await run(PYTHON, ['-m', 'cctest', 'complete', `${file}:${line}:${col}`, '--backend', backend, '--json'], {
+async function expectedCompletion(file: string, line: number, col: number, backend: string): Promise<{ completion: string; original: string }> {
+  const args = ['-m', 'cctest', 'complete', `${file}:${line}:${col}`, '--backend', backend, ...SCENARIOS[backend].cli, '--json'];
+  const { stdout } = await run(PYTHON, args, {
     cwd: REPO_ROOT,
     timeout: 600_000,
     maxBuffer: 64 << 20,
   });
-  return JSON.parse(stdout).completion as string;
+  const result = JSON.parse(stdout);
+  return { completion: result.completion, original: result.completions[0].text };
 }
 
 interface DefectRow {
   id: number;
   accepted: boolean;
+  suspect: boolean;
   chosen_completion: string;
   uri: string | null;
 }
@@ -208,6 +233,7 @@ async function oneBackend(backend: string, vsix: string, browser: Browser): Prom
         'cctest.backend': backend,
         'cctest.defectLog': db,
         'cctest.logAll': true,
+        ...SCENARIOS[backend].settings,
         // the editor's own suggestion widget would cover the ghost text and take the Tab key
         'editor.quickSuggestions': { other: 'off', comments: 'off', strings: 'off' },
         'editor.suggestOnTriggerCharacters': false,
@@ -269,13 +295,16 @@ async function oneBackend(backend: string, vsix: string, browser: Browser): Prom
     await page.keyboard.press('Control+End');
     await page.keyboard.press('Enter');
     await page.keyboard.press('Enter');
-    await page.keyboard.type('def add(first, second):', { delay: 20 });
-    await page.keyboard.press('Enter'); // the editor indents the body
+    const scenario = SCENARIOS[backend];
+    for (const line of scenario.lines) {
+      await page.keyboard.type(line, { delay: 20 });
+      await page.keyboard.press('Enter'); // the editor indents the body
+    }
     await page.keyboard.press('Control+S');
     const file = path.join(workspace, 'demo.py');
     const typed = await waitFor('the save', 10_000, async () => {
       const t = readFileSync(file, 'utf8');
-      return t.includes('def add(first, second):') ? t : undefined;
+      return t.includes(scenario.lines[scenario.lines.length - 1]) ? t : undefined;
     });
     const lines = typed.split('\n');
     const cursorLine = lines.length; // 1-based: the last line, the indented empty body line
@@ -283,10 +312,14 @@ async function oneBackend(backend: string, vsix: string, browser: Browser): Prom
     if (indent !== '    ') {
       throw new Error(`expected the editor to indent the body by 4 spaces, got ${JSON.stringify(indent)}`);
     }
-    const expected = (await expectedCompletion(file, cursorLine, indent.length + 1, backend)).replace(/\n+$/, '');
-    step(`[${backend}] cctest complete says the repaired completion is ${JSON.stringify(expected)}`);
+    const cli = await expectedCompletion(file, cursorLine, indent.length + 1, backend);
+    const expected = cli.completion.replace(/\n+$/, '');
+    step(`[${backend}] cctest complete: original ${JSON.stringify(cli.original)}, repaired ${JSON.stringify(cli.completion)}`);
     if (!expected.trim()) {
       throw new Error('cctest complete gave no completion for the typed prompt');
+    }
+    if (scenario.repaired && cli.original.trim() === expected.trim()) {
+      throw new Error('the scenario should make the original completion an outlier that repair replaces');
     }
 
     step(`[${backend}] triggering an inline suggestion`);
@@ -317,7 +350,7 @@ async function oneBackend(backend: string, vsix: string, browser: Browser): Prom
       const t = readFileSync(file, 'utf8');
       return t !== typed ? t : undefined;
     });
-    const want = `def add(first, second):\n${indent}${expected}`;
+    const want = `${scenario.lines[scenario.lines.length - 1]}\n${indent}${expected}`;
     if (!after.includes(want)) {
       throw new Error(`after Tab the file should contain ${JSON.stringify(want)}; it is:\n${after}`);
     }
@@ -328,22 +361,42 @@ async function oneBackend(backend: string, vsix: string, browser: Browser): Prom
       const rows = await defects(db);
       return rows.find((r) => r.accepted && r.uri?.endsWith('demo.py') && r.chosen_completion.replace(/\n+$/, '') === expected);
     });
+    if (scenario.repaired && !accepted.suspect) {
+      throw new Error(`record #${accepted.id} should be a suspected defect`);
+    }
     step(`[${backend}] record #${accepted.id}: accepted`);
 
     const verdict = await waitFor('a verdict in the status bar', 30_000, async () => {
       const t = await status.innerText();
       return /\d+\/\d+ outliers/.test(t) ? t : undefined;
     });
+    if (scenario.repaired && !/[1-9]\d*\/\d+ outliers · repaired/.test(verdict)) {
+      throw new Error(`the status bar should report a repaired completion, it says ${JSON.stringify(verdict)}`);
+    }
     step(`[${backend}] status bar: ${JSON.stringify(verdict)}`);
 
     step(`[${backend}] opening the defects view and the record's diff`);
     await runCommand(page, 'cctest: Show logged defects');
-    const row = page.locator('.monaco-list-row', { hasText: 'demo.py:' }).filter({ hasText: 'accepted' }).first();
+    const row = page
+      .locator('.monaco-list-row', { hasText: `demo.py:${cursorLine}` })
+      .filter({ hasText: scenario.repaired ? 'repaired · accepted' : 'accepted' })
+      .first();
     await row.waitFor({ timeout: 30_000 });
     await row.click();
     const diff = page.locator('.tab', { hasText: `cctest #${accepted.id}` }).first();
     await diff.waitFor({ timeout: 30_000 });
-    await page.locator('.monaco-diff-editor').first().waitFor({ timeout: 30_000 });
+    const diffEditor = page.locator('.monaco-diff-editor.side-by-side').first();
+    await diffEditor.waitFor({ timeout: 30_000 });
+    if (scenario.repaired) {
+      // the left side shows the original completion, the right side the repaired one
+      const sides = diffEditor.locator('.editor.original .view-lines, .editor.modified .view-lines');
+      await waitFor('both sides of the diff', 10_000, async () => ((await sides.count()) === 2 ? true : undefined));
+      const [left, right] = (await sides.allInnerTexts()).map((t) => t.replace(/\u00a0/g, ' '));
+      const firstWords = (t: string) => t.trim().split('\n')[0].trim();
+      if (!left.includes(firstWords(cli.original)) || !right.includes(firstWords(expected))) {
+        throw new Error(`the diff should show ${JSON.stringify(cli.original)} vs ${JSON.stringify(expected)}; it shows\n${left}\n---\n${right}`);
+      }
+    }
     const shot2 = path.join(RESULTS, `e2e-${backend}-accepted.png`);
     await page.screenshot({ path: shot2 });
     console.log(`screenshot: ${shot2}`);
