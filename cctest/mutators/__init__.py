@@ -28,7 +28,7 @@ from ..types import Mutant
 from . import gra, ini, irr, rel, rep, rtf
 from ._analysis import NamePool, analyse_functions, shadowed_builtins
 from ._distance import distances
-from ._sites import collect_sites
+from ._sites import collect_sites, node_offsets
 from .base import Analysis, Applied, Scheme, Variant
 
 log = logging.getLogger(__name__)
@@ -83,12 +83,24 @@ def scheme_names(schemes: Sequence[str]) -> list[str]:
     return [s for s in SCHEMES if not wanted or s in wanted]
 
 
-def analyse(source: str, shadowed: frozenset[str], *, wrapped: bool = False, open_func: int = -1) -> Analysis:
-    """Parse and analyse a parsable source (a window or a whole file)."""
+def analyse(source: str, shadowed: frozenset[str], *, wrapped: bool = False, open_func: int = -1, splice: bool = True) -> Analysis:
+    """Parse and analyse a parsable source (a window or a whole file).
+
+    ``splice``: also note the text offsets of the sites, so that a mutant is the source with a few
+    spans replaced by libcst's code for the new nodes, instead of a transform and a code generation
+    of the whole tree per mutant (what keeps a cold request cheap).
+    """
     module = cst.parse_module(source)
     functions = analyse_functions(source, shadowed)
     sites = collect_sites(module, functions, shadowed, wrapped)
-    return Analysis(source=source, module=module, functions=functions, sites=sites, shadowed=shadowed, open_func=open_func)
+    offsets = None
+    if splice:
+        code, offsets = node_offsets(module, sites.wanted)
+        if code != source:  # pragma: no cover - libcst round-trips exactly
+            offsets = None
+    return Analysis(
+        source=source, module=module, functions=functions, sites=sites, shadowed=shadowed, open_func=open_func, offsets=offsets
+    )
 
 
 def generate_mutants(
@@ -219,7 +231,7 @@ def mutate_whole(source: str, scheme: str) -> Mutant:
         raise InputError(f"the file cannot be parsed as Python ({exc}).") from exc
     assert module_ok
     try:
-        a = analyse(source, shadowed_builtins(source))
+        a = analyse(source, shadowed_builtins(source), splice=False)
     except (cst.ParserSyntaxError, RecursionError) as exc:
         raise InputError(f"libcst cannot parse the file ({str(exc).splitlines()[0]}).") from exc
     s = SCHEMES[scheme]

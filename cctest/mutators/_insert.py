@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from ._sites import PrunedTransformer, Site
+from ._sites import PrunedTransformer, Site, code_at
+from .base import Analysis
 
 
 class InsertTransformer(PrunedTransformer):
@@ -34,3 +35,18 @@ class InsertTransformer(PrunedTransformer):
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         items = self.inserts.get(id(original))
         return updated.with_changes(body=self._insert(updated.body, items)) if items else updated
+
+
+def insert_by_splice(a: Analysis, inserts: Sequence[tuple[Site, cst.BaseStatement]]) -> str:
+    """The same result as InsertTransformer, by inserting libcst's code for each new statement at
+    the text offset of the statement it goes before (or after the block's last statement)."""
+    edits: list[tuple[cst.CSTNode | int, str]] = []
+    assert a.offsets is not None
+    for site, stmt in inserts:
+        body = site.obj.body
+        if site.pos < len(body):
+            at = a.offsets[id(body[site.pos])][0]
+        else:
+            at = a.offsets[id(body[-1])][1]
+        edits.append((at, code_at(a.module, stmt, site.indents)))
+    return a.splice(edits)

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 import libcst as cst
 
 from ._analysis import FunctionFacts, NamePool, context_prefix
-from ._sites import PrunedTransformer
+from ._sites import PrunedTransformer, code_at
 from .base import Analysis, Applied, Scheme, Variant
 
 
@@ -125,8 +125,16 @@ class RenameScheme(Scheme):
                 plan.setdefault(index, {})[old] = self._new_name(f, old, pool)
         if not plan:
             return None
-        by_node = {a.sites.functions[i][0]: m for i, m in plan.items()}
-        code = a.module.visit(RenameTransformer(by_node, [a.sites.functions[i][1] for i in plan])).code
+        if a.offsets is not None and not full:
+            edits: list[tuple[cst.CSTNode | int, str]] = []
+            for i, mapping in plan.items():
+                occurrences = a.sites.names.get(i, {})
+                for old, new in mapping.items():
+                    edits += [(n, code_at(a.module, n.with_changes(value=new), ind)) for n, ind in occurrences.get(old, [])]
+            code = a.splice(edits)
+        else:
+            by_node = {a.sites.functions[i][0]: m for i, m in plan.items()}
+            code = a.module.visit(RenameTransformer(by_node, [a.sites.functions[i][1] for i in plan])).code
         renames = {new: old for m in plan.values() for old, new in m.items()}
         tail = dict(plan.get(a.open_func, {})) if a.open_func >= 0 else {}
         return Applied(code=code, renames=renames, tail_renames=tail)

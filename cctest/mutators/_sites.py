@@ -11,8 +11,10 @@ function, which is where that function's facts (its evident ints, its parameters
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 
 from ..context import STUB_COMMENT
 from ._analysis import FunctionFacts
@@ -102,6 +104,8 @@ class Site:
     pos: int = 0  # block sites: the statement index to insert before
     name: str = ""  # INI: the variable to print; GRA: the name for the dead code's value ("" -> 0)
     start: bool = False  # GRA: the start of a function body
+    indents: tuple[str, ...] = ()  # the indentation in force at the site (libcst's indent tokens)
+    obj: Any = field(default=None, compare=False, hash=False, repr=False)  # the node itself
 
 
 @dataclass
@@ -111,6 +115,10 @@ class Sites:
     gra: list[Site] = field(default_factory=list)
     ini: list[Site] = field(default_factory=list)
     functions: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)  # (id, path) per function
+    # per function index: variable name -> the Name nodes that refer to it in the function's body,
+    # and the Name of its parameter (what a rename must change, for splicing)
+    names: dict[int, dict[str, list[tuple[cst.Name, tuple[str, ...]]]]] = field(default_factory=dict)
+    wanted: set[int] = field(default_factory=set)  # ids of nodes whose text offsets splicing needs
 
 
 class _Frame:
@@ -192,10 +200,15 @@ def _is_future(stmt: cst.BaseStatement) -> bool:
 class SiteCollector(ScopedVisitor, cst.CSTVisitor):
     """One pass that records the sites of RTF, IRR, GRA and INI."""
 
-    def __init__(self, functions: list[FunctionFacts], shadowed: frozenset[str], wrapped: bool) -> None:
+    def __init__(self, functions: list[FunctionFacts], shadowed: frozenset[str], wrapped: bool, default_indent: str = "    ") -> None:
         super().__init__(functions)
         self.shadowed = shadowed
         self.wrapped = wrapped
+        self.default_indent = default_indent
+        self.cur_indents: tuple[str, ...] = ()
+        self.bodies: list[int] = []  # indices of the functions whose body we are in
+        self.skip: set[int] = set()  # Name nodes that are not variables (attributes, keywords, ...)
+        self.func_index_of: dict[int, int] = {}
         self.sites = Sites()
         self.counts = dict.fromkeys(("test", "aug", "assign", "binop"), 0)
         self._func_body_blocks: set[int] = set()
@@ -209,8 +222,52 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
         super().on_leave(original)
         self.stack.pop()
 
-    def _site(self, kind: str, index: int, **kw: object) -> Site:
-        return Site(kind, index, self.stack[-1], tuple(self.stack), self._func_index(), **kw)  # type: ignore[arg-type]
+    def _site(self, kind: str, index: int, obj: cst.CSTNode, **kw: object) -> Site:
+        return Site(kind, index, self.stack[-1], tuple(self.stack), self._func_index(), obj=obj, indents=self.cur_indents, **kw)  # type: ignore[arg-type]
+
+    # names, for renaming by splicing
+    def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        self.bodies.append(self.func_index_of[id(node)])
+
+    def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        self.bodies.pop()
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        if id(node) not in self.skip and self.bodies:
+            for fi in self.bodies:
+                self.sites.names.setdefault(fi, {}).setdefault(node.value, []).append((node, self.cur_indents))
+            self.sites.wanted.add(id(node))
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self.skip.add(id(node.attr))
+        return True
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        if node.keyword is not None:
+            self.skip.add(id(node.keyword))
+        return True
+
+    def visit_MatchKeywordElement(self, node: cst.MatchKeywordElement) -> bool:
+        self.skip.add(id(node.key))
+        return True
+
+    def visit_Param(self, node: cst.Param) -> bool:
+        self.skip.add(id(node.name))
+        return True
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.skip.add(id(node.name))
+        return super().visit_ClassDef(node)  # type: ignore[misc]
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock) -> None:
+        self.cur_indents = self.cur_indents[:-1]
 
     def _count(self, kind: str) -> int:
         i = self.counts[kind]
@@ -227,7 +284,8 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
 
     # RTF: every condition in a test position
     def _test(self, node: cst.CSTNode) -> bool:
-        self.sites.tests.append(self._site("test", self._count("test")))
+        self.sites.tests.append(self._site("test", self._count("test"), node))
+        self.sites.wanted.add(id(node.test))  # type: ignore[attr-defined]
         return True
 
     def visit_If(self, node: cst.If) -> bool:
@@ -255,7 +313,8 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
             and type(node.operator) in AUG_TO_BIN
             and evident_int(node.value, ints, self.shadowed)
         ):
-            self.sites.irr.append(self._site("aug", i, name=node.target.value))
+            self.sites.irr.append(self._site("aug", i, node, name=node.target.value))
+            self.sites.wanted.add(id(node))
         return True
 
     def visit_Assign(self, node: cst.Assign) -> bool:
@@ -274,7 +333,8 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
             and v.left.value == node.targets[0].target.value
             and evident_int(v.right, ints, self.shadowed)
         ):
-            self.sites.irr.append(self._site("assign", i, name=v.left.value))
+            self.sites.irr.append(self._site("assign", i, node, name=v.left.value))
+            self.sites.wanted.add(id(node))
         return True
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> bool:
@@ -294,28 +354,41 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
                 and evident_int(left, ints, self.shadowed)
                 and evident_int(right, ints, self.shadowed)
             ):
-                self.sites.irr.append(self._site("binop", i))
+                self.sites.irr.append(self._site("binop", i, node))
+                self.sites.wanted.add(id(node))
         return True
 
     # GRA and INI: positions in blocks
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         super().visit_FunctionDef(node)
+        index = self.n_funcs - 1
+        self.func_index_of[id(node)] = index
         self.sites.functions.append((id(node), tuple(self.stack)))
+        self.skip.add(id(node.name))
+        p = node.params
+        own = self.sites.names.setdefault(index, {})
+        for param in (*p.posonly_params, *p.params, *p.kwonly_params, p.star_arg, p.star_kwarg):
+            if isinstance(param, cst.Param):
+                own.setdefault(param.name.value, []).append((param.name, self.cur_indents))
+                self.sites.wanted.add(id(param.name))
         if isinstance(node.body, cst.IndentedBlock):
             self._func_body_blocks.add(id(node.body))
         return True
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
         super().visit_IndentedBlock(node)
-        self._block(self.block_ids[id(node)], node.body, id(node) in self._func_body_blocks)
+        self.cur_indents = (*self.cur_indents, node.indent if node.indent is not None else self.default_indent)
+        self._block(self.block_ids[id(node)], node, node.body, id(node) in self._func_body_blocks)
         return True
 
     def visit_Module(self, node: cst.Module) -> bool:
-        self._block(-1, node.body, False)
+        if not self.wrapped:  # before the 'if 1:' wrapper line nothing may be inserted
+            self._block(-1, node, node.body, False)
         return True
 
-    def _block(self, index: int, body: "tuple[cst.BaseStatement, ...] | list[cst.BaseStatement]", func_body: bool) -> None:
+    def _block(self, index: int, node: cst.CSTNode, body: "tuple[cst.BaseStatement, ...] | list[cst.BaseStatement]", func_body: bool) -> None:
         body = list(body)
+        self.sites.wanted.update(id(s) for s in body)
         own = self.own
         first = 0
         if body and _is_docstring(body[0]):
@@ -328,7 +401,7 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
         for p in range(first, len(body)):
             if is_stub(body[p]):
                 break
-            self.sites.gra.append(self._site("block", index, pos=p, name=value_name, start=func_body and p == first))
+            self.sites.gra.append(self._site("block", index, node, pos=p, name=value_name, start=func_body and p == first))
         # INI: print a variable right after the assignment that gave it an evident value, where the
         # namespace is a plain frame or module (not a class body, whose namespace may be custom)
         if own is None and not (index == -1 and not self.wrapped and self.at_window_level):
@@ -343,13 +416,48 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
                 continue
             a = stmt.body[0]
             if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name) and evident_printable(a.value, ints, self.shadowed):
-                self.sites.ini.append(self._site("block", index, pos=p + 1, name=a.targets[0].target.value))
+                self.sites.ini.append(self._site("block", index, node, pos=p + 1, name=a.targets[0].target.value))
 
 
 def collect_sites(module: cst.Module, functions: list[FunctionFacts], shadowed: frozenset[str], wrapped: bool) -> Sites:
-    c = SiteCollector(functions, shadowed, wrapped)
+    c = SiteCollector(functions, shadowed, wrapped, module.default_indent)
     module.visit(c)
     return c.sites
+
+
+class _OffsetState(CodegenState):
+    """libcst's own code generation, noting where the wanted nodes' text starts and ends.
+
+    Like libcst's WhitespaceInclusivePositionProvider, but only for the nodes we splice at, and as
+    token indices (turned into character offsets once at the end) rather than lines and columns.
+    """
+
+    def __init__(self, module: cst.Module, wanted: set[int]) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.wanted = wanted
+        self.spans: dict[int, list[int]] = {}
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if id(node) in self.wanted:
+            self.spans[id(node)] = [len(self.tokens), 0]
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        span = self.spans.get(id(node))
+        if span is not None:
+            span[1] = len(self.tokens)
+
+
+def node_offsets(module: cst.Module, wanted: set[int]) -> tuple[str, dict[int, tuple[int, int]]]:
+    """The module's code and the (start, end) character offsets of the wanted nodes' text."""
+    state = _OffsetState(module, wanted)
+    module._codegen(state)
+    starts = [0]
+    total = 0
+    for t in state.tokens:
+        total += len(t)
+        starts.append(total)
+    code = "".join(state.tokens)
+    return code, {i: (starts[a], starts[b]) for i, (a, b) in state.spans.items()}
 
 
 class PrunedTransformer(cst.CSTTransformer):
@@ -378,3 +486,11 @@ class PrunedTransformer(cst.CSTTransformer):
         if id(original) in self._full:
             self._in_full -= 1
         return super().on_leave(original, updated)
+
+
+def code_at(module: cst.Module, node: cst.CSTNode, indents: tuple[str, ...]) -> str:
+    """libcst's code for ``node`` as it would be generated where the indentation is ``indents``
+    (a multi-line expression inside brackets re-indents its continuation lines with them)."""
+    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline, indent_tokens=list(indents))
+    node._codegen(state)
+    return "".join(state.tokens)

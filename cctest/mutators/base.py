@@ -31,6 +31,30 @@ class Analysis:
     sites: Sites
     shadowed: frozenset[str]  # watched builtins the document may rebind
     open_func: int = -1  # the function the unfinished tail continues, or -1
+    # character offsets of the nodes schemes splice at (window mode); None: use transformers
+    offsets: dict[int, tuple[int, int]] | None = None
+
+    def splice(self, edits: list[tuple[cst.CSTNode | int, str]]) -> str:
+        """The source with edits applied: (node, new text) replaces the node's text; (offset, text)
+        inserts. Every new text is libcst's code for a new node, so only the edited spans differ."""
+        assert self.offsets is not None
+        spans = []
+        for where, text in edits:
+            if isinstance(where, int):
+                spans.append((where, where, text))
+            else:
+                start, end = self.offsets[id(where)]
+                spans.append((start, end, text))
+        spans.sort(key=lambda x: (x[0], x[1]))
+        out, last = [], 0
+        for start, end, text in spans:
+            if start < last:
+                raise ValueError("overlapping edits")
+            out.append(self.source[last:start])
+            out.append(text)
+            last = end
+        out.append(self.source[last:])
+        return "".join(out)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from ._analysis import NamePool, context_prefix
-from ._insert import InsertTransformer
+from ._insert import InsertTransformer, insert_by_splice
 from ._sites import Site
 from .base import Analysis, Applied, Scheme, Variant
 
@@ -56,7 +56,10 @@ class GRA(Scheme):
             inserts.append((site, dead_code(new, value)))
         if not inserts:
             return None
-        code = a.module.visit(InsertTransformer(inserts, full)).code
+        if a.offsets is not None and not full:
+            code = insert_by_splice(a, inserts)
+        else:
+            code = a.module.visit(InsertTransformer(inserts, full)).code
         return Applied(code=code, introduced=frozenset(introduced))
 
 

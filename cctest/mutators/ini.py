@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from ._analysis import NamePool
-from ._insert import InsertTransformer
+from ._insert import InsertTransformer, insert_by_splice
 from .base import Analysis, Applied, Scheme, Variant
 
 
@@ -34,6 +34,8 @@ class INI(Scheme):
         inserts = [(v.key[0], print_of(v.key[0].name)) for v in variants]
         if not inserts:
             return None
+        if a.offsets is not None and not full:
+            return Applied(code=insert_by_splice(a, inserts))
         return Applied(code=a.module.visit(InsertTransformer(inserts, full)).code)
 
 

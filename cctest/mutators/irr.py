@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from ._analysis import NamePool
-from ._sites import AUG_TO_BIN, BIN_TO_AUG, PrunedTransformer, Site
+from ._sites import AUG_TO_BIN, BIN_TO_AUG, PrunedTransformer, Site, code_at
 from .base import Analysis, Applied, Scheme, Variant
 
 _NEEDS_PARENS = (cst.BinaryOperation, cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.Comparison, cst.NamedExpr)
@@ -35,30 +35,41 @@ class ArithmeticTransformer(PrunedTransformer):
         self.targets = {s.node for s in sites}
 
     def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign) -> cst.BaseSmallStatement:
-        if id(original) not in self.targets or not isinstance(updated.target, cst.Name):
-            return updated
-        op = AUG_TO_BIN[type(updated.operator)]()
-        value = cst.BinaryOperation(left=cst.Name(updated.target.value), operator=op, right=_paren(updated.value))
-        return cst.Assign(targets=[cst.AssignTarget(target=updated.target)], value=value, semicolon=updated.semicolon)
+        return expand(updated) if id(original) in self.targets else updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.BaseSmallStatement:
-        v = updated.value
-        if (
-            id(original) not in self.targets
-            or not isinstance(v, cst.BinaryOperation)
-            or not isinstance(v.left, cst.Name)
-            or not isinstance(updated.targets[0].target, cst.Name)
-            or v.left.value != updated.targets[0].target.value
-        ):
-            return updated
-        return cst.AugAssign(
-            target=updated.targets[0].target, operator=BIN_TO_AUG[type(v.operator)](), value=v.right, semicolon=updated.semicolon
-        )
+        return contract(updated) if id(original) in self.targets else updated
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation) -> cst.BaseExpression:
-        if id(original) not in self.targets:
-            return updated
-        return updated.with_changes(left=updated.right, right=updated.left)
+        return swap(updated) if id(original) in self.targets else updated
+
+
+def expand(node: cst.AugAssign) -> cst.BaseSmallStatement:
+    """``n += e`` -> ``n = n + (e)``."""
+    if not isinstance(node.target, cst.Name):
+        return node
+    op = AUG_TO_BIN[type(node.operator)]()
+    value = cst.BinaryOperation(left=cst.Name(node.target.value), operator=op, right=_paren(node.value))
+    return cst.Assign(targets=[cst.AssignTarget(target=node.target)], value=value, semicolon=node.semicolon)
+
+
+def contract(node: cst.Assign) -> cst.BaseSmallStatement:
+    """``n = n + e`` -> ``n += e`` (unchanged when the shape is not that any more)."""
+    v = node.value
+    target = node.targets[0].target
+    if not isinstance(v, cst.BinaryOperation) or not isinstance(v.left, cst.Name) or not isinstance(target, cst.Name):
+        return node
+    if v.left.value != target.value:
+        return node
+    return cst.AugAssign(target=target, operator=BIN_TO_AUG[type(v.operator)](), value=v.right, semicolon=node.semicolon)
+
+
+def swap(node: cst.BinaryOperation) -> cst.BinaryOperation:
+    """``i + 1`` -> ``1 + i``."""
+    return node.with_changes(left=node.right, right=node.left)
+
+
+_REWRITE = {"aug": expand, "assign": contract, "binop": swap}
 
 
 class IRR(Scheme):
@@ -71,6 +82,9 @@ class IRR(Scheme):
     def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False) -> Applied | None:
         if not variants:
             return None
+        if a.offsets is not None and not full:
+            edits = [(v.key[0].obj, code_at(a.module, _REWRITE[v.key[0].kind](v.key[0].obj), v.key[0].indents)) for v in variants]
+            return Applied(code=a.splice(edits))  # type: ignore[arg-type]
         return Applied(code=a.module.visit(ArithmeticTransformer([v.key[0] for v in variants], full)).code)
 
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 import libcst as cst
 
 from ._analysis import NamePool
-from ._sites import PrunedTransformer, Site
+from ._sites import PrunedTransformer, Site, code_at
 from .base import Analysis, Applied, Scheme, Variant
 
 _LOOSE = (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)
@@ -64,6 +64,9 @@ class RTF(Scheme):
         targets = {v.key[0].node: v.key[1] for v in variants}
         if not targets:
             return None
+        if a.offsets is not None and not full:
+            edits = [(v.key[0].obj.test, code_at(a.module, rewrite(v.key[0].obj.test, v.key[1]), v.key[0].indents)) for v in variants]
+            return Applied(code=a.splice(edits))  # type: ignore[arg-type]
         t = ConditionTransformer(targets, [v.key[0] for v in variants], full)
         return Applied(code=a.module.visit(t).code)
 
