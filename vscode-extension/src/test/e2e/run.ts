@@ -5,8 +5,8 @@
  * completion, accepts it with Tab, and checks the file now holds it and the defect log recorded
  * the acceptance. Screenshots go to test-results/.
  *
- *   npm run test:e2e                      (rules backend: fast and deterministic)
- *   CCTEST_E2E_BACKENDS=rules,hf npm run test:e2e   (also the bundled model)
+ *   npm run test:e2e                              (both scenarios below: rules, then hf)
+ *   CCTEST_E2E_BACKENDS=rules npm run test:e2e    (only the fast, deterministic rule backend)
  *
  * Needs code-server and Chromium: `bash tools/install-code-server.sh` (scripts/setup-e2e.sh runs it).
  * Environment: CCTEST_PYTHON (default <repo>/.venv/bin/python), CODE_SERVER, CHROMIUM.
@@ -26,7 +26,7 @@ const CODE_SERVER = process.env.CODE_SERVER || path.join(os.homedir(), '.cache',
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const RESULTS = path.join(EXTENSION_ROOT, 'test-results');
 const FIXTURE = path.join(EXTENSION_ROOT, 'test-fixtures', 'workspace');
-const BACKENDS = (process.env.CCTEST_E2E_BACKENDS || 'rules').split(',').map((b) => b.trim()).filter(Boolean);
+const BACKENDS = (process.env.CCTEST_E2E_BACKENDS || 'rules,hf').split(',').map((b) => b.trim()).filter(Boolean);
 
 /**
  * Per backend: the settings (beyond the defaults), the same settings as `cctest complete` options,
@@ -142,10 +142,26 @@ class CodeServer {
     });
   }
 
-  /** SIGTERM to the whole group, SIGKILL to what is left after 5 s. */
+  /** The processes of code-server's group: itself, the extension host, the language server, … */
+  group(): string[] {
+    const pid = this.proc?.pid;
+    if (!pid) {
+      return [];
+    }
+    try {
+      return execFileSync('ps', ['-o', 'pid=,args=', '-g', String(pid)], { encoding: 'utf8' })
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean);
+    } catch {
+      return []; // ps exits 1 when the group is empty
+    }
+  }
+
+  /** SIGTERM to the whole group, SIGKILL to what is left after 5 s; throws if anything survives. */
   async stop(): Promise<void> {
     const pid = this.proc?.pid;
-    if (!pid || this.proc?.exitCode !== null) {
+    if (!pid) {
       return;
     }
     const alive = () => {
@@ -167,6 +183,11 @@ class CodeServer {
     }
     if (alive()) {
       process.kill(-pid, 'SIGKILL');
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const left = this.group();
+    if (left.length) {
+      throw new Error(`processes left behind by code-server:\n${left.join('\n')}`);
     }
   }
 }
@@ -267,6 +288,7 @@ async function oneBackend(backend: string, vsix: string, browser: Browser): Prom
   const server = new CodeServer(port, dirs, path.join(RESULTS, `code-server-${backend}.log`));
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   const page = await context.newPage();
+  let failed = false;
   try {
     step(`[${backend}] starting code-server on 127.0.0.1:${port}`);
     server.start(workspace);
@@ -374,6 +396,11 @@ async function oneBackend(backend: string, vsix: string, browser: Browser): Prom
       throw new Error(`the status bar should report a repaired completion, it says ${JSON.stringify(verdict)}`);
     }
     step(`[${backend}] status bar: ${JSON.stringify(verdict)}`);
+    const servers = server.group().filter((l) => l.includes('-m lsp_server'));
+    if (servers.length !== 1) {
+      throw new Error(`expected one language server in code-server's process group, found:\n${server.group().join('\n')}`);
+    }
+    step(`[${backend}] language server process: ${servers[0]}`);
 
     step(`[${backend}] opening the defects view and the record's diff`);
     await runCommand(page, 'cctest: Show logged defects');
@@ -402,6 +429,7 @@ async function oneBackend(backend: string, vsix: string, browser: Browser): Prom
     console.log(`screenshot: ${shot2}`);
     step(`[${backend}] passed`);
   } catch (err) {
+    failed = true;
     const shot = path.join(RESULTS, `e2e-${backend}-failure.png`);
     await page.screenshot({ path: shot }).catch(() => undefined);
     console.error(`screenshot of the failure: ${shot}`);
@@ -411,9 +439,18 @@ async function oneBackend(backend: string, vsix: string, browser: Browser): Prom
     throw err;
   } finally {
     await context.close().catch(() => undefined);
-    await server.stop();
-    rmSync(tmp, { recursive: true, force: true });
+    try {
+      await server.stop();
+    } catch (err) {
+      if (!failed) {
+        throw err;
+      }
+      console.error(String(err)); // the first failure is the one to report
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   }
+  step(`[${backend}] code-server and its processes are gone`);
 }
 
 async function main(): Promise<void> {
