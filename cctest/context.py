@@ -69,7 +69,13 @@ def find_window(prompt: str) -> Window | None:
     """The window to mutate for the text before a cursor, or None when there is nothing to analyse."""
     cut = prompt.rfind("\n") + 1
     cursor_line = prompt[cut:]
-    lines = prompt[:cut].splitlines(keepends=True)
+    # only the last MAX_SCAN_LINES lines are ever looked at: never split the whole document
+    base = cut  # the start of a line; walk back MAX_SCAN_LINES line starts
+    for _ in range(MAX_SCAN_LINES):
+        if base == 0:
+            break
+        base = prompt.rfind("\n", 0, base - 1) + 1
+    lines = [x + "\n" for x in prompt[base:cut].split("\n")[:-1]]
     n = len(lines)
     if n == 0:
         return None
@@ -97,14 +103,14 @@ def find_window(prompt: str) -> Window | None:
     if func_start is not None:
         small = n - func_start <= MAX_FUNCTION_LINES and sum(len(x) for x in lines[func_start:n]) <= MAX_WINDOW_CHARS
         if small:
-            w = _make_window(prompt, lines, func_start, n, in_scope=True)
+            w = _make_window(prompt, base, lines, func_start, n, in_scope=True)
             if w is not None:
                 return w
             end = func_start  # the function does not parse yet (its header is unfinished): before it
     start = _fallback_start(lines, end, cursor_line)
     if start is None:
         return None
-    return _make_window(prompt, lines, start, end, in_scope=False)
+    return _make_window(prompt, base, lines, start, end, in_scope=False)
 
 
 def _fallback_start(lines: list[str], end: int, cursor_line: str) -> int | None:
@@ -154,9 +160,11 @@ def _parses(source: str) -> SyntaxError | None:
     return None
 
 
-def _make_window(prompt: str, lines: list[str], start: int, end: int, *, in_scope: bool) -> Window | None:
-    """Cut lines[start:end] until it parses (with a stub); the rest of the prompt becomes the tail."""
-    head_len = sum(len(x) for x in lines[:start])
+def _make_window(prompt: str, base: int, lines: list[str], start: int, end: int, *, in_scope: bool) -> Window | None:
+    """Cut lines[start:end] until it parses (with a stub); the rest of the prompt becomes the tail.
+
+    ``lines`` are the prompt's complete lines from offset ``base`` on."""
+    head_len = base + sum(len(x) for x in lines[:start])
     first = next((x for x in lines[start:end] if _is_code(x)), "")
     wrapper = "if 1:\n" if first[:1] in (" ", "\t") else ""
     offset = 1 if wrapper else 0

@@ -26,7 +26,7 @@ from ..demutate import rename
 from ..errors import InputError, UnknownSchemeError
 from ..types import Mutant
 from . import gra, ini, irr, rel, rep, rtf
-from ._analysis import NamePool, analyse_functions, shadowed_builtins
+from ._analysis import NamePool, analyse_functions, shadowed_builtins, shadowed_in_prompt
 from ._distance import distances
 from ._sites import collect_sites, node_offsets
 from .base import Analysis, Applied, Scheme, Variant
@@ -130,7 +130,7 @@ def _generate(prompt: str, names: list[str], k: int, max_distance: float, seed: 
     window = find_window(prompt)
     if window is None:
         return MutationOutcome([], [])
-    shadowed = shadowed_builtins(prompt)
+    shadowed = shadowed_in_prompt(window.head, window.body + window.tail)
     key = (window.source, window.tail_in_scope, bool(window.wrapper), shadowed, tuple(names), k, max_distance, seed)
     with _lock:
         entry = _cache.get(key)

@@ -54,6 +54,20 @@ class FunctionFacts:
     first_param: str | None = None  # a name certainly in scope in the body (for GRA's dead code)
 
 
+_head_cache: dict[str, frozenset[str]] = {}
+
+
+def shadowed_in_prompt(head: str, rest: str) -> frozenset[str]:
+    """``shadowed_builtins(head + rest)``, remembering the answer for the (long, unchanging) head."""
+    got = _head_cache.get(head)
+    if got is None:
+        got = shadowed_builtins(head)
+        if len(_head_cache) > 16:
+            _head_cache.clear()
+        _head_cache[head] = got
+    return got | shadowed_builtins(rest)
+
+
 def shadowed_builtins(doc: str) -> frozenset[str]:
     """The watched builtins that the document might rebind (conservative: any use not a plain call).
 
