@@ -111,7 +111,8 @@ class BoundaryStopper:
         cut = self.stop_index(text)
         if cut is None:
             return text
-        return _drop_trailing_blank_lines(text[:cut])
+        # without boundaries this is a plain stop-sequence cut (OpenAI's): the text before it, as is
+        return _drop_trailing_blank_lines(text[:cut]) if self.boundaries else text[:cut]
 
 
 def _drop_trailing_blank_lines(text: str) -> str:

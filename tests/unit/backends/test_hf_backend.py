@@ -1,0 +1,223 @@
+"""The local transformers backend on the bundled model: real generation, batching, stops, truncation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+from backend_prompts import MODULE, OTHERS, VARIANTS
+
+from cctest.backends import create_backend
+from cctest.backends._stop import BoundaryStopper, block_floor, indent_width
+from cctest.backends.base import GenerationOptions
+from cctest.backends.hf import HFBackend
+from cctest.config import Settings
+from cctest.errors import BackendOutOfMemory, ConfigError, ModelLoadError
+from cctest.models import bundled_model_info, bundled_model_path
+
+
+def one_by_one(backend: HFBackend, prompts: list[str]) -> list[str]:
+    return [asyncio.run(backend.complete([p]))[0] for p in prompts]  # type: ignore[misc]
+
+
+async def test_completes_real_prompts(hf_model: HFBackend) -> None:
+    out = await hf_model.complete(VARIANTS[:2] + OTHERS)
+    assert len(out) == 2 + len(OTHERS)
+    assert all(isinstance(o, str) for o in out)
+    # the rules hold on real model output: nothing comes back past the cursor's block ...
+    for prompt, text in zip(VARIANTS[:2] + OTHERS, out, strict=True):
+        assert isinstance(text, str)
+        assert BoundaryStopper(prompt).stop_index(text) is None
+        continuation = text.split("\n")[1:] if not prompt.endswith("\n") else text.split("\n")
+        assert all(indent_width(line) >= block_floor(prompt) for line in continuation if line.strip())
+    # ... and the model wrote something for most prompts (an empty string is a possible answer)
+    assert sum(bool(str(t).strip()) for t in out) >= 2
+
+
+def test_batched_equals_one_by_one(hf_model: HFBackend) -> None:
+    """One batched generate (shared prefix cache, padding between prefix and suffix) gives the
+    same greedy completions as completing each prompt alone."""
+    backend = hf_model.with_options(GenerationOptions(max_new_tokens=48))
+    prompts = VARIANTS + OTHERS
+    batched = asyncio.run(backend.complete(prompts))
+    assert batched == one_by_one(backend, prompts)
+    # the batch really shared a prefix (the point of the layout)
+    ids, prefix, new = backend.encode(VARIANTS, 48)
+    assert prefix > 0 and all(x[:prefix] == ids[0][:prefix] for x in ids)
+    full = backend.tokenizer(VARIANTS, add_special_tokens=False)["input_ids"]
+    if max(map(len, full)) <= backend.context - new:  # nothing cut: the prefix is the whole module
+        module = backend.tokenizer(MODULE, add_special_tokens=False)["input_ids"]
+        assert prefix >= len(module) - 1
+
+
+def test_batched_equals_one_by_one_without_boundaries(hf_model: HFBackend) -> None:
+    """Full-length rows (no early stop) agree too: every generated token matches."""
+    backend = hf_model.with_options(GenerationOptions(max_new_tokens=40), boundaries=False)
+    prompts = VARIANTS[:4]
+    gens = backend.generate(prompts)
+    singles = [backend.generate([p])[0] for p in prompts]
+    assert [g.text for g in gens] == [g.text for g in singles]
+    assert [g.completion_tokens for g in gens] == [g.completion_tokens for g in singles]
+
+
+def test_boundary_trim_is_a_prefix_of_the_untrimmed_output(hf_model: HFBackend) -> None:
+    free = hf_model.with_options(GenerationOptions(max_new_tokens=48), boundaries=False)
+    bounded = hf_model.with_options(GenerationOptions(max_new_tokens=48), boundaries=True)
+    prompts = VARIANTS[:2] + OTHERS
+    for prompt, raw, cut in zip(prompts, free.generate(prompts), bounded.generate(prompts), strict=True):
+        assert raw.text.startswith(cut.text.rstrip("\n"))
+        assert cut.text == BoundaryStopper(prompt).trim(raw.text)
+        if cut.text != raw.text:  # the bounded row stopped early, at its boundary
+            assert cut.finish_reason == "stop"
+            assert cut.completion_tokens <= raw.completion_tokens
+
+
+def test_stop_sequences_on_real_output(hf_model: HFBackend) -> None:
+    free = hf_model.with_options(GenerationOptions(max_new_tokens=32), boundaries=False)
+    raw = free.generate([OTHERS[0]])[0].text
+    assert len(raw) >= 4
+    stop = raw[len(raw) // 2 : len(raw) // 2 + 2]  # two characters from the middle of the answer
+    cut = hf_model.with_options(GenerationOptions(max_new_tokens=32, stop=(stop,)), boundaries=False)
+    gen = cut.generate([OTHERS[0]])[0]
+    assert gen.text == raw[: raw.index(stop)]
+    assert gen.finish_reason == "stop"
+    assert gen.completion_tokens < 32
+
+
+def test_max_new_tokens_bounds_the_output(hf_model: HFBackend) -> None:
+    backend = hf_model.with_options(GenerationOptions(max_new_tokens=3), boundaries=False)
+    gen = backend.generate([OTHERS[0]])[0]
+    assert gen.completion_tokens <= 3
+    assert len(backend.tokenizer(gen.text, add_special_tokens=False)["input_ids"]) <= 3
+    if gen.completion_tokens == 3:
+        assert gen.finish_reason == "length"
+
+
+def test_long_prompts_are_cut_from_the_left(hf_model: HFBackend) -> None:
+    context = hf_model.context
+    assert context > 0
+    body = "".join(f"def helper_{i}(x):\n    return x + {i}\n\n\n" for i in range(400))
+    long_prompt = body + "def last(value):\n    return "
+    full = hf_model.tokenizer(long_prompt, add_special_tokens=False)["input_ids"]
+    assert len(full) > context
+    ids, _, new = hf_model.encode([long_prompt], 16)
+    assert len(ids[0]) == context - new
+    assert ids[0] == full[-len(ids[0]) :]  # the tokens nearest the cursor stay
+    gen = hf_model.with_options(GenerationOptions(max_new_tokens=16)).generate([long_prompt])[0]
+    assert gen.prompt_tokens == context - 16
+    # variants of a long prompt: each row keeps its own end and the rows still share a prefix
+    variants = [long_prompt, body + "def last(other):\n    return ", body + "def final(value):\n    return "]
+    ids, prefix, new = hf_model.encode(variants, 16)
+    for row, text in zip(ids, variants, strict=True):
+        whole = hf_model.tokenizer(text, add_special_tokens=False)["input_ids"]
+        assert len(row) <= context - new and whole[-len(row) :] == row
+    assert prefix > 0 and all(r[:prefix] == ids[0][:prefix] for r in ids)
+    out = asyncio.run(hf_model.with_options(GenerationOptions(max_new_tokens=16)).complete(variants))
+    assert all(isinstance(o, str) for o in out)
+
+
+def test_empty_prompt_and_empty_batch(hf_model: HFBackend) -> None:
+    assert asyncio.run(hf_model.complete([])) == []
+    out = asyncio.run(hf_model.with_options(GenerationOptions(max_new_tokens=8)).complete([""]))
+    assert isinstance(out[0], str)
+
+
+def test_sampling_is_reproducible_with_the_seed(hf_model: HFBackend) -> None:
+    opts = GenerationOptions(max_new_tokens=16, temperature=0.8, top_p=0.95)
+    a = hf_model.with_options(opts, boundaries=False).generate(OTHERS[:2])
+    b = hf_model.with_options(opts, boundaries=False).generate(OTHERS[:2])
+    assert [g.text for g in a] == [g.text for g in b]
+
+
+def test_threads_share_the_model_safely(hf_model: HFBackend) -> None:
+    backend = hf_model.with_options(GenerationOptions(max_new_tokens=16))
+    expected = [g.text for g in backend.generate(OTHERS)]
+    results: dict[int, list[str]] = {}
+
+    def work(i: int) -> None:
+        results[i] = [g.text for g in backend.generate(OTHERS)]
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(results[i] == expected for i in range(4))
+
+
+def test_out_of_memory_becomes_a_typed_error_per_prompt(
+    hf_model: HFBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real allocation failure inside generate (the model itself cannot be made to run out of
+    memory here) turns into BackendOutOfMemory in each prompt's place, after halving the batch."""
+    calls: list[int] = []
+
+    def exhausting_generate(*args: object, input_ids: torch.Tensor, **kwargs: object) -> torch.Tensor:
+        calls.append(int(input_ids.shape[0]))
+        return torch.empty((1 << 40,), dtype=torch.float32)  # 4 TiB: fails to allocate
+
+    monkeypatch.setattr(hf_model._m.model, "generate", exhausting_generate)
+    out = asyncio.run(hf_model.complete(OTHERS))
+    assert all(isinstance(o, BackendOutOfMemory) for o in out)
+    assert "memory" in str(out[0]) and "\n" not in str(out[0])
+    assert calls[0] == len(OTHERS) and 1 in calls  # the whole batch first, then halves down to one
+
+
+def test_settings_select_the_bundled_model() -> None:
+    backend = create_backend(Settings(backend="hf", max_new_tokens=8, threads=1))
+    assert isinstance(backend, HFBackend)
+    assert backend.path == bundled_model_path()
+    assert backend.options.max_new_tokens == 8
+    assert "cctest-code-small" in backend.describe() and "cpu" in backend.describe()
+
+
+def test_bundled_model_ships_its_training_record() -> None:
+    info = bundled_model_info()
+    assert info["held_out_loss"] > 0 and info["steps"] > 0 and info["samples"]
+    json.dumps(info)
+
+
+@pytest.mark.parametrize(
+    "case", ["missing", "file", "no_config", "no_tokenizer", "bad_config", "bad_weights"]
+)
+def test_unusable_model_directories(case: str, tmp_path: Path) -> None:
+    source = bundled_model_path()
+    target = tmp_path / "model"
+    if case == "file":
+        target.write_text("not a model")
+    elif case != "missing":
+        shutil.copytree(source, target)
+        if case == "no_config":
+            (target / "config.json").unlink()
+        elif case == "no_tokenizer":
+            for name in ("tokenizer.json", "tokenizer_config.json"):
+                (target / name).unlink()
+        elif case == "bad_config":
+            (target / "config.json").write_text("{ this is not json")
+        elif case == "bad_weights":
+            (target / "model.safetensors").write_bytes(b"\0" * 64)
+    with pytest.raises(ModelLoadError) as err:
+        HFBackend(target)
+    message = str(err.value)
+    assert str(target) in message or "model" in message
+    assert "\n" not in message and message.endswith(".")
+
+
+def test_a_device_that_is_not_here_is_a_config_error() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA, so asking for it is not an error")  # pragma: no cover
+    with pytest.raises(ConfigError):
+        HFBackend(None, device="cuda")
+    with pytest.raises(ConfigError):
+        HFBackend(None, device="quantum")
+
+
+def test_options_views_share_one_loaded_model(hf_model: HFBackend) -> None:
+    view = hf_model.with_options(replace(hf_model.options, max_new_tokens=4))
+    assert view._m is hf_model._m and view.options.max_new_tokens == 4
