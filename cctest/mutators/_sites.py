@@ -82,7 +82,12 @@ def evident_int(node: cst.BaseExpression, ints: frozenset[str], shadowed: frozen
 
 
 def evident_printable(node: cst.BaseExpression, ints: frozenset[str], shadowed: frozenset[str]) -> bool:
-    """Values whose ``str()`` runs no user code: ints, floats, text literals, None/True/False."""
+    """Values whose ``str()`` runs no user code and cannot fail: float and text literals,
+    ``None``/``True``/``False``, short int literals and ``len(...)``.
+
+    Computed ints are excluded: ``str()`` of an int over 4,300 digits (the default of
+    ``sys.set_int_max_str_digits``, which a program may lower to 640) raises ValueError.
+    """
     if isinstance(node, (cst.Float, cst.Imaginary, cst.FormattedString)):
         return True
     if isinstance(node, cst.SimpleString):
@@ -91,7 +96,13 @@ def evident_printable(node: cst.BaseExpression, ints: frozenset[str], shadowed: 
         return evident_printable(node.left, ints, shadowed) and evident_printable(node.right, ints, shadowed)  # type: ignore[arg-type]
     if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
         return True
-    return evident_int(node, ints, shadowed)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        return isinstance(node.expression, cst.Integer) and evident_printable(node.expression, ints, shadowed)
+    if isinstance(node, cst.Integer):
+        return len(node.value) <= 150  # at most 600 bits, so well under 640 decimal digits
+    if isinstance(node, cst.Call):
+        return evident_int(node, frozenset(), shadowed)  # len(...): at most sys.maxsize
+    return False
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,10 @@
 
 The only difference a mutant may make is the extra output, so INI prints a variable right after
 the assignment that gave it its value (it is certainly bound there), and only when that value's
-``str()`` runs no user code: int, float and text literals, ``None``/``True``/``False``, and evident
-int arithmetic (``len(...)``, int locals). Printing an arbitrary parameter could call a user
-``__str__`` with side effects or exceptions. It is not done in class bodies, whose namespace may
+``str()`` runs no user code and cannot fail: short int literals, float and text literals,
+``None``/``True``/``False`` and ``len(...)``. Printing an arbitrary parameter could call a user
+``__str__`` with side effects or exceptions, and even a computed int can fail to print (``str()``
+of an int over 4,300 digits raises ValueError). It is not done in class bodies, whose namespace may
 be a custom mapping, nor while ``print`` may be rebound in the document.
 """
 

@@ -365,6 +365,11 @@ def test_ini_prints_only_values_whose_str_runs_no_user_code():
     )
 
 
+def test_ini_never_prints_a_computed_int():
+    # str() of an int over 4,300 digits raises ValueError: printing it would change behaviour
+    check("INI", "def f(n):\n    big = 1 << n\n    size = len('ab') * n\n    return big, size\n", None)
+
+
 def test_ini_is_off_when_print_is_rebound_and_in_class_bodies():
     check("INI", "print = len\ndef f():\n    n = 1\n    return n\n", None)
     check("INI", "class A:\n    n = 1\n", None)
