@@ -1,4 +1,4 @@
-"""Figure: throughput of ``cctest bench`` on HumanEval with the bundled model, batched vs one call per variant.
+"""Figure: ``cctest bench`` throughput on HumanEval, bundled model, batched vs one call per variant.
 
 For each prompt the same engine runs twice, in alternating order (so a background load that
 changes during the run hits both alike):
@@ -14,6 +14,7 @@ both and their ratio.
 
     .venv/bin/python benchmarks/bench_throughput.py               # all 164 prompts, k = 10
     .venv/bin/python benchmarks/bench_throughput.py --limit 20    # a quicker sample
+    .venv/bin/python benchmarks/bench_throughput.py --dataset cctest --limit 10  # k+1 variants
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cctest.backends import create_backend  # noqa: E402
 from cctest.backends.base import Backend, Outcome  # noqa: E402
-from cctest.bench.datasets import load_humaneval  # noqa: E402
+from cctest.bench.datasets import load_dataset  # noqa: E402
 from cctest.config import Settings  # noqa: E402
 from cctest.engine import Engine  # noqa: E402
 
@@ -50,8 +51,10 @@ class OneCallPerVariant(Backend):
         return out
 
 
-async def measure(limit: int | None, k: int, backend_name: str, model: str | None, max_new_tokens: int) -> dict[str, object]:
-    tasks = load_humaneval().tasks[:limit]
+async def measure(
+    dataset: str, limit: int | None, k: int, backend_name: str, model: str | None, max_new_tokens: int
+) -> dict[str, object]:
+    tasks = load_dataset(dataset).tasks[:limit]
     settings = Settings(backend=backend_name, model=model, mutants=k, max_new_tokens=max_new_tokens)
     seconds = {"batched": 0.0, "plain": 0.0}
     variants = 0
@@ -68,11 +71,16 @@ async def measure(limit: int | None, k: int, backend_name: str, model: str | Non
                 result = await engine.run(task.prompt)
                 seconds[name] += time.perf_counter() - t0
             variants += len(result.completions)
-            print(f"{i + 1}/{len(tasks)} {task.task_id}: batched {seconds['batched']:.1f} s, plain {seconds['plain']:.1f} s so far",
-                  file=sys.stderr, flush=True)
+            print(
+                f"{i + 1}/{len(tasks)} {task.task_id}: batched {seconds['batched']:.1f} s, "
+                f"plain {seconds['plain']:.1f} s so far",
+                file=sys.stderr,
+                flush=True,
+            )
     n = len(tasks)
     ppm = {name: 60.0 * n / s for name, s in seconds.items()}
     return {
+        "dataset": dataset,
         "prompts": n,
         "k": k,
         "variants_per_prompt": round(variants / n, 2),
@@ -86,16 +94,27 @@ async def measure(limit: int | None, k: int, backend_name: str, model: str | Non
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--limit", type=int, default=None, help="first N HumanEval prompts (default: all 164)")
+    p.add_argument(
+        "--dataset", default="humaneval", help="humaneval (default), a .jsonl file or a source directory"
+    )
+    p.add_argument(
+        "--limit", type=int, default=None, help="first N prompts (default: all; HumanEval has 164)"
+    )
     p.add_argument("-k", type=int, default=10)
     p.add_argument("--backend", default="hf", help="hf (default, the bundled model) or rules")
     p.add_argument("--model", default=None)
     p.add_argument("--max-new-tokens", type=int, default=64)
     args = p.parse_args()
-    r = asyncio.run(measure(args.limit, args.k, args.backend, args.model, args.max_new_tokens))
-    print(f"HumanEval, {r['prompts']} prompts, k = {r['k']} ({r['variants_per_prompt']} variants per prompt on average), {r['backend']}")
-    print(f"  batched engine  : {r['prompts_per_minute']['batched']:8.2f} prompts/min ({r['seconds']['batched']} s)")
-    print(f"  one call/variant: {r['prompts_per_minute']['plain']:8.2f} prompts/min ({r['seconds']['plain']} s)")
+    r = asyncio.run(measure(args.dataset, args.limit, args.k, args.backend, args.model, args.max_new_tokens))
+    print(
+        f"{r['dataset']}, {r['prompts']} prompts, k = {r['k']} "
+        f"({r['variants_per_prompt']} variants per prompt on average), {r['backend']}"
+    )
+    ppm, secs = r["prompts_per_minute"], r["seconds"]
+    print(f"  batched engine  : {ppm['batched']:8.2f} prompts/min ({secs['batched']} s)")
+    print(
+        f"  one call/variant: {r['prompts_per_minute']['plain']:8.2f} prompts/min ({r['seconds']['plain']} s)"
+    )
     print(f"  speed-up        : {r['speedup']:.2f}x")
     print(json.dumps(r))
     return 0

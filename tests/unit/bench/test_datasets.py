@@ -43,7 +43,7 @@ def test_jsonl_file() -> None:
     [
         ('{"prompt": "def f():\\n"}\n{"prompt": \n', "line 2 is not valid JSON"),
         ('{"prompt": "def f():\\n"}\n\n{"ground_truth": "x"}\n', "line 3 has no 'prompt'"),
-        ('[1, 2]\n', "line 1 is not a JSON object"),
+        ("[1, 2]\n", "line 1 is not a JSON object"),
         ('{"prompt": "a", "tests": 3}\n', "line 1: 'tests' must be a string"),
         ('{"prompt": "a", "task_id": "t"}\n{"prompt": "b", "task_id": "t"}\n', "line 2 repeats task_id 't'"),
         ("\n\n", "holds no tasks"),

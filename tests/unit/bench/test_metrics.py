@@ -15,8 +15,16 @@ from cctest.bench.metrics import (
     summarize,
 )
 
-REQUIRED = {"structural_consistency", "no_results", "outliers_per_T", "bleu", "edit_similarity",
-            "enhancement_ratio", "pass_at_1", "flag_vs_failure"}
+REQUIRED = {
+    "structural_consistency",
+    "no_results",
+    "outliers_per_T",
+    "bleu",
+    "edit_similarity",
+    "enhancement_ratio",
+    "pass_at_1",
+    "flag_vs_failure",
+}
 
 
 def test_edit_similarity_by_hand() -> None:
@@ -48,7 +56,13 @@ def test_precision_recall_f1_by_hand() -> None:
     r = precision_recall_f1(689, 111, 104)
     assert round(r["precision"], 3) == 0.861 and round(r["recall"], 3) == 0.869
     assert confusion([(True, True), (True, False), (False, True), (False, False), (True, True)]) == {
-        "tp": 2, "fp": 1, "fn": 1, "tn": 1, "precision": 2 / 3, "recall": 2 / 3, "f1": pytest.approx(2 / 3)
+        "tp": 2,
+        "fp": 1,
+        "fn": 1,
+        "tn": 1,
+        "precision": 2 / 3,
+        "recall": 2 / 3,
+        "f1": pytest.approx(2 / 3),
     }
     assert precision_recall_f1(0, 0, 2) == {"precision": None, "recall": 0.0, "f1": None}
     assert precision_recall_f1(0, 3, 0) == {"precision": 0.0, "recall": None, "f1": None}
@@ -64,17 +78,29 @@ def _t(outcome: str) -> dict:
 
 RECORDS = [
     {
-        "task_id": "A", "ground_truth": "return a + b", "has_tests": True, "error": None,
-        "mutants": [{"scheme": "REP_R", "structural_distance": 0.05}, {"scheme": "IRR", "structural_distance": 0.1},
-                    {"scheme": "REP_R", "structural_distance": 0.0}],
+        "task_id": "A",
+        "ground_truth": "return a + b",
+        "has_tests": True,
+        "error": None,
+        "mutants": [
+            {"scheme": "REP_R", "structural_distance": 0.05},
+            {"scheme": "IRR", "structural_distance": 0.1},
+            {"scheme": "REP_R", "structural_distance": 0.0},
+        ],
         "dropped": [{"scheme": "GRA_R", "structural_distance": 0.95}],
         "completions": [_c("return a + b"), _c("return a - b"), _c("return a + b"), _c("", ok=False)],
         "per_T": {"1": {"outliers": [1], "chosen": 0}, "3": {"outliers": [], "chosen": 0}},
         "tests": [_t("passed"), _t("assertion_failure"), _t("passed"), None],
     },
     {
-        "task_id": "B", "ground_truth": "y", "has_tests": True, "error": None,
-        "mutants": [{"scheme": "REL_R", "structural_distance": 0.2}, {"scheme": "REL_R", "structural_distance": 0.21}],
+        "task_id": "B",
+        "ground_truth": "y",
+        "has_tests": True,
+        "error": None,
+        "mutants": [
+            {"scheme": "REL_R", "structural_distance": 0.2},
+            {"scheme": "REL_R", "structural_distance": 0.21},
+        ],
         "dropped": [],
         "completions": [_c("x"), _c("y"), _c("y")],
         "per_T": {"1": {"outliers": [0], "chosen": 1}, "3": {"outliers": [], "chosen": 0}},
@@ -101,18 +127,48 @@ def test_summary_on_hand_built_records() -> None:
     assert s["bleu"]["repaired"]["1"] == pytest.approx(100.0)
     assert s["bleu"]["original"] < 100.0 and s["enhancement_ratio"]["bleu"]["3"] == 0.0
     # population: the 6 completions with a result; failing ones: A1 and B0, both flagged at T=1
-    assert s["flag_vs_failure"]["1"] == {"tp": 2, "fp": 0, "fn": 0, "tn": 4, "precision": 1.0, "recall": 1.0, "f1": 1.0}
-    assert s["flag_vs_failure"]["3"] == {"tp": 0, "fp": 0, "fn": 2, "tn": 4, "precision": None, "recall": 0.0, "f1": None}
+    assert s["flag_vs_failure"]["1"] == {
+        "tp": 2,
+        "fp": 0,
+        "fn": 0,
+        "tn": 4,
+        "precision": 1.0,
+        "recall": 1.0,
+        "f1": 1.0,
+    }
+    assert s["flag_vs_failure"]["3"] == {
+        "tp": 0,
+        "fp": 0,
+        "fn": 2,
+        "tn": 4,
+        "precision": None,
+        "recall": 0.0,
+        "f1": None,
+    }
     assert s["test_outcomes"]["original"] == {"passed": 1, "runtime_error": 1}
     rep = s["per_scheme"]["REP_R"]
-    assert (rep["mutants"], rep["no_results"], rep["outliers_per_T"]["1"], rep["failure_rate"]) == (2, 1, 1, 1.0)
+    assert (rep["mutants"], rep["no_results"], rep["outliers_per_T"]["1"], rep["failure_rate"]) == (
+        2,
+        1,
+        1,
+        1.0,
+    )
     assert s["per_scheme"]["GRA_R"]["dropped"] == 1
     assert s["per_scheme"]["REL_R"]["outlier_rate_per_T"] == {"1": 0.0, "3": 0.0}
 
 
 def test_engine_errors_count_as_no_result_and_failure() -> None:
-    err = {"task_id": "C", "ground_truth": "z", "has_tests": True, "error": "backend down", "mutants": [],
-           "dropped": [], "completions": [], "per_T": {"1": {"outliers": [], "chosen": None}}, "tests": None}
+    err = {
+        "task_id": "C",
+        "ground_truth": "z",
+        "has_tests": True,
+        "error": "backend down",
+        "mutants": [],
+        "dropped": [],
+        "completions": [],
+        "per_T": {"1": {"outliers": [], "chosen": None}},
+        "tests": None,
+    }
     s = summarize([err], [1])
     assert s["no_results"]["original"] == 1
     assert s["pass_at_1"] == {"original": 0.0, "repaired": {"1": 0.0}}

@@ -21,8 +21,16 @@ from cctest.config import Settings
 from cctest.detect import outlier_counts, similarity_matrix
 
 DATA = Path(__file__).parents[2] / "data" / "bench"
-REQUIRED = {"structural_consistency", "no_results", "outliers_per_T", "bleu", "edit_similarity",
-            "enhancement_ratio", "pass_at_1", "flag_vs_failure"}
+REQUIRED = {
+    "structural_consistency",
+    "no_results",
+    "outliers_per_T",
+    "bleu",
+    "edit_similarity",
+    "enhancement_ratio",
+    "pass_at_1",
+    "flag_vs_failure",
+}
 
 
 def _ids(run: Path) -> list[str]:
@@ -31,8 +39,22 @@ def _ids(run: Path) -> list[str]:
 
 def test_jsonl_run_report_and_exact_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = tmp_path / "run"
-    rc = main(["bench", "--dataset", str(DATA / "tasks.jsonl"), "--backend", "rules", "-k", "4",
-               "--thresholds", "1,2", "--out", str(run), "--no-progress"])
+    rc = main(
+        [
+            "bench",
+            "--dataset",
+            str(DATA / "tasks.jsonl"),
+            "--backend",
+            "rules",
+            "-k",
+            "4",
+            "--thresholds",
+            "1,2",
+            "--out",
+            str(run),
+            "--no-progress",
+        ]
+    )
     assert rc == 0
     summary = json.loads((run / "summary.json").read_text())
     assert REQUIRED <= set(summary)
@@ -69,13 +91,36 @@ def test_thresholds_match_the_engine(tmp_path: Path) -> None:
     from cctest.engine import Engine
 
     run = tmp_path / "run"
-    assert main(["bench", "--dataset", "humaneval", "--backend", "rules", "--model", "fragile=TempVar",
-                 "-k", "6", "--limit", "2", "--thresholds", "0,1", "--out", str(run), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "--dataset",
+                "humaneval",
+                "--backend",
+                "rules",
+                "--model",
+                "fragile=TempVar",
+                "-k",
+                "6",
+                "--limit",
+                "2",
+                "--thresholds",
+                "0,1",
+                "--out",
+                str(run),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     records = read_records(run / "results.jsonl")
     tasks = load_humaneval().tasks[:2]
     for rec, task in zip(records, tasks, strict=True):
         for t in (0.0, 1.0):
-            engine = Engine(RuleBackend(fragile=("TempVar",)), Settings(backend="rules", mutants=6, threshold=t))
+            engine = Engine(
+                RuleBackend(fragile=("TempVar",)), Settings(backend="rules", mutants=6, threshold=t)
+            )
             result = asyncio.run(engine.run(task.prompt))
             assert list(result.outliers) == rec["per_T"][f"{t:g}"]["outliers"]
             assert result.chosen == rec["per_T"][f"{t:g}"]["chosen"]
@@ -83,11 +128,24 @@ def test_thresholds_match_the_engine(tmp_path: Path) -> None:
 
 def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    args = ["bench", "--dataset", "humaneval", "--backend", "rules", "-k", "3", "--limit", "8",
-            "--out", str(run), "--no-progress"]
+    args = [
+        "bench",
+        "--dataset",
+        "humaneval",
+        "--backend",
+        "rules",
+        "-k",
+        "3",
+        "--limit",
+        "8",
+        "--out",
+        str(run),
+        "--no-progress",
+    ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "cctest", *args], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cctest", *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     results = run / "results.jsonl"
     try:
         # kill it as soon as two prompts are on disk, mid-run
@@ -111,7 +169,16 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path: Path) -> None:
 
 def test_resume_with_other_settings_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = tmp_path / "run"
-    base = ["bench", "--dataset", str(DATA / "tasks.jsonl"), "--backend", "rules", "--out", str(run), "--no-progress"]
+    base = [
+        "bench",
+        "--dataset",
+        str(DATA / "tasks.jsonl"),
+        "--backend",
+        "rules",
+        "--out",
+        str(run),
+        "--no-progress",
+    ]
     assert main([*base, "-k", "2", "--limit", "1"]) == 0
     capsys.readouterr()
     assert main([*base, "-k", "3", "--limit", "1", "--resume"]) == 2
@@ -131,7 +198,9 @@ def test_resume_with_other_settings_is_refused(tmp_path: Path, capsys: pytest.Ca
         (["bench", "compare", "a"], "usage: cctest bench compare"),
     ],
 )
-def test_errors_are_one_sentence_and_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_errors_are_one_sentence_and_exit_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main([*argv, "--backend", "rules"]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
@@ -143,15 +212,30 @@ def test_malformed_jsonl_and_missing_run(tmp_path: Path, capsys: pytest.CaptureF
     assert main(["bench", "--dataset", str(bad), "--backend", "rules", "--out", str(tmp_path / "r")]) == 2
     assert "line 2 is not valid JSON" in capsys.readouterr().err
     good = str(DATA / "tasks.jsonl")
-    assert main(["bench", "--dataset", good, "--backend", "rules", "--out", str(tmp_path / "none"), "--resume"]) == 2
+    assert (
+        main(["bench", "--dataset", good, "--backend", "rules", "--out", str(tmp_path / "none"), "--resume"])
+        == 2
+    )
     assert "no run to resume" in capsys.readouterr().err
 
 
 def test_model_that_fails_to_load(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     empty = tmp_path / "not-a-model"
     empty.mkdir()
-    rc = main(["bench", "--dataset", str(DATA / "tasks.jsonl"), "--backend", "hf", "--model", str(empty),
-               "--out", str(tmp_path / "r"), "--no-progress"])
+    rc = main(
+        [
+            "bench",
+            "--dataset",
+            str(DATA / "tasks.jsonl"),
+            "--backend",
+            "hf",
+            "--model",
+            str(empty),
+            "--out",
+            str(tmp_path / "r"),
+            "--no-progress",
+        ]
+    )
     assert rc == 2
     err = capsys.readouterr().err
     assert err.startswith("cctest: ") and err.count("\n") == 1

@@ -80,7 +80,10 @@ def test_detached_daemon_does_not_outlive_the_sample() -> None:
     r = run_program(src, FAST)
     assert r.outcome == "passed"
     if r.isolation.get("pid") != "namespace" and not r.isolation.get("user", "same").startswith("uid"):
-        pytest.skip("this kernel gives neither a pid namespace nor a user of our own; only the process group is killed")
+        pytest.skip(
+            "this kernel gives neither a pid namespace nor a user of our own; "
+            "only the process group is killed"
+        )
     assert not _alive_with(r.sandbox_id)
 
 
@@ -105,7 +108,9 @@ def test_writing_outside_its_directory_is_refused(tmp_path: Path) -> None:
     assert r.outcome == "runtime_error"
     assert victim.read_text() == "keep me"
     # inside its own directory (its cwd and HOME) a sample may write
-    r = run_program("import os\nopen('a.txt', 'w').write('x')\nassert os.environ['HOME'] == os.getcwd()\n", FAST)
+    r = run_program(
+        "import os\nopen('a.txt', 'w').write('x')\nassert os.environ['HOME'] == os.getcwd()\n", FAST
+    )
     assert r.outcome == "passed"
 
 
@@ -125,7 +130,9 @@ def test_network_is_unreachable() -> None:
     thread.start()
     try:
         r = run_program(
-            f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=2)\ns.sendall(b'hi')\n", FAST
+            f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=2)\n"
+            "s.sendall(b'hi')\n",
+            FAST,
         )
     finally:
         thread.join()
