@@ -136,26 +136,19 @@ def _generate(prompt: str, names: list[str], k: int, max_distance: float, seed: 
         entry = _cache.get(key)
         if entry is not None:
             _cache.move_to_end(key)
-    if entry is not None and not _still_fresh(entry, window):
-        entry = None
-    if entry is None:
-        entry = _make(window, prompt, shadowed, names, k, max_distance, seed)
+    # fresh names are chosen against the head and the body, so an entry made under another head
+    # (an edit above the window) is not reused: the result depends on the prompt alone
+    if entry is None or entry.head != window.head:
+        entry = _make(window, shadowed, names, k, max_distance, seed)
         with _lock:
             _cache[key] = entry
             while len(_cache) > CACHE_SIZE:
                 _cache.popitem(last=False)
-    mutants = [_mutant(window, m) for m in entry.made]
-    return MutationOutcome(mutants[: entry.kept], mutants[entry.kept :])
-
-
-def _still_fresh(entry: _Entry, window: Window) -> bool:
-    """Cached names were fresh for the document they were made for; check the parts that changed."""
-    names = [n for m in entry.made for n in m.fresh_names]
-    if not names:
-        return True
-    if entry.head != window.head and any(n in window.head for n in names):
-        return False
-    return not any(n in window.tail for n in names)
+    # a name typed in the unfinished line since is no longer fresh: that mutant is left out
+    usable = [not any(n in window.tail for n in m.fresh_names) for m in entry.made]
+    kept = [_mutant(window, m) for m, ok in zip(entry.made[: entry.kept], usable) if ok]
+    dropped = [_mutant(window, m) for m, ok in zip(entry.made[entry.kept :], usable[entry.kept :]) if ok]
+    return MutationOutcome(kept, dropped)
 
 
 def _mutant(window: Window, m: _Made) -> Mutant:
@@ -179,14 +172,14 @@ def _round_robin(per_scheme: list[list[Variant]]) -> list[Variant]:
     return out
 
 
-def _make(window: Window, prompt: str, shadowed: frozenset[str], names: list[str], k: int, max_distance: float, seed: int) -> _Entry:
+def _make(window: Window, shadowed: frozenset[str], names: list[str], k: int, max_distance: float, seed: int) -> _Entry:
     a = analyse(window.source, shadowed, wrapped=bool(window.wrapper), open_func=0 if window.tail_in_scope else -1)
     queue = _round_robin([SCHEMES[n].ordered(a, seed) for n in names])
     kept: list[_Made] = []
     dropped: list[_Made] = []
     seen = {window.body}
     pos = 0
-    pool = NamePool(prompt)
+    pool = NamePool(window.head + window.body)
     for _ in range(MAX_ROUNDS):
         if len(kept) >= k or pos >= len(queue):
             break

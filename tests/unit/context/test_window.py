@@ -124,6 +124,20 @@ def test_a_keystroke_reuses_the_window_and_renames_the_new_tail():
 
 def test_a_fresh_name_typed_in_the_tail_is_not_reused():
     base = "def add(a, b, /):\n    res = a + b\n    return "
-    generate_mutants(base + "x", schemes=["REP_R"], k=4)
-    out = generate_mutants(base + "Param1", schemes=["REP_R"], k=4)
+    before = generate_mutants(base + "x", k=10)
+    assert any("Param1" in m.renames for m in before.mutants)
+    out = generate_mutants(base + "Param1", k=10)
     assert out.mutants and all("Param1" not in m.renames for m in out.mutants)
+
+
+def test_results_depend_on_the_prompt_not_on_the_cache():
+    from cctest import mutators
+
+    body = "def add(a, b, /):\n    res = a + b\n    return "
+    with_name = "Param1 = 0\n" + body
+    generate_mutants(with_name, schemes=["REP_R"], k=4)  # Param1 taken: Param2 is used
+    warm = generate_mutants("x = 0\n" + body, schemes=["REP_R"], k=4)
+    mutators._cache.clear()
+    cold = generate_mutants("x = 0\n" + body, schemes=["REP_R"], k=4)
+    assert [m.text for m in warm.mutants] == [m.text for m in cold.mutants]
+    assert any("Param1" in m.renames for m in cold.mutants)
