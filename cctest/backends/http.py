@@ -314,7 +314,13 @@ class HTTPBackend(Backend):
         except asyncio.TimeoutError:
             raise  # aiohttp's timeout errors are also connection errors; they mean "too slow"
         except aiohttp.ClientConnectorError as exc:
-            why = (exc.os_error.strerror or str(exc.os_error)) if exc.os_error else "connection failed"
+            err = exc.os_error
+            if err is None:
+                why = "connection failed"
+            elif err.errno and err.errno > 0:
+                why = os.strerror(err.errno)  # asyncio's own strerror is "Connect call failed (...)"
+            else:
+                why = err.strerror or str(err)  # resolver errors (negative codes) carry their own
             raise BackendUnavailable(f"cannot connect to {self._shown_url} ({why.lower()}).") from exc
         except aiohttp.ClientConnectionError as exc:
             raise BackendUnavailable(
