@@ -57,7 +57,11 @@ class Window:
 
 
 def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t")) if "\t" not in line else len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip())
+    return (
+        len(line) - len(line.lstrip(" \t"))
+        if "\t" not in line
+        else len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip())
+    )
 
 
 def _is_code(line: str) -> bool:
@@ -92,7 +96,11 @@ def find_window(prompt: str) -> Window | None:
         if ind < min_ind:
             if _DEF.match(line.lstrip(" \t")):
                 func_start = i
-                while func_start > 0 and lines[func_start - 1].lstrip(" \t").startswith("@") and _indent(lines[func_start - 1]) == ind:
+                while (
+                    func_start > 0
+                    and lines[func_start - 1].lstrip(" \t").startswith("@")
+                    and _indent(lines[func_start - 1]) == ind
+                ):
                     func_start -= 1
                 break
             min_ind = ind
@@ -101,7 +109,10 @@ def find_window(prompt: str) -> Window | None:
 
     end = n
     if func_start is not None:
-        small = n - func_start <= MAX_FUNCTION_LINES and sum(len(x) for x in lines[func_start:n]) <= MAX_WINDOW_CHARS
+        small = (
+            n - func_start <= MAX_FUNCTION_LINES
+            and sum(len(x) for x in lines[func_start:n]) <= MAX_WINDOW_CHARS
+        )
         if small:
             w = _make_window(prompt, base, lines, func_start, n, in_scope=True)
             if w is not None:
@@ -160,7 +171,9 @@ def _parses(source: str) -> SyntaxError | None:
     return None
 
 
-def _make_window(prompt: str, base: int, lines: list[str], start: int, end: int, *, in_scope: bool) -> Window | None:
+def _make_window(
+    prompt: str, base: int, lines: list[str], start: int, end: int, *, in_scope: bool
+) -> Window | None:
     """Cut lines[start:end] until it parses (with a stub); the rest of the prompt becomes the tail.
 
     ``lines`` are the prompt's complete lines from offset ``base`` on."""

@@ -110,7 +110,11 @@ def _scan(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
             body = m.end()
             close = min(_string_end(text, body, quote), end)
             if "f" in m.group(0)[: -len(quote)].lower():
-                body_end = close - len(quote) if text.startswith(quote, close - len(quote)) and close - len(quote) >= body else close
+                body_end = (
+                    close - len(quote)
+                    if text.startswith(quote, close - len(quote)) and close - len(quote) >= body
+                    else close
+                )
                 for fs, fe in _fstring_fields(text, body, body_end):
                     yield from _scan(text, fs, fe)
             i = close
@@ -128,7 +132,12 @@ def _scan(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
                 k = j
                 while k < end and text[k] in _SPACE:
                     k += 1
-                is_kwarg = bool(brackets) and brackets[-1] == "(" and text[k : k + 1] == "=" and text[k + 1 : k + 2] != "="
+                is_kwarg = (
+                    bool(brackets)
+                    and brackets[-1] == "("
+                    and text[k : k + 1] == "="
+                    and text[k + 1 : k + 2] != "="
+                )
                 if not is_kwarg:
                     yield i, j
             i = j

@@ -20,11 +20,26 @@ from ..errors import InputError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("location", metavar="FILE:LINE:COL | FILE", help="1-based cursor (the cursor sits before the character at COL), or a file with --whole")
+    p.add_argument(
+        "location",
+        metavar="FILE:LINE:COL | FILE",
+        help="1-based cursor (the cursor sits before the character at COL), or a file with --whole",
+    )
     p.add_argument("--whole", action="store_true", help="apply each scheme at every site of the whole file")
-    p.add_argument("--scheme", action="append", default=[], metavar="NAME", help="restrict to a scheme (repeatable; default: all)")
+    p.add_argument(
+        "--scheme",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="restrict to a scheme (repeatable; default: all)",
+    )
     p.add_argument("-k", "--mutants", type=int, default=10, help="number of mutants at a cursor (default 10)")
-    p.add_argument("--max-distance", type=float, default=0.1, help="drop mutants structurally farther than this (default 0.1)")
+    p.add_argument(
+        "--max-distance",
+        type=float,
+        default=0.1,
+        help="drop mutants structurally farther than this (default 0.1)",
+    )
     p.add_argument("--seed", type=int, default=0, help="vary the choice of sites and names (default 0)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -41,9 +56,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         path, line, col = parse_location(args.location)
         prompt = prompt_at(read_source(path), line, col, path=path).text
-        mutants = generate_mutants(prompt, schemes=names, k=args.mutants, max_distance=args.max_distance, seed=args.seed).mutants
+        mutants = generate_mutants(
+            prompt, schemes=names, k=args.mutants, max_distance=args.max_distance, seed=args.seed
+        ).mutants
     if args.json:
-        json.dump({"prompt": prompt, "mutants": [m.to_dict() for m in mutants]}, sys.stdout, indent=2, ensure_ascii=False)
+        json.dump(
+            {"prompt": prompt, "mutants": [m.to_dict() for m in mutants]},
+            sys.stdout,
+            indent=2,
+            ensure_ascii=False,
+        )
         sys.stdout.write("\n")
         return 0
     if not mutants:
@@ -51,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
     for m in mutants:
         renames = ", ".join(f"{new} <- {old}" for new, old in m.renames.items())
         print(f"# {m.scheme}  distance {m.structural_distance:.3f}" + (f"  ({renames})" if renames else ""))
-        diff = difflib.unified_diff(prompt.splitlines(keepends=True), m.text.splitlines(keepends=True), "prompt", m.scheme, n=1)
+        diff = difflib.unified_diff(
+            prompt.splitlines(keepends=True), m.text.splitlines(keepends=True), "prompt", m.scheme, n=1
+        )
         for d in diff:
             sys.stdout.write(d if d.endswith("\n") else d + "\n")
     return 0

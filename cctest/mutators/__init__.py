@@ -35,7 +35,17 @@ log = logging.getLogger(__name__)
 
 SCHEMES: dict[str, Scheme] = {
     s.name: s
-    for s in (rep.REP_R, rep.REP_C, rel.REL_R, rel.REL_C, irr.SCHEME, rtf.SCHEME, gra.GRA_R, gra.GRA_C, ini.SCHEME)
+    for s in (
+        rep.REP_R,
+        rep.REP_C,
+        rel.REL_R,
+        rel.REL_C,
+        irr.SCHEME,
+        rtf.SCHEME,
+        gra.GRA_R,
+        gra.GRA_C,
+        ini.SCHEME,
+    )
 }
 CACHE_SIZE = 128
 MAX_ROUNDS = 3  # batches of candidates tried when some are dropped for their distance
@@ -78,12 +88,16 @@ def scheme_names(schemes: Sequence[str]) -> list[str]:
     """Validate scheme names; () means all, in registry order."""
     unknown = [s for s in schemes if s not in SCHEMES]
     if unknown:
-        raise UnknownSchemeError(f"unknown mutation scheme '{unknown[0]}'; the schemes are " + ", ".join(SCHEMES) + ".")
+        raise UnknownSchemeError(
+            f"unknown mutation scheme '{unknown[0]}'; the schemes are " + ", ".join(SCHEMES) + "."
+        )
     wanted = set(schemes)
     return [s for s in SCHEMES if not wanted or s in wanted]
 
 
-def analyse(source: str, shadowed: frozenset[str], *, wrapped: bool = False, open_func: int = -1, splice: bool = True) -> Analysis:
+def analyse(
+    source: str, shadowed: frozenset[str], *, wrapped: bool = False, open_func: int = -1, splice: bool = True
+) -> Analysis:
     """Parse and analyse a parsable source (a window or a whole file).
 
     ``splice``: also note the text offsets of the sites, so that a mutant is the source with a few
@@ -99,7 +113,13 @@ def analyse(source: str, shadowed: frozenset[str], *, wrapped: bool = False, ope
         if code != source:  # pragma: no cover - libcst round-trips exactly
             offsets = None
     return Analysis(
-        source=source, module=module, functions=functions, sites=sites, shadowed=shadowed, open_func=open_func, offsets=offsets
+        source=source,
+        module=module,
+        functions=functions,
+        sites=sites,
+        shadowed=shadowed,
+        open_func=open_func,
+        offsets=offsets,
     )
 
 
@@ -131,7 +151,16 @@ def _generate(prompt: str, names: list[str], k: int, max_distance: float, seed: 
     if window is None:
         return MutationOutcome([], [])
     shadowed = shadowed_in_prompt(window.head, window.body + window.tail)
-    key = (window.source, window.tail_in_scope, bool(window.wrapper), shadowed, tuple(names), k, max_distance, seed)
+    key = (
+        window.source,
+        window.tail_in_scope,
+        bool(window.wrapper),
+        shadowed,
+        tuple(names),
+        k,
+        max_distance,
+        seed,
+    )
     with _lock:
         entry = _cache.get(key)
         if entry is not None:
@@ -146,8 +175,10 @@ def _generate(prompt: str, names: list[str], k: int, max_distance: float, seed: 
                 _cache.popitem(last=False)
     # a name typed in the unfinished line since is no longer fresh: that mutant is left out
     usable = [not any(n in window.tail for n in m.fresh_names) for m in entry.made]
-    kept = [_mutant(window, m) for m, ok in zip(entry.made[: entry.kept], usable) if ok]
-    dropped = [_mutant(window, m) for m, ok in zip(entry.made[entry.kept :], usable[entry.kept :]) if ok]
+    made = [m for m, ok in zip(entry.made, usable, strict=True) if ok]
+    n_kept = sum(usable[: entry.kept])
+    kept = [_mutant(window, m) for m in made[:n_kept]]
+    dropped = [_mutant(window, m) for m in made[n_kept:]]
     return MutationOutcome(kept, dropped)
 
 
@@ -172,8 +203,12 @@ def _round_robin(per_scheme: list[list[Variant]]) -> list[Variant]:
     return out
 
 
-def _make(window: Window, shadowed: frozenset[str], names: list[str], k: int, max_distance: float, seed: int) -> _Entry:
-    a = analyse(window.source, shadowed, wrapped=bool(window.wrapper), open_func=0 if window.tail_in_scope else -1)
+def _make(
+    window: Window, shadowed: frozenset[str], names: list[str], k: int, max_distance: float, seed: int
+) -> _Entry:
+    a = analyse(
+        window.source, shadowed, wrapped=bool(window.wrapper), open_func=0 if window.tail_in_scope else -1
+    )
     queue = _round_robin([SCHEMES[n].ordered(a, seed) for n in names])
     kept: list[_Made] = []
     dropped: list[_Made] = []
@@ -194,8 +229,10 @@ def _make(window: Window, shadowed: frozenset[str], names: list[str], k: int, ma
             seen.add(body)
             batch.append((v.scheme, applied, body))
         scores = distances(a.source, [applied.code for _, applied, _ in batch])
-        for (scheme, applied, body), d in zip(batch, scores):
-            made = _Made(scheme, body, dict(applied.renames), applied.introduced, dict(applied.tail_renames), d)
+        for (scheme, applied, body), d in zip(batch, scores, strict=True):
+            made = _Made(
+                scheme, body, dict(applied.renames), applied.introduced, dict(applied.tail_renames), d
+            )
             (kept if d <= max_distance else dropped).append(made)
     return _Entry(head=window.head, made=kept[:k] + dropped, kept=min(k, len(kept)))
 
@@ -219,7 +256,10 @@ def mutate_whole(source: str, scheme: str) -> Mutant:
         ast.parse(source)
         module_ok = True
     except SyntaxError as exc:
-        raise InputError(f"the file does not parse as Python (line {exc.lineno}: {exc.msg}), so it cannot be mutated as a whole.") from exc
+        raise InputError(
+            f"the file does not parse as Python (line {exc.lineno}: {exc.msg}), "
+            "so it cannot be mutated as a whole."
+        ) from exc
     except (ValueError, RecursionError) as exc:
         raise InputError(f"the file cannot be parsed as Python ({exc}).") from exc
     assert module_ok

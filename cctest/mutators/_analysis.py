@@ -36,8 +36,28 @@ _BUILTINS = frozenset(dir(builtins))
 WATCHED_BUILTINS = ("len", "print", "bool", "range")
 _DYNAMIC_NAMES = frozenset({"locals", "vars", "eval", "exec", "dir", "globals", "breakpoint"})
 _DYNAMIC_ATTRS = frozenset({"f_locals", "_getframe", "f_back", "currentframe", "f_code"})
-INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor)
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+INT_OPS = (
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.FloorDiv,
+    ast.Mod,
+    ast.LShift,
+    ast.RShift,
+    ast.BitAnd,
+    ast.BitOr,
+    ast.BitXor,
+)
+_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
 _NOT_RENAMED = frozenset({"self", "cls"})
 
 
@@ -122,12 +142,7 @@ class NamePool:
         base = base if base.isidentifier() else "Var"
         n = 1
         cand = base
-        while (
-            cand in self.taken
-            or keyword.iskeyword(cand)
-            or cand in _BUILTINS
-            or _normal(cand) in self.doc
-        ):
+        while cand in self.taken or keyword.iskeyword(cand) or cand in _BUILTINS or _normal(cand) in self.doc:
             n += 1
             cand = f"{base}{n}"
         self.taken.add(cand)
@@ -183,9 +198,15 @@ def evident_int(node: ast.AST, ints: frozenset[str] | set[str], shadowed: frozen
     if isinstance(node, ast.Name):
         return node.id in ints
     if isinstance(node, ast.UnaryOp):
-        return isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)) and evident_int(node.operand, ints, shadowed)
+        return isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)) and evident_int(
+            node.operand, ints, shadowed
+        )
     if isinstance(node, ast.BinOp):
-        return isinstance(node.op, INT_OPS) and evident_int(node.left, ints, shadowed) and evident_int(node.right, ints, shadowed)
+        return (
+            isinstance(node.op, INT_OPS)
+            and evident_int(node.left, ints, shadowed)
+            and evident_int(node.right, ints, shadowed)
+        )
     if isinstance(node, ast.Call):
         return (
             isinstance(node.func, ast.Name)
@@ -279,9 +300,13 @@ def _excluded_names(fn: ast.AST, source_lines: list[str]) -> set[str]:
         # as a constant ending in '=' right before the field.
         if isinstance(n, ast.JoinedStr):
             vals = n.values
-            for a, b in zip(vals, vals[1:]):
-                if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.rstrip().endswith("="):
-                    out.update(_names_in(b))
+            for before, field_ in zip(vals, vals[1:], strict=False):
+                if (
+                    isinstance(before, ast.Constant)
+                    and isinstance(before.value, str)
+                    and before.value.rstrip().endswith("=")
+                ):
+                    out.update(_names_in(field_))
     return out
 
 
@@ -325,14 +350,27 @@ def analyse_functions(source: str, shadowed: frozenset[str]) -> list[FunctionFac
         params += [p.arg for p in (a.vararg, a.kwarg) if p is not None]
         keywordless = [p.arg for p in a.posonlyargs] + [p.arg for p in (a.vararg, a.kwarg) if p is not None]
         first = next((p for p in params if p not in _NOT_RENAMED), None)
-        facts = FunctionFacts(index=index, name=fn.name, lineno=fn.lineno, params=params, keywordless_params=keywordless, first_param=first)
+        facts = FunctionFacts(
+            index=index,
+            name=fn.name,
+            lineno=fn.lineno,
+            params=params,
+            keywordless_params=keywordless,
+            first_param=first,
+        )
         out.append(facts)
         table = tables.get((fn.lineno, fn.name))
         if table is None:
             continue
         locals_: set[str] = set()
         for s in table.get_symbols():
-            if s.is_local() and s.is_assigned() and not s.is_parameter() and not s.is_global() and not s.is_nonlocal():
+            if (
+                s.is_local()
+                and s.is_assigned()
+                and not s.is_parameter()
+                and not s.is_global()
+                and not s.is_nonlocal()
+            ):
                 locals_.add(s.get_name())
         facts.int_locals = _int_locals(fn, {n for n in locals_ if _only_read_below(table, n)}, shadowed)
         if _is_dynamic(fn):

@@ -20,7 +20,9 @@ class InsertTransformer(PrunedTransformer):
             self.inserts.setdefault(site.node, []).append((site.pos, stmt))
 
     @staticmethod
-    def _insert(body: Sequence[cst.BaseStatement], items: Sequence[tuple[int, cst.BaseStatement]]) -> list[cst.BaseStatement]:
+    def _insert(
+        body: Sequence[cst.BaseStatement], items: Sequence[tuple[int, cst.BaseStatement]]
+    ) -> list[cst.BaseStatement]:
         out = list(body)
         for pos, stmt in sorted(items, key=lambda x: x[0], reverse=True):
             # the blank lines and comments above the next statement stay with it
@@ -28,7 +30,9 @@ class InsertTransformer(PrunedTransformer):
                 out.insert(pos, stmt)
         return out
 
-    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+    def leave_IndentedBlock(
+        self, original: cst.IndentedBlock, updated: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
         items = self.inserts.get(id(original))
         return updated.with_changes(body=self._insert(updated.body, items)) if items else updated
 

@@ -70,7 +70,9 @@ class RenameTransformer(PrunedTransformer):
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
         return original
 
-    def leave_MatchKeywordElement(self, original: cst.MatchKeywordElement, updated: cst.MatchKeywordElement) -> cst.MatchKeywordElement:
+    def leave_MatchKeywordElement(
+        self, original: cst.MatchKeywordElement, updated: cst.MatchKeywordElement
+    ) -> cst.MatchKeywordElement:
         return updated.with_changes(key=original.key)
 
 
@@ -99,7 +101,11 @@ class RenameScheme(Scheme):
         return out
 
     def whole(self, a: Analysis) -> list[Variant]:
-        return [Variant(self.name, (f.index, tuple(self._candidates(f)))) for f in a.functions if self._candidates(f)]
+        return [
+            Variant(self.name, (f.index, tuple(self._candidates(f))))
+            for f in a.functions
+            if self._candidates(f)
+        ]
 
     def _new_name(self, f: FunctionFacts, old: str, pool: NamePool) -> str:
         if self.style == "R":
@@ -116,7 +122,9 @@ class RenameScheme(Scheme):
             return pool.fresh(f"{context_prefix(f.name)}_Param_{old}")
         return pool.fresh(f"{f.name.strip('_') or 'func'}_{old}")
 
-    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False) -> Applied | None:
+    def apply(
+        self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False
+    ) -> Applied | None:
         plan: dict[int, dict[str, str]] = {}
         for v in variants:
             index, names = v.key
@@ -130,7 +138,10 @@ class RenameScheme(Scheme):
             for i, mapping in plan.items():
                 occurrences = a.sites.names.get(i, {})
                 for old, new in mapping.items():
-                    edits += [(n, code_at(a.module, n.with_changes(value=new), ind)) for n, ind in occurrences.get(old, [])]
+                    edits += [
+                        (n, code_at(a.module, n.with_changes(value=new), ind))
+                        for n, ind in occurrences.get(old, [])
+                    ]
             code = a.splice(edits)
         else:
             by_node = {a.sites.functions[i][0]: m for i, m in plan.items()}
@@ -138,4 +149,3 @@ class RenameScheme(Scheme):
         renames = {new: old for m in plan.values() for old, new in m.items()}
         tail = dict(plan.get(a.open_func, {})) if a.open_func >= 0 else {}
         return Applied(code=code, renames=renames, tail_renames=tail)
-

@@ -10,6 +10,7 @@ function, which is where that function's facts (its evident ints, its parameters
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,7 +63,9 @@ def evident_int(node: cst.BaseExpression, ints: frozenset[str], shadowed: frozen
     if isinstance(node, cst.Name):
         return node.value in ints
     if isinstance(node, cst.UnaryOperation):
-        return isinstance(node.operator, (cst.Minus, cst.Plus, cst.BitInvert)) and evident_int(node.expression, ints, shadowed)
+        return isinstance(node.operator, (cst.Minus, cst.Plus, cst.BitInvert)) and evident_int(
+            node.expression, ints, shadowed
+        )
     if isinstance(node, cst.BinaryOperation):
         return (
             isinstance(node.operator, INT_BINOPS)
@@ -171,7 +174,9 @@ class ScopedVisitor:
         self.frames.append(_Frame(facts))
         return True
 
-    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef | None = None) -> cst.BaseStatement | None:
+    def leave_FunctionDef(
+        self, original: cst.FunctionDef, updated: cst.FunctionDef | None = None
+    ) -> cst.BaseStatement | None:
         self.frames.pop()
         return updated
 
@@ -183,8 +188,12 @@ class ScopedVisitor:
         self.frames[-1].depth -= 1
         return updated
 
-    visit_Lambda = visit_ClassDef = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter  # type: ignore[assignment]
-    leave_Lambda = leave_ClassDef = leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave  # type: ignore[assignment]
+    visit_Lambda = visit_ClassDef = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = (
+        _enter  # type: ignore[assignment]
+    )
+    leave_Lambda = leave_ClassDef = leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = (
+        _leave  # type: ignore[assignment]
+    )
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
         self.block_ids[id(node)] = self.n_blocks
@@ -202,16 +211,22 @@ def _is_docstring(stmt: cst.BaseStatement) -> bool:
 
 
 def _is_future(stmt: cst.BaseStatement) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and any(isinstance(s, cst.ImportFrom) and isinstance(s.module, cst.Name) and s.module.value == "__future__" for s in stmt.body)
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(s, cst.ImportFrom) and isinstance(s.module, cst.Name) and s.module.value == "__future__"
+        for s in stmt.body
     )
 
 
-class SiteCollector(ScopedVisitor, cst.CSTVisitor):
+class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the mixin's leave_* serve both
     """One pass that records the sites of RTF, IRR, GRA and INI."""
 
-    def __init__(self, functions: list[FunctionFacts], shadowed: frozenset[str], wrapped: bool, default_indent: str = "    ") -> None:
+    def __init__(
+        self,
+        functions: list[FunctionFacts],
+        shadowed: frozenset[str],
+        wrapped: bool,
+        default_indent: str = "    ",
+    ) -> None:
         super().__init__(functions)
         self.shadowed = shadowed
         self.wrapped = wrapped
@@ -233,8 +248,21 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
         super().on_leave(original)
         self.stack.pop()
 
-    def _site(self, kind: str, index: int, obj: cst.CSTNode, **kw: object) -> Site:
-        return Site(kind, index, self.stack[-1], tuple(self.stack), self._func_index(), obj=obj, indents=self.cur_indents, **kw)  # type: ignore[arg-type]
+    def _site(
+        self, kind: str, index: int, obj: cst.CSTNode, *, pos: int = 0, name: str = "", start: bool = False
+    ) -> Site:
+        return Site(
+            kind,
+            index,
+            self.stack[-1],
+            tuple(self.stack),
+            self._func_index(),
+            pos=pos,
+            name=name,
+            start=start,
+            indents=self.cur_indents,
+            obj=obj,
+        )
 
     # names, for renaming by splicing
     def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
@@ -246,7 +274,9 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> bool:
         if id(node) not in self.skip and self.bodies:
             for fi in self.bodies:
-                self.sites.names.setdefault(fi, {}).setdefault(node.value, []).append((node, self.cur_indents))
+                self.sites.names.setdefault(fi, {}).setdefault(node.value, []).append(
+                    (node, self.cur_indents)
+                )
             self.sites.wanted.add(id(node))
         return False
 
@@ -267,9 +297,10 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
         self.skip.add(id(node.name))
         return True
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+    def visit_ClassDef(self, node: cst.CSTNode) -> bool:
+        assert isinstance(node, cst.ClassDef)
         self.skip.add(id(node.name))
-        return super().visit_ClassDef(node)  # type: ignore[misc]
+        return super().visit_ClassDef(node)
 
     def visit_ImportAlias(self, node: cst.ImportAlias) -> bool:
         return False
@@ -388,7 +419,10 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
         super().visit_IndentedBlock(node)
-        self.cur_indents = (*self.cur_indents, node.indent if node.indent is not None else self.default_indent)
+        self.cur_indents = (
+            *self.cur_indents,
+            node.indent if node.indent is not None else self.default_indent,
+        )
         self._block(self.block_ids[id(node)], node, node.body, id(node) in self._func_body_blocks)
         return True
 
@@ -397,7 +431,13 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
             self._block(-1, node, node.body, False)
         return True
 
-    def _block(self, index: int, node: cst.CSTNode, body: "tuple[cst.BaseStatement, ...] | list[cst.BaseStatement]", func_body: bool) -> None:
+    def _block(
+        self,
+        index: int,
+        node: cst.CSTNode,
+        body: Sequence[cst.BaseStatement],
+        func_body: bool,
+    ) -> None:
         body = list(body)
         self.sites.wanted.update(id(s) for s in body)
         own = self.own
@@ -412,7 +452,9 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
         for p in range(first, len(body)):
             if is_stub(body[p]):
                 break
-            self.sites.gra.append(self._site("block", index, node, pos=p, name=value_name, start=func_body and p == first))
+            self.sites.gra.append(
+                self._site("block", index, node, pos=p, name=value_name, start=func_body and p == first)
+            )
         # INI: print a variable right after the assignment that gave it an evident value, where the
         # namespace is a plain frame or module (not a class body, whose namespace may be custom)
         if own is None and not (index == -1 and not self.wrapped and self.at_window_level):
@@ -423,14 +465,26 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):
         for p, stmt in enumerate(body):
             if is_stub(stmt):
                 break
-            if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign)):
+            if not (
+                isinstance(stmt, cst.SimpleStatementLine)
+                and len(stmt.body) == 1
+                and isinstance(stmt.body[0], cst.Assign)
+            ):
                 continue
             a = stmt.body[0]
-            if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name) and evident_printable(a.value, ints, self.shadowed):
-                self.sites.ini.append(self._site("block", index, node, pos=p + 1, name=a.targets[0].target.value))
+            if (
+                len(a.targets) == 1
+                and isinstance(a.targets[0].target, cst.Name)
+                and evident_printable(a.value, ints, self.shadowed)
+            ):
+                self.sites.ini.append(
+                    self._site("block", index, node, pos=p + 1, name=a.targets[0].target.value)
+                )
 
 
-def collect_sites(module: cst.Module, functions: list[FunctionFacts], shadowed: frozenset[str], wrapped: bool) -> Sites:
+def collect_sites(
+    module: cst.Module, functions: list[FunctionFacts], shadowed: frozenset[str], wrapped: bool
+) -> Sites:
     c = SiteCollector(functions, shadowed, wrapped, module.default_indent)
     module.visit(c)
     return c.sites
@@ -479,7 +533,7 @@ class PrunedTransformer(cst.CSTTransformer):
     Sites are named by ``id()`` of nodes of the cached analysed module, which stays alive.
     """
 
-    def __init__(self, paths: "list[tuple[int, ...]]", full: "set[int] | bool" = False) -> None:
+    def __init__(self, paths: list[tuple[int, ...]], full: set[int] | bool = False) -> None:
         super().__init__()
         self._needed = {i for p in paths for i in p}
         self._full = full if isinstance(full, set) else set()
@@ -502,6 +556,10 @@ class PrunedTransformer(cst.CSTTransformer):
 def code_at(module: cst.Module, node: cst.CSTNode, indents: tuple[str, ...]) -> str:
     """libcst's code for ``node`` as it would be generated where the indentation is ``indents``
     (a multi-line expression inside brackets re-indents its continuation lines with them)."""
-    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline, indent_tokens=list(indents))
+    state = CodegenState(
+        default_indent=module.default_indent,
+        default_newline=module.default_newline,
+        indent_tokens=list(indents),
+    )
     node._codegen(state)
     return "".join(state.tokens)

@@ -86,7 +86,9 @@ class Scheme(ABC):
         """The ways this scheme applies to ``a``, nearest to the cursor first."""
 
     @abstractmethod
-    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False) -> Applied | None:
+    def apply(
+        self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False
+    ) -> Applied | None:
         """Apply ``variants`` together (one for a prompt mutant, all for a whole file).
 
         ``full``: visit the whole tree rather than only the paths to the sites (a cross-check).

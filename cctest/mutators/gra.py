@@ -23,7 +23,10 @@ from .base import Analysis, Applied, Scheme, Variant
 
 def dead_code(name: str, value: str) -> cst.If:
     v: cst.BaseExpression = cst.Name(value) if value else cst.Integer("0")
-    return cst.If(test=cst.Name("False"), body=cst.SimpleStatementSuite(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=v)]))
+    return cst.If(
+        test=cst.Name("False"),
+        body=cst.SimpleStatementSuite(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=v)]),
+    )
 
 
 class GRA(Scheme):
@@ -41,7 +44,9 @@ class GRA(Scheme):
         starts = [Variant(self.name, (s,)) for s in a.sites.gra if s.start]
         return starts or self.variants(a)[:1]
 
-    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False) -> Applied | None:
+    def apply(
+        self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False
+    ) -> Applied | None:
         inserts: list[tuple[Site, cst.BaseStatement]] = []
         introduced = set()
         for v in variants:

@@ -21,7 +21,9 @@ from .base import Analysis, Applied, Scheme, Variant
 
 
 def print_of(name: str) -> cst.SimpleStatementLine:
-    return cst.SimpleStatementLine(body=[cst.Expr(cst.Call(func=cst.Name("print"), args=[cst.Arg(cst.Name(name))]))])
+    return cst.SimpleStatementLine(
+        body=[cst.Expr(cst.Call(func=cst.Name("print"), args=[cst.Arg(cst.Name(name))]))]
+    )
 
 
 class INI(Scheme):
@@ -31,7 +33,9 @@ class INI(Scheme):
     def variants(self, a: Analysis) -> list[Variant]:
         return [Variant(self.name, (s,)) for s in reversed(a.sites.ini)]
 
-    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False) -> Applied | None:
+    def apply(
+        self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False
+    ) -> Applied | None:
         inserts = [(v.key[0], print_of(v.key[0].name)) for v in variants]
         if not inserts:
             return None

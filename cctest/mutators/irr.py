@@ -12,7 +12,8 @@ all of these are exact, so IRR rewrites only where ``_analysis`` proves the oper
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import libcst as cst
 
@@ -20,7 +21,14 @@ from ._analysis import NamePool
 from ._sites import AUG_TO_BIN, BIN_TO_AUG, PrunedTransformer, Site, code_at
 from .base import Analysis, Applied, Scheme, Variant
 
-_NEEDS_PARENS = (cst.BinaryOperation, cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.Comparison, cst.NamedExpr)
+_NEEDS_PARENS = (
+    cst.BinaryOperation,
+    cst.BooleanOperation,
+    cst.IfExp,
+    cst.Lambda,
+    cst.Comparison,
+    cst.NamedExpr,
+)
 
 
 def _paren(e: cst.BaseExpression) -> cst.BaseExpression:
@@ -40,7 +48,9 @@ class ArithmeticTransformer(PrunedTransformer):
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.BaseSmallStatement:
         return contract(updated) if id(original) in self.targets else updated
 
-    def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation) -> cst.BaseExpression:
+    def leave_BinaryOperation(
+        self, original: cst.BinaryOperation, updated: cst.BinaryOperation
+    ) -> cst.BaseExpression:
         return swap(updated) if id(original) in self.targets else updated
 
 
@@ -57,11 +67,17 @@ def contract(node: cst.Assign) -> cst.BaseSmallStatement:
     """``n = n + e`` -> ``n += e`` (unchanged when the shape is not that any more)."""
     v = node.value
     target = node.targets[0].target
-    if not isinstance(v, cst.BinaryOperation) or not isinstance(v.left, cst.Name) or not isinstance(target, cst.Name):
+    if (
+        not isinstance(v, cst.BinaryOperation)
+        or not isinstance(v.left, cst.Name)
+        or not isinstance(target, cst.Name)
+    ):
         return node
     if v.left.value != target.value:
         return node
-    return cst.AugAssign(target=target, operator=BIN_TO_AUG[type(v.operator)](), value=v.right, semicolon=node.semicolon)
+    return cst.AugAssign(
+        target=target, operator=BIN_TO_AUG[type(v.operator)](), value=v.right, semicolon=node.semicolon
+    )
 
 
 def swap(node: cst.BinaryOperation) -> cst.BinaryOperation:
@@ -69,7 +85,7 @@ def swap(node: cst.BinaryOperation) -> cst.BinaryOperation:
     return node.with_changes(left=node.right, right=node.left)
 
 
-_REWRITE = {"aug": expand, "assign": contract, "binop": swap}
+_REWRITE: dict[str, Callable[[Any], cst.CSTNode]] = {"aug": expand, "assign": contract, "binop": swap}
 
 
 class IRR(Scheme):
@@ -79,11 +95,16 @@ class IRR(Scheme):
     def variants(self, a: Analysis) -> list[Variant]:
         return [Variant(self.name, (s,)) for s in reversed(a.sites.irr)]
 
-    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False) -> Applied | None:
+    def apply(
+        self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False
+    ) -> Applied | None:
         if not variants:
             return None
         if a.offsets is not None and not full:
-            edits = [(v.key[0].obj, code_at(a.module, _REWRITE[v.key[0].kind](v.key[0].obj), v.key[0].indents)) for v in variants]
+            edits = [
+                (v.key[0].obj, code_at(a.module, _REWRITE[v.key[0].kind](v.key[0].obj), v.key[0].indents))
+                for v in variants
+            ]
             return Applied(code=a.splice(edits))  # type: ignore[arg-type]
         return Applied(code=a.module.visit(ArithmeticTransformer([v.key[0] for v in variants], full)).code)
 

@@ -9,4 +9,6 @@ from __future__ import annotations
 from ._rename import RenameScheme
 
 REL_R = RenameScheme("REL_R", "local", "R", "rename a local variable to a generic name (LocalVar1)")
-REL_C = RenameScheme("REL_C", "local", "C", "rename a local variable to a name from its context (compare_res)")
+REL_C = RenameScheme(
+    "REL_C", "local", "C", "rename a local variable to a name from its context (compare_res)"
+)

@@ -9,5 +9,9 @@ from __future__ import annotations
 
 from ._rename import RenameScheme
 
-REP_R = RenameScheme("REP_R", "param", "R", "rename a keyword-less function parameter to a generic name (Param1)")
-REP_C = RenameScheme("REP_C", "param", "C", "rename a keyword-less function parameter to a name from its context (Add_Param_b)")
+REP_R = RenameScheme(
+    "REP_R", "param", "R", "rename a keyword-less function parameter to a generic name (Param1)"
+)
+REP_C = RenameScheme(
+    "REP_C", "param", "C", "rename a keyword-less function parameter to a name from its context (Add_Param_b)"
+)

@@ -29,7 +29,9 @@ def rewrite(test: cst.BaseExpression, form: str) -> cst.BaseExpression:
     inner = test
     if isinstance(test, _LOOSE) and not test.lpar:  # binds more loosely than 'not'
         inner = test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return cst.UnaryOperation(operator=cst.Not(), expression=cst.UnaryOperation(operator=cst.Not(), expression=inner))
+    return cst.UnaryOperation(
+        operator=cst.Not(), expression=cst.UnaryOperation(operator=cst.Not(), expression=inner)
+    )
 
 
 class ConditionTransformer(PrunedTransformer):
@@ -60,12 +62,17 @@ class RTF(Scheme):
     def whole(self, a: Analysis) -> list[Variant]:
         return [Variant(self.name, (s, "not")) for s in a.sites.tests]
 
-    def apply(self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False) -> Applied | None:
+    def apply(
+        self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False
+    ) -> Applied | None:
         targets = {v.key[0].node: v.key[1] for v in variants}
         if not targets:
             return None
         if a.offsets is not None and not full:
-            edits = [(v.key[0].obj.test, code_at(a.module, rewrite(v.key[0].obj.test, v.key[1]), v.key[0].indents)) for v in variants]
+            edits = [
+                (v.key[0].obj.test, code_at(a.module, rewrite(v.key[0].obj.test, v.key[1]), v.key[0].indents))
+                for v in variants
+            ]
             return Applied(code=a.splice(edits))  # type: ignore[arg-type]
         t = ConditionTransformer(targets, [v.key[0] for v in variants], full)
         return Applied(code=a.module.visit(t).code)

@@ -33,7 +33,7 @@ def test_mutants_at_a_cursor_as_json():
     schemes = {m["scheme"] for m in data["mutants"]}
     assert {"REP_R", "REL_R", "IRR", "GRA_R"} <= schemes
     rep = next(m for m in data["mutants"] if m["scheme"] == "REP_R")
-    (new, old), = rep["renames"].items()
+    ((new, old),) = rep["renames"].items()
     assert old in ("a", "b", "rest") and new.startswith("Param")
 
 

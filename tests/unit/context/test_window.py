@@ -23,7 +23,10 @@ PROMPTS = {
     "unfinished line": "import os\n\ndef add(a, b, /):\n    res = a + b\n    total = res + ",
     "open if block": "def f(a, /):\n    n = len(a)\n    if n > 2:\n",
     "open bracket": "def f(a, /):\n    x = 1\n    y = g(a,\n          x,\n",
-    "decorated method": "class A:\n    @property\n    @other(1)\n    def size(self, /, *rest):\n        n = len(rest)\n        return n",
+    "decorated method": (
+        "class A:\n    @property\n    @other(1)\n"
+        "    def size(self, /, *rest):\n        n = len(rest)\n        return n"
+    ),
     "async": "async def fetch(url, /):\n    data = await get(url)\n    if data:\n        return ",
     "tabs": "def f(a, /):\n\tx = a\n\tif x:\n\t\treturn x +",
     "unicode identifiers": "def größe(wert, /):\n    ergebnis = wert * 2\n    return ergebnis + ",
@@ -80,7 +83,9 @@ def test_stub_is_not_in_the_mutant():
         assert "pass" not in m.text and "cctest" not in m.text
 
 
-@pytest.mark.parametrize("prompt", ["", "   ", "# only a comment\n# and another\n", "\n\n\n", "x = (", "\x00", "def (:"])
+@pytest.mark.parametrize(
+    "prompt", ["", "   ", "# only a comment\n# and another\n", "\n\n\n", "x = (", "\x00", "def (:"]
+)
 def test_nothing_to_analyse_is_not_an_error(prompt):
     out = generate_mutants(prompt, k=10)
     assert isinstance(out.mutants, list)

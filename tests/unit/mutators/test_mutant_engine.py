@@ -12,7 +12,8 @@ from cctest.mutators._analysis import NamePool, shadowed_builtins
 async def test_renamed_mutants_complete_to_the_original_after_demutation():
     prompt = "def add(a, b, /, *rest):\n    res = a + b\n    "
     result = await Engine(RuleBackend(), mutants=10, schemes=()).run(prompt)
-    renamed = [(m, c) for m, c in zip(result.mutants, result.completions[1:]) if m.scheme.startswith("REP")]
+    pairs = zip(result.mutants, result.completions[1:], strict=True)
+    renamed = [(m, c) for m, c in pairs if m.scheme.startswith("REP")]
     assert len(renamed) >= 2  # the backend's completion uses the parameters, so REP shows in it
     original = result.completions[0].text
     assert original == "return a + b + rest\n"

@@ -46,7 +46,11 @@ def test_rep_renames_keywordless_parameters_everywhere_in_the_body():
 
 
 def test_rep_c_uses_the_function_name():
-    check("REP_C", "def add(a, b, /):\n    return a + b\n", "def add(Add_Param_a, Add_Param_b, /):\n    return Add_Param_a + Add_Param_b\n")
+    check(
+        "REP_C",
+        "def add(a, b, /):\n    return a + b\n",
+        "def add(Add_Param_a, Add_Param_b, /):\n    return Add_Param_a + Add_Param_b\n",
+    )
 
 
 def test_rep_leaves_keyword_passable_parameters_alone():
@@ -139,7 +143,11 @@ def test_rel_renames_locals_in_every_binding_form():
 
 
 def test_rel_c_uses_the_function_name():
-    check("REL_C", "def compare(a, b):\n    res = a > b\n    return res\n", "def compare(a, b):\n    compare_res = a > b\n    return compare_res\n")
+    check(
+        "REL_C",
+        "def compare(a, b):\n    res = a > b\n    return res\n",
+        "def compare(a, b):\n    compare_res = a > b\n    return compare_res\n",
+    )
 
 
 @pytest.mark.parametrize(
@@ -207,7 +215,11 @@ def test_fresh_names_never_collide_with_the_document():
             return LocalVar3
         """,
     )
-    check("REP_C", "def add(a, /):\n    return a, Add_Param_a\n", "def add(Add_Param_a2, /):\n    return Add_Param_a2, Add_Param_a\n")
+    check(
+        "REP_C",
+        "def add(a, /):\n    return a, Add_Param_a\n",
+        "def add(Add_Param_a2, /):\n    return Add_Param_a2, Add_Param_a\n",
+    )
 
 
 # ---------------------------------------------------------------- IRR
@@ -295,7 +307,9 @@ def test_rtf_negates_twice_in_test_positions_only():
 
 
 def test_rtf_never_uses_the_slides_unsafe_form():
-    out = generate_mutants("def add(a, b, ignore):\n    if ignore:\n        return a\n", schemes=["RTF"], k=10)
+    out = generate_mutants(
+        "def add(a, b, ignore):\n    if ignore:\n        return a\n", schemes=["RTF"], k=10
+    )
     assert out.mutants
     texts = [m.text for m in out.mutants]
     assert all("==" not in t for t in texts)
@@ -327,7 +341,11 @@ def test_gra_inserts_dead_code_after_the_docstring():
             return res
         ''',
     )
-    check("GRA_C", "def add(a, b):\n    return a + b\n", "def add(a, b):\n    if False: Add_TempVar = a\n    return a + b\n")
+    check(
+        "GRA_C",
+        "def add(a, b):\n    return a + b\n",
+        "def add(a, b):\n    if False: Add_TempVar = a\n    return a + b\n",
+    )
 
 
 def test_gra_never_goes_before_a_future_import():
@@ -404,6 +422,7 @@ def test_whole_mutants_behave_like_the_original():
             return count + 1, -total, extra
         """
     )
+
     def run(code):
         ns = {}
         exec(compile(code, "<m>", "exec"), ns)
