@@ -252,3 +252,39 @@ def test_compare_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "fragile=TempVar" in out and "pass@1 original" in out
     html = (tmp_path / "cmp" / "compare.html").read_text()
     assert "a vs b" in html and html.count("data:image/png;base64,") >= 3
+
+
+@pytest.mark.slow
+def test_small_real_run_with_the_bundled_model(tmp_path: Path) -> None:
+    """The real hf backend and the bundled model: one prompt, two mutants, a few tokens."""
+    pytest.importorskip("transformers")
+    run = tmp_path / "run"
+    rc = main(
+        [
+            "bench",
+            "--dataset",
+            "humaneval",
+            "--backend",
+            "hf",
+            "--limit",
+            "1",
+            "-k",
+            "2",
+            "--max-new-tokens",
+            "8",
+            "--threads",
+            "1",
+            "--out",
+            str(run),
+            "--no-progress",
+        ]
+    )
+    assert rc == 0
+    (record,) = read_records(run / "results.jsonl")
+    assert record["task_id"] == "HumanEval/0" and record["error"] is None
+    assert len(record["completions"]) == 1 + len(record["mutants"])
+    # whatever the model wrote, every completion with a result was executed and classified
+    for c, outcome in zip(record["completions"], record["tests"], strict=True):
+        assert (outcome is not None) == c["is_result"]
+    summary = json.loads((run / "summary.json").read_text())
+    assert REQUIRED <= set(summary) and summary["counts"]["prompts"] == 1
