@@ -118,8 +118,8 @@ def enhancement_ratio(before: float | None, after: float | None) -> float | None
 def precision_recall_f1(tp: int, fp: int, fn: int) -> dict[str, float | None]:
     """The three ratios; a ratio whose denominator is 0 is None.
 
-    >>> precision_recall_f1(3, 1, 2)
-    {'precision': 0.75, 'recall': 0.6, 'f1': 0.6666666666666666}
+    >>> {k: round(v, 4) for k, v in precision_recall_f1(3, 1, 2).items()}
+    {'precision': 0.75, 'recall': 0.6, 'f1': 0.6667}
     """
     precision = tp / (tp + fp) if tp + fp else None
     recall = tp / (tp + fn) if tp + fn else None

@@ -174,3 +174,12 @@ def test_engine_errors_count_as_no_result_and_failure() -> None:
     assert s["pass_at_1"] == {"original": 0.0, "repaired": {"1": 0.0}}
     assert s["counts"]["engine_errors"] == 1
     assert s["flag_vs_failure"]["1"]["tp"] == 0
+
+
+def test_doctests() -> None:
+    import doctest
+
+    from cctest.bench import metrics
+
+    result = doctest.testmod(metrics)
+    assert result.attempted >= 5 and result.failed == 0
