@@ -161,7 +161,22 @@ def _stub_for(body_lines: list[str]) -> str:
     return ""
 
 
+_parse_cache: dict[str, SyntaxError | None] = {}
+
+
 def _parses(source: str) -> SyntaxError | None:
+    """The SyntaxError of ``source``, or None; remembered, since successive keystrokes in the
+    unfinished line ask about the same complete lines again."""
+    if source in _parse_cache:
+        return _parse_cache[source]
+    err = _compile_error(source)
+    if len(_parse_cache) >= 256:
+        _parse_cache.pop(next(iter(_parse_cache)))
+    _parse_cache[source] = err
+    return err
+
+
+def _compile_error(source: str) -> SyntaxError | None:
     try:
         compile(source, "<window>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
