@@ -243,7 +243,17 @@ def summarize(records: Sequence[Mapping[str, Any]], thresholds: Sequence[float])
             "mutants": sum(len(r.get("mutants", [])) for r in records),
             "dropped_mutants": sum(len(r.get("dropped", [])) for r in records),
         },
+        "timings_ms": _timings(records),
         "per_scheme": per_scheme(records, ts),
+    }
+
+
+def _timings(records: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
+    """Mean time per prompt of the model (``complete``) and of the rest of the engine."""
+    timed = [r["timings_ms"] for r in records if r.get("timings_ms")]
+    return {
+        "mean_model_ms": _mean([t.get("complete", 0.0) for t in timed]),
+        "mean_engine_ms": _mean([t.get("engine", 0.0) for t in timed]),
     }
 
 

@@ -355,6 +355,7 @@ def write_report(
     """``report.html`` for one run."""
     meta_rows = [[k, json.dumps(v) if isinstance(v, (list, dict)) else fmt(v)] for k, v in config.items()]
     meta_rows += [[f"count: {k}", str(v)] for k, v in summary["counts"].items()]
+    meta_rows += [[f"time: {k}", fmt(v, 1)] for k, v in summary.get("timings_ms", {}).items()]
     body = [
         "<h1>cctest bench: "
         + html.escape(f"{config.get('dataset')} · {config.get('backend')} {model_label(config)}")

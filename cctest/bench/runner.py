@@ -196,7 +196,7 @@ def _error_record(task: Task, index: int, error: str, thresholds: Sequence[float
     }
 
 
-def test_completions(
+def execute_tests(
     task: Task, texts: Sequence[str | None], limits: Limits, workers: int
 ) -> list[dict[str, Any] | None]:
     """Each completion's outcome on the task's tests (None where there is no completion).
@@ -266,7 +266,7 @@ async def run_benchmark(
                     if task.tests:
                         texts = [c["text"] if c["is_result"] else None for c in record["completions"]]
                         record["tests"] = await asyncio.to_thread(
-                            test_completions, task, texts, limits, workers
+                            execute_tests, task, texts, limits, workers
                         )
                 _append(results_path, record)
                 records.append(record)
