@@ -40,7 +40,6 @@ export function configurationFromOptions({ section, options, schemes }) {
     [`${section}.interpreter`]: {
       type: 'string',
       default: '',
-      scope: 'machine-overridable',
       markdownDescription:
         'The Python interpreter that runs the cctest language server (it needs the `cctest` package). ' +
         'Empty: the interpreter selected in the Python extension, else `python3`.',

@@ -427,6 +427,39 @@ async function oneBackend(backend: string, vsix: string, browser: Browser): Prom
     const shot2 = path.join(RESULTS, `e2e-${backend}-accepted.png`);
     await page.screenshot({ path: shot2 });
     console.log(`screenshot: ${shot2}`);
+
+    step(`[${backend}] exporting the defect log through the save dialog`);
+    await runCommand(page, 'cctest: Export the defect log');
+    // code-server's save dialog is VS Code's simple file dialog: a quick input holding the path
+    const pathInput = page.locator('.quick-input-widget .quick-input-box input');
+    await pathInput.waitFor({ state: 'visible' });
+    const exported = path.join(workspace, 'cctest-defects.jsonl');
+    await pathInput.fill(exported);
+    await page.keyboard.press('Enter');
+    const exportedLines = await waitFor('the exported file', 30_000, async () =>
+      existsSync(exported) ? readFileSync(exported, 'utf8').split('\n').filter(Boolean) : undefined,
+    );
+    if (!exportedLines.some((l) => JSON.parse(l).id === accepted.id)) {
+      throw new Error(`the export ${exported} lacks record #${accepted.id}`);
+    }
+    step(`[${backend}] exported ${exportedLines.length} records`);
+
+    step(`[${backend}] clicking the status bar item toggles the mode`);
+    await status.click();
+    await waitFor('the status bar to show monitor mode', 15_000, async () => ((await status.innerText()).includes('cctest [monitor]') ? true : undefined));
+    const userSettings = JSON.parse(readFileSync(path.join(dirs.userData, 'User', 'settings.json'), 'utf8'));
+    if (userSettings['cctest.mode'] !== 'monitor') {
+      throw new Error(`the toggle should write cctest.mode = monitor to the user settings, they hold ${JSON.stringify(userSettings['cctest.mode'])}`);
+    }
+
+    step(`[${backend}] restarting the server by command`);
+    const before = servers[0].split(' ')[0];
+    await runCommand(page, 'cctest: Restart the language server');
+    const restarted = await waitFor('a new language server process', 60_000, async () => {
+      const now = server.group().filter((l) => l.includes('-m lsp_server'));
+      return now.length === 1 && now[0].split(' ')[0] !== before && /ready|outliers/.test(await status.innerText()) ? now[0] : undefined;
+    });
+    step(`[${backend}] new language server process: ${restarted}`);
     step(`[${backend}] passed`);
   } catch (err) {
     failed = true;
