@@ -10,6 +10,7 @@ if ((${#need[@]})); then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 if [[ -f vscode-extension/package.json ]]; then
-  (cd vscode-extension && { [[ -d node_modules ]] || npm ci --no-audit --no-fund; })
+  # npm ci again whenever package-lock.json is newer than the last install
+  (cd vscode-extension && { [[ node_modules/.package-lock.json -nt package-lock.json ]] || npm ci --no-audit --no-fund; })
   bash tools/install-code-server.sh "${CODE_SERVER_PREFIX:-$HOME/.cache/code-server-e2e}"
 fi
