@@ -265,9 +265,7 @@ async def run_benchmark(
                     record = _record(task, index, result, thresholds, eligible)
                     if task.tests:
                         texts = [c["text"] if c["is_result"] else None for c in record["completions"]]
-                        record["tests"] = await asyncio.to_thread(
-                            execute_tests, task, texts, limits, workers
-                        )
+                        record["tests"] = await asyncio.to_thread(execute_tests, task, texts, limits, workers)
                 _append(results_path, record)
                 records.append(record)
                 bar.update(1)
