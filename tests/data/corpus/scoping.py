@@ -123,6 +123,82 @@ def super_in_method():
     return Child().hello("ann")
 
 
+def defaults_from_locals():
+    n = 5
+    step = 2
+
+    def inner(x=n, *, by=step):  # defaults are evaluated in this (the enclosing) scope
+        return x * by
+
+    return inner(), inner(1)
+
+
+def decorator_from_local():
+    calls = []
+
+    def record(fn):
+        calls.append(fn.__name__)
+        return fn
+
+    @record
+    def target():
+        return "t"
+
+    return target(), calls
+
+
+def comprehension_reuses_name():
+    x = [1, 2, 3]
+    return [x * 2 for x in x], x  # the first iterable is the local x, the rest the loop's x
+
+
+def class_base_from_local():
+    base = dict
+
+    class Derived(base):
+        pass
+
+    return Derived(a=1), Derived.__bases__[0].__name__
+
+
+def annotation_from_local(value, /):
+    kind = int
+    converted: kind = kind(value)
+    return converted
+
+
+def doubly_nested_nonlocal():
+    level = 0
+
+    def middle():
+        def inner():
+            nonlocal level
+            level += 1
+            return level
+
+        return inner() + inner()
+
+    return middle(), level
+
+
+def generator_late_binding():
+    base = 10
+    gen = (base + i for i in range(3))
+    base = 100  # the generator reads base when it is consumed
+    return list(gen)
+
+
+def global_in_nested():
+    COUNT = "local"
+
+    def bump():
+        global COUNT
+        COUNT = 99
+
+    bump()
+    return COUNT
+
+
 # ==== CHECKS (never mutated) ====
 from _checks import Checks
 
@@ -166,3 +242,10 @@ def module_globals(m):
 def functional_scopes(m):
     return (m.lambdas_over_params(5, 1, 9, 4, 6), m.comprehension_over_params(6), m.shadow_in_nested_function(2),
             m.super_in_method())
+
+
+@checks.case
+def enclosing_scope_expressions(m):
+    return (m.defaults_from_locals(), m.decorator_from_local(), m.comprehension_reuses_name(), m.class_base_from_local(),
+            m.annotation_from_local("42"), m.doubly_nested_nonlocal(), m.generator_late_binding(), m.global_in_nested(),
+            m.COUNT)

@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from cctest.mutators import SCHEMES, mutate_whole
+from cctest.mutators import SCHEMES, MutationOutcome, generate_mutants, mutate_whole
 from cctest.types import Mutant
 
 CORPUS = Path(__file__).resolve().parents[2] / "data" / "corpus"
@@ -103,17 +103,23 @@ def compiled(name: str, scheme: str | None) -> tuple[types.CodeType, str]:
 
 
 @contextlib.contextmanager
-def loaded(name: str, scheme: str | None) -> Iterator[tuple[types.ModuleType, Observation]]:
-    """A fresh module executed from the original (scheme None) or mutated code, and what its
-    execution observed (output at import, an exception at import)."""
-    code, _ = compiled(name, scheme)
-    module = types.ModuleType(f"corpus_{name}_{scheme or 'original'}")
+def executed(code: types.CodeType, module_name: str) -> Iterator[tuple[types.ModuleType, Observation]]:
+    """A fresh module executed from ``code``, and what its execution observed (output at import,
+    an exception at import)."""
+    module = types.ModuleType(module_name)
     # dataclasses and friends look their module up in sys.modules while the class is created
-    sys.modules[module.__name__] = module
+    sys.modules[module_name] = module
     try:
         yield module, observe(lambda: exec(code, module.__dict__), renames={})
     finally:
-        del sys.modules[module.__name__]
+        del sys.modules[module_name]
+
+
+def loaded(
+    name: str, scheme: str | None
+) -> contextlib.AbstractContextManager[tuple[types.ModuleType, Observation]]:
+    """The original (scheme None) or whole-file mutated code of a corpus module, executed afresh."""
+    return executed(compiled(name, scheme)[0], f"corpus_{name}_{scheme or 'original'}")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -216,15 +222,24 @@ def differences(scheme: str, original: Observation, mutant: Observation) -> list
     return found
 
 
-def run_case(name: str, scheme: str | None, case: str) -> Observation:
-    """One case of the module's checks against a fresh original (scheme None) or mutant module."""
-    renames = {} if scheme is None else dict(mutated(name, scheme).renames)
+def run_case_in(
+    name: str, code: types.CodeType, module_name: str, renames: Mapping[str, str], case: str
+) -> Observation:
+    """One case of the module's checks against a fresh module executed from ``code``."""
     fn = checks_of(name).cases[case]
-    with loaded(name, scheme) as (module, at_import):
+    with executed(code, module_name) as (module, at_import):
         if at_import.outcome == "raised":
             return Observation("raised at import", at_import.value, at_import.stdout)
         result = observe(lambda: fn(module), renames)
         return Observation(result.outcome, result.value, at_import.stdout + result.stdout)
+
+
+def run_case(name: str, scheme: str | None, case: str) -> Observation:
+    """One case of the module's checks against the original (scheme None) or whole-file mutant."""
+    renames = {} if scheme is None else dict(mutated(name, scheme).renames)
+    return run_case_in(
+        name, compiled(name, scheme)[0], f"corpus_{name}_{scheme or 'original'}", renames, case
+    )
 
 
 def describe(name: str, scheme: str) -> str:
@@ -314,6 +329,70 @@ def test_mutant_is_well_formed(name, scheme):
         assert new in after, f"{scheme} reports renaming {old} to {new}, which is not in the mutant"
         assert new not in before, f"{scheme} invented {new}, which the module already uses"
         assert old in before, f"{scheme} reports renaming {old}, which the module does not use"
+
+
+# --------------------------------------------------------------------------------------------------
+# prompt mutants: the cursor right after a function, the rest of the module after it
+
+
+def function_ends(name: str) -> dict[str, int]:
+    """Every function and method of a corpus module, by qualified name: the offset just after its
+    last line, where an editor's cursor sits when the function has just been written."""
+    code = parts(name)[0]
+    line_starts = [0]
+    for line in code.splitlines(keepends=True):
+        line_starts.append(line_starts[-1] + len(line))
+    out = {}
+    for node in ast.parse(code).body:
+        for inner in [node, *(node.body if isinstance(node, ast.ClassDef) else [])]:
+            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and inner.end_lineno is not None:
+                qualified = inner.name if inner is node else f"{node.name}.{inner.name}"
+                out[qualified] = line_starts[inner.end_lineno]
+    return out
+
+
+@functools.cache
+def prompt_outcome(name: str, function: str) -> MutationOutcome:
+    code = parts(name)[0]
+    return generate_mutants(code[: function_ends(name)[function]], k=10)
+
+
+PROMPT_POSITIONS = [(n, f) for n in MODULES for f in function_ends(n)]
+
+
+@pytest.mark.parametrize("name,function", PROMPT_POSITIONS)
+def test_prompt_mutants_keep_behaviour(name, function):
+    """What the model sees is a mutant of the text before the cursor; completed by the rest of the
+    real module, every such mutant (kept or dropped) must pass the module's checks like the original."""
+    code = parts(name)[0]
+    rest = code[function_ends(name)[function] :]
+    outcome = prompt_outcome(name, function)
+    failures = []
+    for i, m in enumerate([*outcome.mutants, *outcome.dropped]):
+        source = m.text + rest
+        filename = f"<corpus {name} prompt mutant {i} {m.scheme} after {function}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        try:
+            code_obj = compile(source, filename, "exec")
+        except SyntaxError as exc:
+            failures.append(
+                f"{m.scheme}: the mutant followed by the rest of the module does not compile: {exc}"
+            )
+            continue
+        for case in checks_of(name).cases:
+            original = run_case(name, None, case)
+            mutant = run_case_in(name, code_obj, f"corpus_{name}_prompt_{i}", m.renames, case)
+            found = differences(m.scheme, original, mutant)
+            if found:
+                failures.append(f"{m.scheme} renames {dict(m.renames)}: {case}: " + "; ".join(found))
+    assert not failures, f"{name}, cursor after {function}:\n" + "\n".join(failures)
+
+
+def test_prompt_mutants_cover_every_scheme():
+    """Mutants at the ends of the corpus's functions come from every scheme: the test above is not
+    vacuous for any of them."""
+    seen = {m.scheme for n, f in PROMPT_POSITIONS for m in prompt_outcome(n, f).mutants}
+    assert seen == set(SCHEME_NAMES), f"never produced: {sorted(set(SCHEME_NAMES) - seen)}"
 
 
 # --------------------------------------------------------------------------------------------------

@@ -392,6 +392,10 @@ EDGE_PROMPTS = {
         "def f(cmd, /):\n    if (n := len(cmd)) > 1:\n        match cmd:\n"
         "            case [x, *rest]:\n                "
     ),
+    "match statement": (
+        "def f(shape, /):\n    match shape:\n        case [x, y]:\n            return x\n"
+        "        case _:\n            return 0\n    "
+    ),
     "global and nonlocal": (
         "def f(a, /):\n    global G\n    def g():\n        nonlocal a\n        a += 1\n        "
     ),
