@@ -194,6 +194,7 @@ def test_resume_with_other_settings_is_refused(tmp_path: Path, capsys: pytest.Ca
         (["bench", "--dataset", "/no/such/file.jsonl"], "does not exist"),
         (["bench", "--dataset", "humaneval", "--resume"], "--resume needs --out"),
         (["bench", "--dataset", "humaneval", "--thresholds", "1,x"], "--thresholds must be numbers"),
+        (["bench", "--dataset", "humaneval", "--scheme", "FOO"], "not a list of scheme names"),
         (["bench"], "needs --dataset"),
         (["bench", "compare", "a"], "usage: cctest bench compare"),
     ],
@@ -203,7 +204,7 @@ def test_errors_are_one_sentence_and_exit_2(
 ) -> None:
     assert main([*argv, "--backend", "rules"]) == 2
     err = capsys.readouterr().err
-    assert message in err and err.count("\n") == 1
+    assert message in err and err.count("\n") == 1 and "the default is used" not in err
 
 
 def test_malformed_jsonl_and_missing_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
