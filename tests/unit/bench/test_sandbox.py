@@ -149,3 +149,56 @@ def test_humaneval_programs_and_parallel_order() -> None:
     bad = check_program(tasks[0].prompt, "    return not True\n", tasks[0].tests, tasks[0].entry_point)
     results = run_many([*good, bad, "while True: pass\n"], FAST, workers=2)
     assert [r.outcome for r in results] == ["passed"] * 4 + ["assertion_failure", "timeout"]
+
+
+NON_ROOT_SCRIPT = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import sandbox
+L = sandbox.Limits(wall_seconds=6, cpu_seconds=1, memory_mb=512, file_mb=1, processes=8)
+cases = {
+    "fork": "import os\nwhile True:\n    os.fork()\n",
+    "socket": "import socket\nsocket.create_connection(('127.0.0.1', 9), timeout=2)\n",
+    "write": "open('/tmp/cctest-nonroot-escape', 'w').write('x')\n",
+    "memory": "x = bytearray(8 * 1024 ** 3)\n",
+    "ok": "import hashlib\nassert hashlib.sha1(b'').hexdigest()\n",
+}
+print(json.dumps({k: sandbox.run_program(v, L).to_dict() for k, v in cases.items()}))
+"""
+
+
+def test_the_non_root_path() -> None:
+    """As an ordinary user (no own uid, no CAP_SYS_ADMIN): the same hostile samples stay contained."""
+    import json
+    import shutil
+    import subprocess
+
+    system_python = shutil.which("python3", path="/usr/bin:/bin")
+    if os.geteuid() != 0 or not shutil.which("setpriv") or not system_python:
+        pytest.skip("needs root (to become an ordinary user), setpriv and a system python3")
+    bench_dir = str(Path(__file__).parents[3] / "cctest" / "bench")
+    proc = subprocess.run(
+        [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            system_python,
+            "-I",
+            "-c",
+            NON_ROOT_SCRIPT,
+            bench_dir,
+        ],
+        capture_output=True,
+        text=True,
+        cwd="/tmp",
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout)
+    assert r["ok"]["outcome"] == "passed" and r["ok"]["isolation"]["user"] == "same"
+    assert r["fork"]["outcome"] in ("resource_limit", "timeout")
+    assert r["socket"]["outcome"] == "runtime_error"
+    assert r["write"]["outcome"] == "runtime_error" and not Path("/tmp/cctest-nonroot-escape").exists()
+    assert r["memory"]["outcome"] == "resource_limit"
+    assert not _alive_with(r["fork"]["sandbox_id"])
