@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 # a window larger than this is not analysed as a whole function (the cost of libcst grows with it)
@@ -161,18 +163,21 @@ def _stub_for(body_lines: list[str]) -> str:
     return ""
 
 
-_parse_cache: dict[str, SyntaxError | None] = {}
+_parse_cache: OrderedDict[str, SyntaxError | None] = OrderedDict()
+_parse_lock = threading.Lock()  # the language server may ask from several threads
 
 
 def _parses(source: str) -> SyntaxError | None:
     """The SyntaxError of ``source``, or None; remembered, since successive keystrokes in the
     unfinished line ask about the same complete lines again."""
-    if source in _parse_cache:
-        return _parse_cache[source]
+    with _parse_lock:
+        if source in _parse_cache:
+            return _parse_cache[source]
     err = _compile_error(source)
-    if len(_parse_cache) >= 256:
-        _parse_cache.pop(next(iter(_parse_cache)))
-    _parse_cache[source] = err
+    with _parse_lock:
+        _parse_cache[source] = err
+        while len(_parse_cache) > 256:
+            _parse_cache.popitem(last=False)
     return err
 
 

@@ -27,6 +27,7 @@ import ast
 import builtins
 import keyword
 import symtable
+import threading
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -75,6 +76,7 @@ class FunctionFacts:
 
 
 _head_cache: dict[str, frozenset[str]] = {}
+_head_lock = threading.Lock()
 
 
 def shadowed_in_prompt(head: str, rest: str) -> frozenset[str]:
@@ -82,9 +84,10 @@ def shadowed_in_prompt(head: str, rest: str) -> frozenset[str]:
     got = _head_cache.get(head)
     if got is None:
         got = shadowed_builtins(head)
-        if len(_head_cache) > 16:
-            _head_cache.clear()
-        _head_cache[head] = got
+        with _head_lock:
+            if len(_head_cache) > 16:
+                _head_cache.clear()
+            _head_cache[head] = got
     return got | shadowed_builtins(rest)
 
 
