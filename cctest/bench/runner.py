@@ -248,12 +248,25 @@ async def run_benchmark(
         disable=not progress,
         dynamic_ncols=True,
     )
+
+    async def finish(task: Task, record: dict[str, Any], previous: asyncio.Task[None] | None) -> None:
+        if task.tests and record["completions"]:
+            texts = [c["text"] if c["is_result"] else None for c in record["completions"]]
+            record["tests"] = await asyncio.to_thread(execute_tests, task, texts, limits, workers)
+        if previous is not None:
+            await previous  # records reach the file in task order
+        _append(results_path, record)
+        records.append(record)
+        bar.update(1)
+
+    pending: asyncio.Task[None] | None = None
     try:
         if not todo:
             return _ordered(records, tasks)
         async with factory(settings) as backend:
             engine = Engine(backend, settings)
             for index, task in todo:
+                # the model works on this prompt while the previous prompt's tests run
                 try:
                     result = await engine.run(task.prompt, k=config.k, schemes=tuple(config.schemes))
                 except ModelLoadError:
@@ -263,13 +276,13 @@ async def run_benchmark(
                 else:
                     eligible = eligible_mask(result.mutants, result.completions)
                     record = _record(task, index, result, thresholds, eligible)
-                    if task.tests:
-                        texts = [c["text"] if c["is_result"] else None for c in record["completions"]]
-                        record["tests"] = await asyncio.to_thread(execute_tests, task, texts, limits, workers)
-                _append(results_path, record)
-                records.append(record)
-                bar.update(1)
+                pending = asyncio.create_task(finish(task, record, pending))
+            if pending is not None:
+                await pending
+                pending = None
     finally:
+        if pending is not None and not pending.done():
+            pending.cancel()
         bar.close()
     return _ordered(records, tasks)
 
