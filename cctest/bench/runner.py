@@ -273,6 +273,14 @@ async def run_benchmark(
                     raise
                 except BackendError as exc:
                     record = _error_record(task, index, str(exc), thresholds)
+                except Exception as exc:  # noqa: BLE001 - a bug on one prompt must not end a long run
+                    # recorded (and counted as an engine error in the summary) instead of a traceback
+                    # that would stop the other prompts; the message names the prompt for the bug report
+                    record = _error_record(task, index, f"{type(exc).__name__}: {exc}", thresholds)
+                    bar.write(
+                        f"cctest: {task.task_id}: the engine failed ({type(exc).__name__}: {exc}).",
+                        file=sys.stderr,
+                    )
                 else:
                     eligible = eligible_mask(result.mutants, result.completions)
                     record = _record(task, index, result, thresholds, eligible)

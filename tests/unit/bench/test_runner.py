@@ -289,3 +289,53 @@ def test_small_real_run_with_the_bundled_model(tmp_path: Path) -> None:
         assert (outcome is not None) == c["is_result"]
     summary = json.loads((run / "summary.json").read_text())
     assert REQUIRED <= set(summary) and summary["counts"]["prompts"] == 1
+
+
+def test_failed_prompts_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
+    """A backend failure (the rules backend told to fail) and an unexpected exception (a fault no
+    real backend can be made to raise on cue, hence the small subclass) each cost one prompt only."""
+    import asyncio
+
+    from cctest.bench.datasets import load_dataset
+    from cctest.bench.runner import RunConfig, prepare_run_dir, run_benchmark
+
+    class Buggy(RuleBackend):
+        async def complete(self, prompts, *, suffix=""):  # type: ignore[no-untyped-def]
+            if any("greet" in p for p in prompts):
+                raise RuntimeError("a bug")
+            return await super().complete(prompts, suffix=suffix)
+
+    tasks = list(load_dataset(str(DATA / "tasks.jsonl")).tasks)
+    settings = Settings(backend="rules", mutants=2)
+    config = RunConfig(
+        dataset="tasks",
+        dataset_source="",
+        tasks=3,
+        backend="rules",
+        model=None,
+        k=2,
+        schemes=[],
+        thresholds=[1.0],
+        limit=None,
+        seed=0,
+        shuffle=False,
+        max_new_tokens=64,
+        temperature=0.0,
+        max_distance=0.1,
+    )
+    prepare_run_dir(tmp_path, config, resume=False)
+    records = asyncio.run(
+        run_benchmark(
+            tasks,
+            settings,
+            config,
+            tmp_path,
+            backend_factory=lambda s: Buggy(fail_on=("mul",)),
+            progress=False,
+        )
+    )
+    by_id = {r["task_id"]: r for r in records}
+    assert by_id["add"]["error"] is None and by_id["add"]["tests"][0]["outcome"] == "passed"
+    assert "told to fail" in by_id["mul"]["error"]
+    assert by_id["line-4"]["error"] == "RuntimeError: a bug"
+    assert [r["task_id"] for r in read_records(tmp_path / "results.jsonl")] == ["add", "mul", "line-4"]
