@@ -228,7 +228,11 @@ def _make(
                 continue
             seen.add(body)
             batch.append((v.scheme, applied, body))
-        scores = distances(a.source, [applied.code for _, applied, _ in batch])
+        # pycode-similar abstracts identifiers away: a rename that only touches names it
+        # abstracts scores exactly 0 (tests check this against pycode-similar itself)
+        to_score = [applied.code for _, applied, _ in batch if not applied.same_structure]
+        scored = iter(distances(a.source, to_score))
+        scores = [0.0 if applied.same_structure else next(scored) for _, applied, _ in batch]
         for (scheme, applied, body), d in zip(batch, scores, strict=True):
             made = _Made(
                 scheme, body, dict(applied.renames), applied.introduced, dict(applied.tail_renames), d

@@ -133,6 +133,7 @@ class RenameScheme(Scheme):
                 plan.setdefault(index, {})[old] = self._new_name(f, old, pool)
         if not plan:
             return None
+        same = False
         if a.offsets is not None and not full:
             edits: list[tuple[cst.CSTNode | int, str]] = []
             for i, mapping in plan.items():
@@ -143,9 +144,10 @@ class RenameScheme(Scheme):
                         for n, ind in occurrences.get(old, [])
                     ]
             code = a.splice(edits)
+            same = not any(id(n) in a.sites.kept_by_pycode for n, _ in edits)
         else:
             by_node = {a.sites.functions[i][0]: m for i, m in plan.items()}
             code = a.module.visit(RenameTransformer(by_node, [a.sites.functions[i][1] for i in plan])).code
         renames = {new: old for m in plan.values() for old, new in m.items()}
         tail = dict(plan.get(a.open_func, {})) if a.open_func >= 0 else {}
-        return Applied(code=code, renames=renames, tail_renames=tail)
+        return Applied(code=code, renames=renames, tail_renames=tail, same_structure=same)

@@ -133,6 +133,9 @@ class Sites:
     # and the Name of its parameter (what a rename must change, for splicing)
     names: dict[int, dict[str, list[tuple[cst.Name, tuple[str, ...]]]]] = field(default_factory=dict)
     wanted: set[int] = field(default_factory=set)  # ids of nodes whose text offsets splicing needs
+    # ids of Name nodes that ast keeps as plain strings (except-as, global/nonlocal, match captures):
+    # pycode-similar does not abstract those away, so renaming them can change its score
+    kept_by_pycode: set[int] = field(default_factory=set)
 
 
 class _Frame:
@@ -291,6 +294,35 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
 
     def visit_MatchKeywordElement(self, node: cst.MatchKeywordElement) -> bool:
         self.skip.add(id(node.key))
+        return True
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> bool:
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            self.sites.kept_by_pycode.add(id(node.name.name))
+        return True
+
+    def visit_ExceptStarHandler(self, node: cst.ExceptStarHandler) -> bool:
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            self.sites.kept_by_pycode.add(id(node.name.name))
+        return True
+
+    def visit_NameItem(self, node: cst.NameItem) -> bool:
+        self.sites.kept_by_pycode.add(id(node.name))
+        return True
+
+    def visit_MatchAs(self, node: cst.MatchAs) -> bool:
+        if node.name is not None:
+            self.sites.kept_by_pycode.add(id(node.name))
+        return True
+
+    def visit_MatchStar(self, node: cst.MatchStar) -> bool:
+        if node.name is not None:
+            self.sites.kept_by_pycode.add(id(node.name))
+        return True
+
+    def visit_MatchMapping(self, node: cst.MatchMapping) -> bool:
+        if node.rest is not None:
+            self.sites.kept_by_pycode.add(id(node.rest))
         return True
 
     def visit_Param(self, node: cst.Param) -> bool:

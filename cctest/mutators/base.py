@@ -73,6 +73,9 @@ class Applied:
     renames: Mapping[str, str] = field(default_factory=dict)  # new -> old
     introduced: frozenset[str] = frozenset()
     tail_renames: Mapping[str, str] = field(default_factory=dict)  # old -> new, for the unfinished tail
+    # the mutant's normalised AST is provably the original's (a rename only of names pycode-similar
+    # abstracts away), so pycode-similar's distance is known to be 0 without running it
+    same_structure: bool = False
 
 
 class Scheme(ABC):
