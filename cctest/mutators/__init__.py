@@ -228,11 +228,26 @@ def _make(
                 continue
             seen.add(body)
             batch.append((v.scheme, applied, body))
-        # pycode-similar abstracts identifiers away: a rename that only touches names it
-        # abstracts scores exactly 0 (tests check this against pycode-similar itself)
-        to_score = [applied.code for _, applied, _ in batch if not applied.same_structure]
-        scored = iter(distances(a.source, to_score))
-        scores = [0.0 if applied.same_structure else next(scored) for _, applied, _ in batch]
+        # pycode-similar abstracts identifiers away: a rename that only touches names it abstracts
+        # scores exactly 0, and GRA_R/GRA_C at one site score alike (tests check both claims)
+        keys: dict[object, int] = {}
+        to_score: list[str] = []
+        slots: list[int | None] = []
+        for _, applied, _ in batch:
+            if applied.same_structure:
+                slots.append(None)
+                continue
+            key = (
+                applied.structure_key
+                if applied.structure_key is not None
+                else ("own", len(to_score), id(applied))
+            )
+            if key not in keys:
+                keys[key] = len(to_score)
+                to_score.append(applied.code)
+            slots.append(keys[key])
+        scored = distances(a.source, to_score)
+        scores = [0.0 if slot is None else scored[slot] for slot in slots]
         for (scheme, applied, body), d in zip(batch, scores, strict=True):
             made = _Made(
                 scheme, body, dict(applied.renames), applied.introduced, dict(applied.tail_renames), d

@@ -76,6 +76,9 @@ class Applied:
     # the mutant's normalised AST is provably the original's (a rename only of names pycode-similar
     # abstracts away), so pycode-similar's distance is known to be 0 without running it
     same_structure: bool = False
+    # mutants with the same key differ only in names pycode-similar abstracts away (GRA_R and GRA_C
+    # at one site), so they share one pycode-similar score; None: score it on its own
+    structure_key: tuple[object, ...] | None = None
 
 
 class Scheme(ABC):

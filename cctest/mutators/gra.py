@@ -65,7 +65,8 @@ class GRA(Scheme):
             code = insert_by_splice(a, inserts)
         else:
             code = a.module.visit(InsertTransformer(inserts, full)).code
-        return Applied(code=code, introduced=frozenset(introduced))
+        key = tuple(sorted((v.key[0].node, v.key[0].pos, v.key[0].name) for v in variants))
+        return Applied(code=code, introduced=frozenset(introduced), structure_key=("GRA", key))
 
 
 GRA_R = GRA("GRA_R", "R", "insert dead code with a generic name (if False: TempVar = a)")

@@ -95,3 +95,19 @@ def test_renames_known_to_score_zero_do_score_zero_with_pycode_similar():
                 else:
                     other += 1
     assert same > 20 and other >= 1  # 'err' (except ... as) is kept by pycode-similar
+
+
+def test_gra_r_and_gra_c_at_one_site_score_alike_with_pycode_similar():
+    from cctest.mutators._distance import distances
+
+    src = "def add(a, b):\n    '''Add.'''\n    res = a + b\n    if res:\n        return res\n    return 0\n"
+    a = analyse(src, shadowed_builtins(src))
+    pairs = 0
+    for vr, vc in zip(SCHEMES["GRA_R"].variants(a), SCHEMES["GRA_C"].variants(a), strict=True):
+        r = SCHEMES["GRA_R"].apply(a, [vr], NamePool(src))
+        c = SCHEMES["GRA_C"].apply(a, [vc], NamePool(src))
+        assert r is not None and c is not None and r.code != c.code
+        assert r.structure_key == c.structure_key
+        assert distances(src, [r.code]) == distances(src, [c.code])
+        pairs += 1
+    assert pairs >= 4
