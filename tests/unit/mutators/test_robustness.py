@@ -78,6 +78,9 @@ FILES = [
     "gettext.py",
 ]
 POSITIONS_PER_FILE = 30
+CORPUS = Path(__file__).resolve().parents[2] / "data" / "corpus"
+CORPUS_MARKER = "# ==== CHECKS (never mutated) ===="
+CORPUS_POSITIONS_PER_FILE = 12
 SEED = 20230514  # ICSE 2023
 K = 10
 TARGET = 0.95
@@ -223,13 +226,33 @@ class Sample:
 @pytest.fixture(scope="module")
 def samples() -> list[Sample]:
     """generate_mutants at POSITIONS_PER_FILE random cursor positions in each file of FILES."""
-    rng = random.Random(SEED)
-    out = []
+    files = []
+    for rel in FILES:
+        path = STDLIB / rel
+        assert path.is_file(), f"{path} is missing from this Python's standard library"
+        files.append((rel, path.read_text(encoding="utf-8")))
+    return sample_positions(files, POSITIONS_PER_FILE, random.Random(SEED))
+
+
+@pytest.fixture(scope="module")
+def corpus_samples() -> list[Sample]:
+    """The same at positions in the behaviour corpus's code: match statements, walrus, async
+    generators, positional-only parameters and other syntax the standard library rarely uses."""
+    files = []
+    for path in sorted(CORPUS.glob("*.py")):
+        code = path.read_text(encoding="utf-8").partition(CORPUS_MARKER)[0]
+        if not path.name.startswith("_"):
+            files.append((path.name, code))
+    return sample_positions(files, CORPUS_POSITIONS_PER_FILE, random.Random(SEED))
+
+
+def sample_positions(files: list[tuple[str, str]], per_file: int, rng: random.Random) -> list[Sample]:
+    out: list[Sample] = []
     swallowed = ErrorRecorder()
     logger = logging.getLogger("cctest")
     logger.addHandler(swallowed)
     try:
-        _sample_files(rng, out, swallowed)
+        _sample_files(files, per_file, rng, out, swallowed)
     finally:
         logger.removeHandler(swallowed)
     return out
@@ -262,14 +285,17 @@ def no_swallowed_errors(label: object) -> Iterator[None]:
     )
 
 
-def _sample_files(rng: random.Random, out: list[Sample], swallowed: ErrorRecorder) -> None:
-    for rel in FILES:
-        path = STDLIB / rel
-        assert path.is_file(), f"{path} is missing from this Python's standard library"
-        text = path.read_text(encoding="utf-8")
+def _sample_files(
+    files: list[tuple[str, str]],
+    per_file: int,
+    rng: random.Random,
+    out: list[Sample],
+    swallowed: ErrorRecorder,
+) -> None:
+    for rel, text in files:
         real = RealFile(text)
         spans = in_function_body(real.tree, text)
-        for offset in sorted(rng.randrange(len(text) + 1) for _ in range(POSITIONS_PER_FILE)):
+        for offset in sorted(rng.randrange(len(text) + 1) for _ in range(per_file)):
             prompt = text[:offset]
             s = Sample(
                 file=rel,
@@ -320,6 +346,13 @@ def test_no_internal_error_is_swallowed_at_sampled_positions(samples):
 def test_every_mutant_keeps_its_promises_at_sampled_positions(samples):
     problems = [f"{where(s)}: {p}" for s in samples for p in s.problems]
     assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems[:40])
+
+
+def test_no_exception_or_broken_mutant_in_the_corpus(corpus_samples):
+    failures = [f"{where(s)}: {s.error}" for s in corpus_samples if s.error]
+    failures += [f"{where(s)}: logged {e}" for s in corpus_samples for e in s.logged_errors]
+    failures += [f"{where(s)}: {p}" for s in corpus_samples for p in s.problems]
+    assert not failures, f"{len(failures)} failures:\n" + "\n".join(failures[:40])
 
 
 def test_mutants_for_95_percent_of_positions_inside_functions(samples):
