@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import bisect
 import contextlib
+import itertools
 import logging
 import random
 import re
@@ -46,7 +47,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cctest.context import Window, find_window
+from cctest.context import STUB_COMMENT, Window, find_window
 from cctest.demutate import demutate, rename
 from cctest.mutators import SCHEMES, generate_mutants
 from cctest.types import Mutant
@@ -123,15 +124,25 @@ def mutant_problems(
     for new in m.introduced:
         if occurs_as_identifier(new, prompt):
             problems.append(f"introduced name {new!r} already occurs in the prompt")
+    if STUB_COMMENT in m.text and STUB_COMMENT not in prompt:
+        problems.append("the analysis stub leaked into the mutant")
     if demutate(last_line(m.text), m.renames) != last_line(prompt):
         problems.append(f"the last line changed: {last_line(prompt)!r} -> {last_line(m.text)!r}")
     w = find_window(prompt) if window is _UNSET else window
     if w is not None and parses(w.source):
-        # renames reach the unfinished tail only when it continues the window's function
-        tail = rename(w.tail, {old: new for new, old in m.renames.items()}) if w.tail_in_scope else w.tail
+        # renames reach the unfinished tail only when it continues the window's function, and then
+        # only those of the variables in the tail's scope (not a nested function's): any subset
+        tails = [w.tail]
+        if w.tail_in_scope:
+            inverse = [(old, new) for new, old in m.renames.items()][:4]
+            subsets = itertools.chain.from_iterable(
+                itertools.combinations(inverse, r) for r in range(1, len(inverse) + 1)
+            )
+            tails += [rename(w.tail, dict(sub)) for sub in subsets]
+        tail = next((t for t in tails if m.text.endswith(t)), None)
         if not m.text.startswith(w.head):
             problems.append("the text before the window changed")
-        elif not m.text.endswith(tail):
+        elif tail is None:
             problems.append(f"the unfinished tail changed beyond renaming: {w.tail!r}")
         else:
             body = m.text[len(w.head) : len(m.text) - len(tail)]
@@ -313,6 +324,19 @@ def _sample_files(
             else:
                 s.seconds = time.perf_counter() - t0
                 s.n_mutants = len(outcome.mutants)
+                if len(outcome.mutants) > K:
+                    s.problems.append(f"{len(outcome.mutants)} mutants for k={K}")
+                # the structural-distance bound (default 0.1) splits kept from dropped
+                s.problems += [
+                    f"{m.scheme} kept at distance {m.structural_distance}"
+                    for m in outcome.mutants
+                    if not 0.0 <= m.structural_distance <= 0.1
+                ]
+                s.problems += [
+                    f"{m.scheme} dropped at distance {m.structural_distance}"
+                    for m in outcome.dropped
+                    if not m.structural_distance > 0.1
+                ]
                 window = find_window(prompt)
                 for m in outcome.mutants:
                     s.schemes.add(m.scheme)
@@ -478,6 +502,48 @@ def test_each_scheme_alone_never_raises_on_edge_prompts(scheme):
         with no_swallowed_errors(label):
             outcome = generate_mutants(prompt, schemes=(scheme,), k=3)
         assert all(m.scheme == scheme for m in outcome.mutants), label
+
+
+# (prompt, the names whose renames may reach the unfinished last line): a rename made in a nested
+# function must not leak into a tail that is outside it, and a name the tail reads from elsewhere
+# must not be renamed after a same-named variable of another scope
+TAIL_SCOPES = {
+    "nested parameter, tail outside": (
+        "b = 10\ndef outer(a, /):\n    def inner(b, /):\n        c = b\n        return c\n    return a + b",
+        {"a"},
+    ),
+    "tail inside the nested function": (
+        "def outer(a, /):\n    def inner(b, /):\n        c = b\n        return c + b",
+        {"b", "c"},
+    ),
+    "shadowed in nested function": (
+        "def outer(a, /):\n    total = 0\n    def inner(total, /):\n        return total\n"
+        "    return inner(total) + total",
+        {"a", "total"},
+    ),
+    "comprehension variable": ("def outer(a, /):\n    x = [y for y in a]\n    return y + x", {"a", "x"}),
+    "lambda parameter": ("def f(a, /):\n    lam = lambda a: a * 2\n    return lam(a) + a", {"a", "lam"}),
+    "method tail": (
+        "class C:\n    def m(self, n, /):\n        k = n\n        return self.k + k + n",
+        {"n", "k"},
+    ),
+}
+
+
+@pytest.mark.parametrize("label", list(TAIL_SCOPES))
+def test_tail_renames_follow_scope(label):
+    prompt, allowed = TAIL_SCOPES[label]
+    outcome = generate_mutants(prompt, k=20)
+    assert outcome.mutants
+    for m in (*outcome.mutants, *outcome.dropped):
+        assert not mutant_problems(prompt, m), (m.scheme, mutant_problems(prompt, m))
+        tail = last_line(m.text)
+        leaked = {
+            old for new, old in m.renames.items() if occurs_as_identifier(new, tail) and old not in allowed
+        }
+        assert not leaked, f"{m.scheme} renamed {leaked} in the tail: {tail!r}"
+        # attributes keep their names: self.k is not the local k
+        assert ".k" not in prompt or "self.k" in tail
 
 
 # fragments that make random text look like half-typed Python, so fuzzing reaches past the tokenizer
