@@ -9,7 +9,9 @@ run so that they share the machine's load:
 - warm: successive keystrokes typing out one line (the window before the line is unchanged, so its
   mutants come from the cache and only the renames of the unfinished line are redone);
 - naive: what a design that parses and scope-analyses the whole file per request would pay at
-  least (libcst parse + ScopeProvider of the whole file; no mutation at all).
+  least (libcst parse + ScopeProvider of the whole file; no mutation at all);
+- control: a fixed piece of pure-Python work, timed between the requests, which shows how much of
+  a p95 is the machine (a shared, loaded machine preempts a process for tens of ms now and then).
 
 Usage: .venv/bin/python benchmarks/engine_overhead.py [--positions 60] [--naive 5] [--seed 1]
 """
@@ -32,6 +34,15 @@ from cctest import mutators
 from cctest.backends.rules import RuleBackend
 from cctest.engine import Engine
 from cctest.types import Prompt
+
+
+def fixed_work() -> float:
+    """Milliseconds of a fixed pure-Python loop (about 1 ms on an idle core)."""
+    t = time.perf_counter()
+    x = 0
+    for i in range(15000):
+        x += i * i
+    return (time.perf_counter() - t) * 1000
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -72,8 +83,11 @@ async def main() -> None:
     engine = Engine(RuleBackend(), mutants=10)
     await engine.run(Prompt(text=source[:1000]))  # imports and first-use costs out of the way
 
+    control: list[float] = []
+
     async def engine_ms(text: str) -> tuple[float, int]:
         r = await engine.run(Prompt(text=text))
+        control.append(fixed_work())
         return r.timings_ms["engine"], len(r.mutants)
 
     candidates = body_lines(source)
@@ -114,20 +128,20 @@ async def main() -> None:
 
     print(f"file: {path} ({len(lines)} lines), k = 10, rule backend; Python {sys.version.split()[0]}")
     print(f"mutants per request (cold): median {statistics.median(produced):.0f}, min {min(produced)}")
-    print(f"{'':34}{'median ms':>11}{'p95 ms':>10}")
-    print(
-        f"{'cold (' + str(len(cold)) + ' distinct positions)':34}{statistics.median(cold):11.2f}{pct(cold, 0.95):10.2f}"
-    )
-    print(
-        f"{'warm (' + str(len(warm)) + ' keystrokes)':34}{statistics.median(warm):11.2f}{pct(warm, 0.95):10.2f}"
-    )
-    print(
-        f"{'naive whole file (' + str(len(naive)) + ' runs)':34}{statistics.median(naive):11.2f}{pct(naive, 0.95):10.2f}"
-    )
+
+    def row(label: str, xs: list[float]) -> None:
+        print(f"{label + f' ({len(xs)})':40}{statistics.median(xs):11.2f}{pct(xs, 0.95):10.2f}")
+
+    print(f"{'':40}{'median ms':>11}{'p95 ms':>10}")
+    row("cold: distinct positions", cold)
+    row("warm: keystrokes in a line", warm)
+    row("naive: whole-file parse + scopes", naive)
+    row("control: fixed work", control)
     print(
         f"ratio naive/cold: median {statistics.median(naive) / statistics.median(cold):.0f}x, "
         f"p95 {pct(naive, 0.95) / pct(cold, 0.95):.0f}x; naive/warm: median "
-        f"{statistics.median(naive) / statistics.median(warm):.0f}x, p95 {pct(naive, 0.95) / pct(warm, 0.95):.0f}x"
+        f"{statistics.median(naive) / statistics.median(warm):.0f}x, "
+        f"p95 {pct(naive, 0.95) / pct(warm, 0.95):.0f}x"
     )
 
 
