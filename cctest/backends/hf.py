@@ -79,6 +79,7 @@ class _Model:
             if bars:
                 hf_logging.enable_progress_bar()
         self.model = model.to(self.device).eval()
+        self.cascade = _enable_shared_prefix(self.model)
         config = model.config
         self.context = int(
             getattr(config, "max_position_embeddings", 0) or getattr(config, "n_positions", 0) or 0
@@ -108,11 +109,13 @@ class HFBackend(Backend):
         threads: int = 0,
         seed: int = 0,
         boundaries: bool = True,
+        share_prefix: bool = True,
         _shared: _Model | None = None,
     ) -> None:
         self.options = options or GenerationOptions()
         self.seed = seed
         self.boundaries = boundaries  # False: stop only at EOS, stop sequences and max_new_tokens
+        self.share_prefix = share_prefix  # False: plain left-padded batches (for comparison)
         self._m = _shared if _shared is not None else _Model(_model_dir(model), device, dtype, threads)
 
     @classmethod
@@ -129,13 +132,18 @@ class HFBackend(Backend):
         )
 
     def with_options(
-        self, options: GenerationOptions | None = None, *, boundaries: bool | None = None
+        self,
+        options: GenerationOptions | None = None,
+        *,
+        boundaries: bool | None = None,
+        share_prefix: bool | None = None,
     ) -> HFBackend:
         """Another view of the same loaded model with other generation options (no reload)."""
         return HFBackend(
             options=options or self.options,
             seed=self.seed,
             boundaries=self.boundaries if boundaries is None else boundaries,
+            share_prefix=self.share_prefix if share_prefix is None else share_prefix,
             _shared=self._m,
         )
 
@@ -207,7 +215,7 @@ class HFBackend(Backend):
         if m.context:
             new = max(1, min(max_new_tokens, m.context // 2))
         limit = m.context - new if m.context else None
-        prefix = _shared_prefix(ids)
+        prefix = _shared_prefix(ids) if self.share_prefix else 0
         if limit is not None and max(len(x) for x in ids) > limit:
             drop = max(len(x) for x in ids) - limit
             if drop < prefix:
@@ -217,7 +225,7 @@ class HFBackend(Backend):
                 prefix -= drop
             else:  # the rows differ too early: cut each on its own
                 ids = [x[-limit:] for x in ids]
-                prefix = _shared_prefix(ids)
+                prefix = _shared_prefix(ids) if self.share_prefix else 0
         return ids, prefix, new
 
     def _generate_locked(self, prompts: list[str], opts: GenerationOptions) -> list[Generation]:
@@ -272,7 +280,11 @@ class HFBackend(Backend):
             if prefix > 0:
                 # the shared prefix once, its cache repeated for every row
                 cache = m.model(input_ids=input_ids[:1, :prefix], use_cache=True).past_key_values
-                if rows > 1:
+                if m.cascade:  # the prefix stays one copy; attention reads it once for all rows
+                    from ._prefix_attention import shared_prefix_cache
+
+                    cache = shared_prefix_cache(cache)
+                elif rows > 1:  # a model without the attention interface: one copy per row
                     cache.batch_repeat_interleave(rows)
                 kwargs["past_key_values"] = cache
             out = m.model.generate(input_ids=input_ids, attention_mask=mask, **kwargs)
@@ -293,6 +305,15 @@ class HFBackend(Backend):
                 )
             )
         return results
+
+
+def _enable_shared_prefix(model: Any) -> bool:
+    try:
+        from ._prefix_attention import enable
+
+        return enable(model)
+    except Exception:  # an architecture or transformers version it does not fit: repeat the prefix
+        return False
 
 
 def _decode(tokenizer: Any, ids: list[int], eos_ids: set[int]) -> str:

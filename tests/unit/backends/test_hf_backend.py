@@ -221,3 +221,42 @@ def test_a_device_that_is_not_here_is_a_config_error() -> None:
 def test_options_views_share_one_loaded_model(hf_model: HFBackend) -> None:
     view = hf_model.with_options(replace(hf_model.options, max_new_tokens=4))
     assert view._m is hf_model._m and view.options.max_new_tokens == 4
+
+
+def test_the_three_batch_layouts_agree(hf_model: HFBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shared prefix read once (cascade attention), the prefix cache repeated per row (the
+    fallback for models without transformers' attention interface), and a plain left-padded
+    batch: the same greedy tokens."""
+    opts = GenerationOptions(max_new_tokens=24)
+    prompts = VARIANTS + OTHERS[:1]
+    assert hf_model._m.cascade  # the bundled GPT-2 goes through the attention interface
+    cascade = [g.text for g in hf_model.with_options(opts, boundaries=False).generate(prompts)]
+    padded = hf_model.with_options(opts, boundaries=False, share_prefix=False).generate(prompts)
+    assert cascade == [g.text for g in padded]
+    monkeypatch.setattr(hf_model._m, "cascade", False)
+    repeated = hf_model.with_options(opts, boundaries=False).generate(prompts)
+    assert cascade == [g.text for g in repeated]
+
+
+def test_shared_prefix_attention_matches_sdpa() -> None:
+    """The two-part attention equals ordinary attention over the concatenated keys, with a
+    padding mask between a row's prefix and its own tokens."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    from cctest.backends._prefix_attention import SplitKV, shared_prefix_attention
+
+    gen = torch.Generator().manual_seed(0)
+    batch, heads, p_len, r_len, q_len, dim = 3, 4, 11, 5, 2, 8
+    pk, pv = (torch.randn(1, heads, p_len, dim, generator=gen) for _ in range(2))
+    rk, rv = (torch.randn(batch, heads, r_len, dim, generator=gen) for _ in range(2))
+    query = torch.randn(batch, heads, q_len, dim, generator=gen)
+    mask = torch.ones(batch, 1, q_len, p_len + r_len, dtype=torch.bool)
+    mask[1, :, :, p_len : p_len + 2] = False  # row 1 has two padding slots after the prefix
+    mask[2, :, 0, -1] = False  # causal: the first query of row 2 does not see the last key
+    module = torch.nn.Module()
+    got, _ = shared_prefix_attention(module, query, SplitKV(pk, rk), SplitKV(pv, rv), mask, scaling=0.3)
+    full_k = torch.cat([pk.expand(batch, -1, -1, -1), rk], dim=2)
+    full_v = torch.cat([pv.expand(batch, -1, -1, -1), rv], dim=2)
+    want, _ = sdpa_attention_forward(module, query, full_k, full_v, mask, scaling=0.3, is_causal=False)
+    assert got.shape == want.shape == (batch, q_len, heads, dim)
+    assert torch.allclose(got, want, atol=1e-5)
