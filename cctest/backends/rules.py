@@ -10,6 +10,7 @@ completion can change under a meaning-preserving edit), which lets a test cause 
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Sequence
 
 from .base import Backend, Outcome
@@ -48,7 +49,9 @@ class RuleBackend(Backend):
     def __init__(self, fragile: Sequence[str] = (), fail_on: Sequence[str] = ()) -> None:
         self.fragile = tuple(fragile)
         self.fail_on = tuple(fail_on)
-        self.calls: list[list[str]] = []  # every batch received, for tests of batching
+        # the last batches received, for tests of batching; bounded, as a long-running language
+        # server on this backend would otherwise keep every prompt it ever saw
+        self.calls: deque[list[str]] = deque(maxlen=64)
 
     @classmethod
     def from_spec(cls, spec: str | None) -> RuleBackend:
