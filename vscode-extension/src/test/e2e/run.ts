@@ -435,7 +435,11 @@ async function oneBackend(backend: string, vsix: string, browser: Browser): Prom
     const pathInput = page.locator('.quick-input-widget .quick-input-box input');
     await pathInput.waitFor({ state: 'visible' });
     const exported = path.join(workspace, 'cctest-defects.jsonl');
-    await pathInput.fill(exported);
+    // the dialog offers <workspace>/cctest-defects.jsonl (the command's default): accept it as is
+    // (typing into it races with the dialog's own completion of the path)
+    await waitFor('the proposed export path', 15_000, async () =>
+      (await pathInput.inputValue()).endsWith('/cctest-defects.jsonl') ? true : undefined,
+    );
     await page.keyboard.press('Enter');
     const exportedLines = await waitFor('the exported file', 30_000, async () =>
       existsSync(exported) ? readFileSync(exported, 'utf8').split('\n').filter(Boolean) : undefined,
@@ -461,6 +465,47 @@ async function oneBackend(backend: string, vsix: string, browser: Browser): Prom
       return now.length === 1 && now[0].split(' ')[0] !== before && /ready|outliers/.test(await status.innerText()) ? now[0] : undefined;
     });
     step(`[${backend}] new language server process: ${restarted}`);
+
+    if (backend === 'rules') {
+      step(`[${backend}] pointing cctest.interpreter at a Python without cctest`);
+      const bare = path.join(tmp, 'bare-venv');
+      execFileSync('python3', ['-m', 'venv', '--without-pip', bare]);
+      const barePython = path.join(bare, 'bin', 'python');
+      // as a user would: the settings JSON editor, find and replace, save
+      await runCommand(page, 'Preferences: Open User Settings (JSON)');
+      await page.locator('.monaco-editor[data-uri$="settings.json"]').first().waitFor({ timeout: 30_000 });
+      await page.keyboard.press('Control+H');
+      const find = page.locator('.find-widget textarea[aria-label="Find"], .find-widget input[aria-label="Find"]').first();
+      const replace = page.locator('.find-widget textarea[aria-label="Replace"], .find-widget input[aria-label="Replace"]').first();
+      await find.waitFor({ state: 'visible' });
+      await find.fill(PYTHON);
+      await replace.fill(barePython);
+      await replace.press('Control+Alt+Enter'); // replace all
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('Control+S');
+      const settingsFile = path.join(dirs.userData, 'User', 'settings.json');
+      await waitFor('the saved user settings', 15_000, async () =>
+        JSON.parse(readFileSync(settingsFile, 'utf8'))['cctest.interpreter'] === barePython ? true : undefined,
+      );
+      const install = `${barePython} -m pip install cctest`;
+      const toast = page.locator('.notification-toast', { hasText: install }).first();
+      await toast.waitFor({ timeout: 60_000 });
+      const toastText = (await toast.innerText()).replace(/\s+/g, ' ');
+      for (const action of ['Copy install command', 'Choose interpreter', 'Show output']) {
+        if (!toastText.includes(action)) {
+          throw new Error(`the notification lacks the action ${JSON.stringify(action)}: ${toastText}`);
+        }
+      }
+      await waitFor('the status bar to say the start failed', 15_000, async () => ((await status.innerText()).includes('failed') ? true : undefined));
+      // the old server was told to shut down and exit; give it a moment to do so
+      await waitFor('the old language server to exit', 15_000, async () =>
+        server.group().some((l) => l.includes('-m lsp_server')) ? undefined : true,
+      );
+      const shot3 = path.join(RESULTS, `e2e-${backend}-install-notification.png`);
+      await page.screenshot({ path: shot3 });
+      console.log(`screenshot: ${shot3}`);
+      step(`[${backend}] notification: ${JSON.stringify(toastText.slice(0, 160))}…`);
+    }
     step(`[${backend}] passed`);
   } catch (err) {
     failed = true;
