@@ -32,6 +32,7 @@ from dataclasses import dataclass
 MAX_FUNCTION_LINES = 150
 MAX_WINDOW_CHARS = 8000
 FALLBACK_LINES = 40
+FALLBACK_TRIES = 4
 MAX_SCAN_LINES = 600
 MAX_CUTS = 12
 
@@ -120,16 +121,19 @@ def find_window(prompt: str) -> Window | None:
             if w is not None:
                 return w
             end = func_start  # the function does not parse yet (its header is unfinished): before it
-    start = _fallback_start(lines, end, cursor_line)
-    if start is None:
-        return None
-    return _make_window(prompt, base, lines, start, end, in_scope=False)
+    # the farthest statement start first; a start that cannot parse (inside a multi-line string,
+    # say) gives way to the next nearer one
+    for start in _fallback_starts(lines, end, cursor_line)[:FALLBACK_TRIES]:
+        w = _make_window(prompt, base, lines, start, end, in_scope=False)
+        if w is not None:
+            return w
+    return None
 
 
-def _fallback_start(lines: list[str], end: int, cursor_line: str) -> int | None:
-    """The earliest statement start within FALLBACK_LINES before ``end`` at the block's level."""
+def _fallback_starts(lines: list[str], end: int, cursor_line: str) -> list[int]:
+    """Statement starts within FALLBACK_LINES before ``end`` at the block's level, farthest first."""
     min_ind = _indent(cursor_line) if cursor_line.strip() and end == len(lines) else 1 << 30
-    best = None
+    starts: list[int] = []
     chars = 0
     for i in range(end - 1, max(-1, end - 1 - FALLBACK_LINES), -1):
         line = lines[i]
@@ -140,15 +144,14 @@ def _fallback_start(lines: list[str], end: int, cursor_line: str) -> int | None:
             continue
         ind = _indent(line)
         if ind <= min_ind:
-            stripped = line.lstrip(" \t")
-            if not _CONTINUATION_START.match(stripped):
-                best = i
+            if not _CONTINUATION_START.match(line.lstrip(" \t")):
+                start = i
                 # a decorated definition starts at its first decorator
+                while start > 0 and lines[start - 1].lstrip(" \t").startswith("@"):
+                    start -= 1
+                starts.append(start)
             min_ind = ind
-    if best is not None:
-        while best > 0 and lines[best - 1].lstrip(" \t").startswith("@"):
-            best -= 1
-    return best
+    return sorted(set(starts))
 
 
 def _stub_for(body_lines: list[str]) -> str:
