@@ -73,12 +73,15 @@ class Settings:
             try:
                 values[name] = _coerce(name, raw)
             except ConfigError as exc:
-                errors.append(f"cctest: setting '{key}': {exc}")
+                errors.append(f"cctest: setting '{key}': {str(exc)[:-1]}; the default is used.")
         return cls(**values), errors
 
     def replace(self, **changes: Any) -> Settings:
         for name, value in changes.items():
-            changes[name] = _coerce(name, value)
+            try:
+                changes[name] = _coerce(name, value)
+            except ConfigError as exc:
+                raise ConfigError(f"{name.replace('_', '-')}: {exc}") from None
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,7 +95,7 @@ def _snake(key: str) -> str:
 def _coerce(name: str, raw: Any) -> Any:
     def need(cond: bool, what: str) -> None:
         if not cond:
-            raise ConfigError(f"{raw!r} is not {what}; the default is used.")
+            raise ConfigError(f"{raw!r} is not {what}.")
 
     if name in ("backend", "provider", "mode"):
         choices = {"backend": BACKENDS, "provider": PROVIDERS, "mode": MODES}[name]

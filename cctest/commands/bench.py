@@ -119,18 +119,9 @@ def _bench(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise ConfigError("--workers must be at least 1.")
     thresholds = _thresholds(args.thresholds)
-    try:
-        settings = settings_from_args(
-            args,
-            mutants=args.mutants,
-            schemes=tuple(args.scheme),
-            max_distance=args.max_distance,
-            seed=args.seed,
-        )
-    except ConfigError as exc:
-        # Settings' messages are written for the language server, which keeps the default; here
-        # the command stops instead
-        raise ConfigError(str(exc).replace("; the default is used.", ".")) from None
+    settings = settings_from_args(
+        args, mutants=args.mutants, schemes=tuple(args.scheme), max_distance=args.max_distance, seed=args.seed
+    )
     dataset = load_dataset(args.dataset)
     tasks = select_tasks(dataset, args.limit, args.seed, args.shuffle)
     limits = Limits(wall_seconds=args.test_timeout, cpu_seconds=args.test_cpu, memory_mb=args.test_memory_mb)
