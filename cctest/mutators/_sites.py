@@ -343,6 +343,17 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
     def leave_IndentedBlock(self, original: cst.IndentedBlock) -> None:
         self.cur_indents = self.cur_indents[:-1]
 
+    # a match statement indents its case clauses itself (libcst's Match.indent)
+    def visit_Match(self, node: cst.Match) -> bool:
+        self.cur_indents = (
+            *self.cur_indents,
+            node.indent if node.indent is not None else self.default_indent,
+        )
+        return True
+
+    def leave_Match(self, original: cst.Match) -> None:
+        self.cur_indents = self.cur_indents[:-1]
+
     def _count(self, kind: str) -> int:
         i = self.counts[kind]
         self.counts[kind] = i + 1

@@ -111,3 +111,23 @@ def test_gra_r_and_gra_c_at_one_site_score_alike_with_pycode_similar():
         assert distances(src, [r.code]) == distances(src, [c.code])
         pairs += 1
     assert pairs >= 4
+
+
+def test_splicing_inside_match_cases_keeps_the_indentation():
+    src = (
+        "def f(shape):\n"
+        "    match shape:\n"
+        "        case {'r': r}:\n"
+        "            n = 1\n"
+        "            if r:\n"
+        "                return n + 1\n"
+        "        case _:\n"
+        "            return 0\n"
+    )
+    a = analyse(src, shadowed_builtins(src))
+    for scheme in SCHEMES.values():
+        for v in scheme.variants(a):
+            spliced = scheme.apply(a, [v], NamePool(src))
+            full = scheme.apply(a, [v], NamePool(src), full=True)
+            assert spliced is not None and full is not None and spliced.code == full.code, scheme.name
+            compile(spliced.code, "<m>", "exec")
