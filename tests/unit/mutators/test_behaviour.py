@@ -27,6 +27,7 @@ import sys
 import sysconfig
 import tokenize
 import types
+import unittest
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -501,6 +502,53 @@ def test_stdlib_module_survives_mutation(module, scheme):
                 )
 
             same_answers()
+
+
+STDLIB_SUITES = {
+    "textwrap": "test.test_textwrap",
+    "shlex": "test.test_shlex",
+    "colorsys": "test.test_colorsys",
+}
+
+
+def run_stdlib_suite(module: str, implementation: types.ModuleType) -> tuple[int, set[str]]:
+    """CPython's own unittest suite for ``module``, run with ``implementation`` in its place:
+    (tests run, ids of the tests that failed or errored)."""
+    suite_name = STDLIB_SUITES[module]
+    saved_module, saved_suite = sys.modules.get(module), sys.modules.pop(suite_name, None)
+    sys.modules[module] = implementation
+    try:
+        suite = importlib.import_module(suite_name)  # binds the names it imports from the module now
+        result = unittest.TestResult()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            unittest.defaultTestLoader.loadTestsFromModule(suite).run(result)
+    finally:
+        if saved_module is not None:
+            sys.modules[module] = saved_module
+        sys.modules.pop(suite_name, None)
+        if saved_suite is not None:
+            sys.modules[suite_name] = saved_suite
+    return result.testsRun, {test.id() for test, _ in (*result.failures, *result.errors)}
+
+
+@pytest.mark.parametrize("module,scheme", [(m, s) for m in STDLIB_SUITES for s in SCHEME_NAMES])
+def test_stdlib_own_test_suite_passes_on_the_mutant(module, scheme):
+    """What ``cctest mutate FILE --whole`` is for: a module's own test suite, run against each
+    scheme's mutant of it, fails exactly where it fails on the original (nowhere, normally)."""
+    pytest.importorskip(STDLIB_SUITES[module], reason="this Python was installed without its test package")
+    original = importlib.import_module(module)
+    m = stdlib_mutant(module, scheme)
+    filename = f"<{module} mutated by {scheme}>"
+    linecache.cache[filename] = (len(m.text), None, m.text.splitlines(True), filename)
+    mutant = types.ModuleType(module)
+    mutant.__file__ = original.__file__
+    exec(compile(m.text, filename, "exec"), mutant.__dict__)
+    ran_original, failed_original = run_stdlib_suite(module, original)
+    ran_mutant, failed_mutant = run_stdlib_suite(module, mutant)
+    assert ran_mutant == ran_original >= 5
+    assert failed_mutant == failed_original, (
+        f"fail only on the {scheme} mutant: {sorted(failed_mutant - failed_original)}"
+    )
 
 
 def test_stdlib_modules_are_really_mutated():
