@@ -131,3 +131,31 @@ def test_splicing_inside_match_cases_keeps_the_indentation():
             full = scheme.apply(a, [v], NamePool(src), full=True)
             assert spliced is not None and full is not None and spliced.code == full.code, scheme.name
             compile(spliced.code, "<m>", "exec")
+
+
+def test_splicing_equals_transforming_on_real_windows():
+    import random
+    import sysconfig
+    from pathlib import Path
+
+    from cctest.context import find_window
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    rng = random.Random(7)
+    checked = 0
+    for name in ("argparse.py", "difflib.py", "asyncio/tasks.py", "enum.py"):
+        text = (stdlib / name).read_text()
+        for _ in range(6):
+            prompt = text[: rng.randrange(len(text))]
+            w = find_window(prompt)
+            if w is None:
+                continue
+            a = analyse(w.source, shadowed_builtins(prompt), wrapped=bool(w.wrapper))
+            for scheme in SCHEMES.values():
+                for v in scheme.variants(a)[:3]:
+                    spliced = scheme.apply(a, [v], NamePool(prompt))
+                    full = scheme.apply(a, [v], NamePool(prompt), full=True)
+                    assert spliced is not None and full is not None
+                    assert spliced.code == full.code, (name, scheme.name, v)
+                    checked += 1
+    assert checked > 100
