@@ -9,9 +9,12 @@ stdout is kept for pygls alone and file descriptor 1 is pointed at stderr, so a 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import os
 import sys
+import threading
+from typing import Any, BinaryIO
 
 
 def _parse_tcp(value: str) -> tuple[str, int]:
@@ -54,6 +57,42 @@ def _configure_logging(level: str, log_file: str | None) -> None:
         logging.getLogger("pygls").setLevel(max(logging.WARNING, root.level))
 
 
+def serve_stdio(server: Any, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """pygls's ``start_io``, but with stdin read by the event loop itself.
+
+    pygls reads stdin in a worker thread, one thread round trip per header line and body (three
+    per message); an asyncio pipe reader has none. Falls back to pygls's own reader when stdin
+    is not a pipe (a regular file, on some platforms).
+    """
+    from pygls.io_ import StdoutWriter, run_async
+
+    async def loop() -> None:
+        reader = asyncio.StreamReader(limit=1 << 26)
+        await asyncio.get_running_loop().connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), stdin
+        )
+        await run_async(
+            stop_event=server._stop_event,
+            reader=reader,
+            protocol=server.protocol,
+            logger=logging.getLogger("pygls.io_"),
+            error_handler=server.report_server_error,
+        )
+
+    server._stop_event = threading.Event()
+    server.protocol.set_writer(StdoutWriter(stdout))
+    try:
+        asyncio.run(loop())
+    except ValueError:  # connect_read_pipe: not a pipe
+        server.start_io(stdin=stdin, stdout=stdout)
+    except BrokenPipeError:
+        logging.getLogger("lsp_server").error("the connection to the client is lost; shutting down")
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.version:
@@ -82,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         host, port = args.tcp
         server.start_tcp(host, port)
     else:
-        server.start_io(stdin=sys.stdin.buffer, stdout=protocol_out)
+        assert protocol_out is not None
+        serve_stdio(server, sys.stdin.buffer, protocol_out)
     return 0
 
 

@@ -20,12 +20,16 @@ ACCEPT_COMMAND = "cctest.accepted"
 def prompt_at(doc: TextDocument, position: lsp.Position) -> Prompt:
     """The prompt (document text before the cursor) and suffix (after it) at an LSP position."""
     source = doc.source
-    offset = doc.offset_at_position(position)
-    server_pos = doc.position_from_client_units(position)
+    lines = doc.lines  # split once: pygls's offset_at_position splits the document twice more
+    # a copy: pygls clamps an out-of-range character by assigning to the position it is given
+    server_pos = doc.position_codec.position_from_client_units(
+        lines, lsp.Position(line=position.line, character=position.character)
+    )
+    offset = sum(map(len, lines[: server_pos.line])) + server_pos.character
     return Prompt(
         text=source[:offset],
         suffix=source[offset:],
-        path=doc.path or doc.uri,
+        path=doc.uri,
         line=server_pos.line + 1,  # cctest's Prompt is 1-based, as in compiler messages
         col=server_pos.character + 1,
     )

@@ -25,12 +25,13 @@ whose every waiter is gone is cancelled too. A backend failure gives an empty an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
 import uuid
 from collections import Counter, OrderedDict
-from collections.abc import Coroutine, Hashable
+from collections.abc import AsyncIterator, Coroutine, Hashable
 from typing import Any, Generic, TypeVar
 
 from lsprotocol import types as lsp
@@ -90,26 +91,29 @@ class LRU(Generic[K, V]):
 
 
 @dataclasses.dataclass
+class Ticket:
+    """What an acceptance report needs to know about an answer; small, so thousands are kept
+    (an EngineResult, with its mutants and completions, is tens of kilobytes: only the cache
+    keeps those)."""
+
+    suspect: bool = False
+    repaired: bool = False
+    record: asyncio.Task[int | None] | None = None  # the defect-log write, when there is one
+
+
+@dataclasses.dataclass
 class Outcome:
     """What one engine job produced; shared by every request that asked for the same prompt."""
 
     completion: str
     result: EngineResult | None  # None in monitor mode until the background check is done
     mode: str
-    record: asyncio.Task[int | None] | None = None  # the defect-log write, when there is one
-
-    @property
-    def suspect(self) -> bool:
-        return bool(self.result and self.result.is_suspect)
-
-    @property
-    def repaired(self) -> bool:
-        return bool(self.result and self.result.completion != self.result.original_completion)
+    ticket: Ticket = dataclasses.field(default_factory=Ticket)
 
 
 @dataclasses.dataclass
 class Served:
-    """One answered request: what acceptance reports refer to."""
+    """One answered request, while its handler converts it."""
 
     request_id: str
     uri: str
@@ -170,11 +174,11 @@ class CCTestServer(LanguageServer):
         self._pending_warnings: list[str] = []
         self._backend: Backend | None = None
         self._backend_key: tuple[Any, ...] | None = None
-        self._backend_lock: asyncio.Lock | None = None
+        self._building: tuple[tuple[Any, ...], asyncio.Future[Backend]] | None = None
         self._backend_failure: tuple[tuple[Any, ...], float, str] | None = None
         self._healthy = True
         self.cache: LRU[tuple[Any, ...], Outcome] = LRU(CACHE_SIZE)
-        self.served: LRU[str, Served] = LRU(SERVED_SIZE)
+        self.served: LRU[str, tuple[str, Ticket]] = LRU(SERVED_SIZE)  # request id -> (uri, ticket)
         self._jobs: dict[tuple[Any, ...], _Job] = {}
         self._doc_job: dict[str, tuple[Any, ...]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()  # background checks and writes, kept alive
@@ -261,33 +265,47 @@ class CCTestServer(LanguageServer):
 
     # -- the backend ----------------------------------------------------------------------------
     async def backend(self) -> Backend:
-        """The backend for the current settings, built (off the event loop) on first use."""
-        if self._backend_lock is None:
-            self._backend_lock = asyncio.Lock()
-        async with self._backend_lock:
-            settings = self.settings
-            key = wire.backend_key(settings)
-            if self._backend is not None and self._backend_key == key:
-                return self._backend
+        """The backend for the current settings, built (off the event loop) on first use.
+
+        The build is a task of its own, shielded from the requests that wait for it: a request
+        cancelled while a model loads must not abandon the load (the next one would start another).
+        """
+        settings = self.settings
+        key = wire.backend_key(settings)
+        if self._backend is not None and self._backend_key == key:
+            return self._backend
+        if self._building is None or self._building[0] != key:
             failure = self._backend_failure
             if failure and failure[0] == key and time.monotonic() - failure[1] < BACKEND_RETRY_S:
                 raise BackendError(failure[2])
-            old, self._backend, self._backend_key = self._backend, None, None
-            if old is not None:
-                self.spawn(self._close_backend(old))
-            try:
-                # building may load a model from disk: seconds of work, in a thread
-                backend = await asyncio.to_thread(create_backend, settings)
-            except Exception as exc:
-                message = _describe_failure(exc)
-                self._backend_failure = (key, time.monotonic(), message)
-                if not isinstance(exc, CCTestError):
-                    log.exception("building the %s backend failed", settings.backend)
-                raise BackendError(message) from exc
-            self._backend_failure = None
-            self._backend, self._backend_key = backend, key
-            log.info("backend ready: %s", backend.describe())
+            task = asyncio.ensure_future(self._build_backend(settings, key))
+            # a build nobody waits for any more must not warn "exception never retrieved"
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            self._building = (key, task)
+        return await asyncio.shield(self._building[1])
+
+    async def _build_backend(self, settings: Settings, key: tuple[Any, ...]) -> Backend:
+        try:
+            # building may load a model from disk: seconds of work, in a thread
+            backend = await asyncio.to_thread(create_backend, settings)
+        except Exception as exc:
+            message = _describe_failure(exc)
+            self._backend_failure = (key, time.monotonic(), message)
+            if not isinstance(exc, CCTestError):
+                log.exception("building the %s backend failed", settings.backend)
+            raise BackendError(message) from exc
+        finally:
+            if self._building is not None and self._building[0] == key:
+                self._building = None
+        if key != wire.backend_key(self.settings):  # the settings moved on while it was built
+            self.spawn(self._close_backend(backend))
             return backend
+        self._backend_failure = None
+        old, self._backend, self._backend_key = self._backend, backend, key
+        if old is not None:
+            self.spawn(self._close_backend(old))
+        log.info("backend ready: %s", backend.describe())
+        return backend
 
     @staticmethod
     async def _close_backend(backend: Backend) -> None:
@@ -385,10 +403,12 @@ class CCTestServer(LanguageServer):
         result = outcome.result
         if result is None:
             return
+        outcome.ticket.suspect = result.is_suspect
+        outcome.ticket.repaired = result.completion != result.original_completion
         if result.is_suspect:
             self.counters["suspect"] += 1
         if result.is_suspect or settings.log_all:
-            outcome.record = self.spawn(
+            outcome.ticket.record = self.spawn(
                 self._record(result, request_id, uri, settings, outcome.mode), write=True
             )
 
@@ -403,6 +423,7 @@ class CCTestServer(LanguageServer):
         settings = self.settings
         if settings.mode == "off":
             return None
+        t0 = time.perf_counter()
         self.counters["requests"] += 1
         doc = self.workspace.get_text_document(uri)
         try:
@@ -415,6 +436,7 @@ class CCTestServer(LanguageServer):
         key = (prompt.text, prompt.suffix, settings)
         request_id = uuid.uuid4().hex[:16]
         outcome = self.cache.get(key)
+        fresh = outcome is None
         if outcome is not None:
             self.counters["cache_hits"] += 1
             known = outcome.result  # monitor mode: the background check's verdict, once it is in
@@ -425,15 +447,23 @@ class CCTestServer(LanguageServer):
             # monitor mode answers before its check: whatever the check did meanwhile is for later
             known = outcome.result if outcome.mode == "repair" else None
         served = Served(request_id=request_id, uri=uri, outcome=outcome, result=known)
-        self.served.put(request_id, served)
+        self.served.put(request_id, (uri, outcome.ticket))
         self.counters["answered"] += 1
-        self.notify_verdict(uri, request_id, outcome, known)
+        self.notify_verdict(uri, request_id, outcome, known, fresh)
+        if fresh and known is not None:
+            # the server's own cost around an engine run (JSON and stdio excluded): cctest/stats
+            self.counters["timed_serves"] += 1
+            spent = (time.perf_counter() - t0) * 1000
+            self.timing_sums["serve_overhead"] += spent - known.timings_ms["total"]
         return served, doc, version
 
     def notify_verdict(
-        self, uri: str, request_id: str, outcome: Outcome, result: EngineResult | None
+        self, uri: str, request_id: str, outcome: Outcome, result: EngineResult | None, fresh: bool = False
     ) -> None:
-        """``cctest/verdict``: the verdict of an answered request, for a client's status line."""
+        """``cctest/verdict``: the verdict of an answered request, for a client's status line.
+
+        ``engineMs`` (the engine's own time, model included) is there when this request ran it.
+        """
         params: dict[str, Any] = {
             "uri": uri,
             "requestId": request_id,
@@ -444,6 +474,12 @@ class CCTestServer(LanguageServer):
             params.update(
                 outliers=len(result.outliers), total=len(result.completions), suspect=result.is_suspect
             )
+            if fresh:
+                params["engineMs"] = round(result.timings_ms["total"], 4)
+        # after the answer, not before it: the client reads the answer first
+        asyncio.get_running_loop().call_later(0, self._send_verdict, params)
+
+    def _send_verdict(self, params: dict[str, Any]) -> None:
         try:
             self.protocol.notify(VERDICT_NOTIFICATION, params)
         except Exception:
@@ -502,9 +538,8 @@ class CCTestServer(LanguageServer):
         key = (prompt.text, prompt.suffix, settings)
         if settings.mode == "monitor":
             try:
-                [first] = await asyncio.wait_for(
-                    backend.complete([prompt.text], suffix=prompt.suffix), timeout=settings.timeout + 1
-                )
+                async with _deadline(settings.timeout + 1):
+                    [first] = await backend.complete([prompt.text], suffix=prompt.suffix)
             except asyncio.TimeoutError as exc:
                 raise BackendTimeout(f"no completion within {settings.timeout:g} seconds.") from exc
             if isinstance(first, BackendError):
@@ -515,9 +550,9 @@ class CCTestServer(LanguageServer):
             self._check_in_background(outcome, prompt, settings, uri, request_id, backend)
             return outcome
         try:
-            result = await asyncio.wait_for(
-                Engine(backend, settings).run(prompt), timeout=settings.timeout + 1
-            )
+            # a safety net over the backend's own timeout (one model call per request)
+            async with _deadline(settings.timeout + 1):
+                result = await Engine(backend, settings).run(prompt)
         except asyncio.TimeoutError as exc:
             raise BackendTimeout(f"no completion within {settings.timeout:g} seconds.") from exc
         self._backend_ok()
@@ -562,15 +597,15 @@ class CCTestServer(LanguageServer):
     async def accepted(self, ident: Any) -> dict[str, Any]:
         """Store that the user accepted a completion (by request id, or by defect record id)."""
         store = self.open_store()
-        if isinstance(ident, str) and (served := self.served.get(ident)) is not None:
-            outcome = served.outcome
-            record_id = await outcome.record if outcome.record is not None else None
+        if isinstance(ident, str) and (entry := self.served.get(ident)) is not None:
+            uri, ticket = entry
+            record_id = await ticket.record if ticket.record is not None else None
             record_id = await asyncio.to_thread(
                 store.mark_accepted,
                 ident,
-                uri=served.uri,
-                suspect=outcome.suspect,
-                repaired=outcome.repaired,
+                uri=uri,
+                suspect=ticket.suspect,
+                repaired=ticket.repaired,
                 defect_id=record_id,
             )
         elif isinstance(ident, int) and not isinstance(ident, bool):
@@ -591,7 +626,19 @@ class CCTestServer(LanguageServer):
 
     def stats(self) -> dict[str, Any]:
         runs = self.counters["engine_runs"]
-        means = {name: round(total / runs, 3) for name, total in self.timing_sums.items()} if runs else {}
+        means = (
+            {
+                name: round(total / runs, 3)
+                for name, total in self.timing_sums.items()
+                if name != "serve_overhead"
+            }
+            if runs
+            else {}
+        )
+        if self.counters["timed_serves"]:
+            means["serverOverhead"] = round(
+                self.timing_sums["serve_overhead"] / self.counters["timed_serves"], 4
+            )
         store = self.store()
         try:
             log_stats = store.stats() if store is not None else None
@@ -617,6 +664,17 @@ class CCTestServer(LanguageServer):
             "defectLog": str(self.settings.defect_log_path()),
             "log": log_stats,
         }
+
+
+@contextlib.asynccontextmanager
+async def _deadline(seconds: float) -> AsyncIterator[None]:
+    """``asyncio.timeout`` (3.11+; unlike ``wait_for`` it adds no task); on 3.10 the backends'
+    own timeouts are the only ones."""
+    if hasattr(asyncio, "timeout"):
+        async with asyncio.timeout(seconds):
+            yield
+    else:  # pragma: no cover - Python 3.10
+        yield
 
 
 def _describe_failure(exc: BaseException) -> str:

@@ -55,17 +55,21 @@ _DESCRIPTIONS: dict[str, tuple[str, str]] = {
     # field: (JSON type, description)
     "backend": (
         "string",
-        "Where completions come from: `hf` (a local transformers model; default: the bundled one), `http` (a completion server), `rules` (a deterministic model-free backend for demos and tests).",
+        "Where completions come from: `hf` (a local transformers model; default: the bundled one), "
+        "`http` (a completion server), `rules` (a deterministic model-free backend for demos and tests).",
     ),
     "model": (
         "string|null",
-        "`hf`: a model directory (null: the bundled model); `http`: the server's base URL.",
+        "`hf`: a model directory (null: the bundled model); `http`: the server's base URL; "
+        "`rules`: optionally `fragile=WORD,...;fail_on=WORD,...` (prompts containing a fragile word "
+        "get a different completion, ones containing a fail_on word fail), to demonstrate outliers.",
     ),
     "provider": ("string", "`http` only: the API flavour (`openai` /v1/completions, `ollama`, `tgi`)."),
     "model_name": ("string|null", "`http` only: the `model` field some servers require."),
     "api_key_env": (
         "string",
-        "`http` only: the environment variable (of the server process) holding the API key; the key itself is never a setting.",
+        "`http` only: the environment variable (of the server process) holding the API key; "
+        "the key itself is never a setting.",
     ),
     "schemes": ("array", "Mutation schemes to use (empty: all)."),
     "mutants": ("integer", "k, the number of mutants per request (0-64)."),
@@ -87,7 +91,8 @@ _DESCRIPTIONS: dict[str, tuple[str, str]] = {
     "seed": ("integer", "Seed for mutant generation and sampling."),
     "mode": (
         "string",
-        "`repair`: answer with the repaired completion; `monitor`: answer with the plain completion at once and check it in the background; `off`: answer nothing.",
+        "`repair`: answer with the repaired completion; `monitor`: answer with the plain completion "
+        "at once and check it in the background; `off`: answer nothing.",
     ),
     "defect_log": (
         "string|null",
@@ -96,7 +101,8 @@ _DESCRIPTIONS: dict[str, tuple[str, str]] = {
     "log_all": ("boolean", "Record every request in the defect log, not only suspected defects."),
     "debounce_ms": (
         "integer",
-        "Wait this long after a request before starting model work; a newer request for the same document in the meantime wins.",
+        "Wait this long after a request before starting model work; a newer request for the same "
+        "document in the meantime wins.",
     ),
 }
 _ENUMS = {

@@ -92,7 +92,8 @@ async def test_burst_with_random_cancellations(tmp_path: Path) -> None:
                 assert kind in ("answer", "cancelled-error"), kind
         stats = as_dict(await custom(client, "cctest/stats"))
         served_some = sum(1 for (k, r), c in outcomes if k == "answer" and r.items)
-        assert served_some > 100 and stats["engineRuns"] > 300, str((served_some, stats))
+        # how many are superseded depends on the machine's speed; that some are served does not
+        assert served_some >= 20 and stats["engineRuns"] >= 20, str((served_some, stats))
         # the debounce keeps work in flight long enough for both paths to be taken
         assert stats["cancelled"] > 10 and stats["superseded"] > 10, str((stats, before, after))
         print(

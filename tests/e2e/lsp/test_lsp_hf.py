@@ -11,7 +11,7 @@ from lsp_helpers import as_dict, complete, custom, inline, session
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
 TEXT = "import os\n\n\ndef read_lines(path):\n    with open(path) as f:\n        \n"
-SETTINGS = {"backend": "hf", "maxNewTokens": 12, "mutants": 3, "device": "cpu", "threads": 1}
+SETTINGS = {"backend": "hf", "maxNewTokens": 8, "mutants": 2, "device": "cpu", "threads": 1}
 
 
 async def test_bundled_model_end_to_end(tmp_path: Path) -> None:

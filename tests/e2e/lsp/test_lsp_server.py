@@ -111,6 +111,10 @@ async def test_completion_item_shows_the_verdict(tmp_path: Path) -> None:
         assert len(expected.completions) >= 2 and expected.outliers == ()
         assert item.detail == f"cctest: 0/{len(expected.completions)} outliers · consistent"
         # and the notification a client's status line shows
+        for _ in range(100):  # sent right after the answer
+            if client.verdicts:  # type: ignore[attr-defined]
+                break
+            await asyncio.sleep(0.02)
         [verdict] = [as_dict(v) for v in client.verdicts]  # type: ignore[attr-defined]
         assert verdict["text"] == item.detail and verdict["suspect"] is False and verdict["uri"] == URI
         assert item.text_edit.new_text == "return a + b"
