@@ -273,7 +273,6 @@ def mutate_whole(source: str, scheme: str) -> Mutant:
     scheme_names([scheme])
     try:
         ast.parse(source)
-        module_ok = True
     except SyntaxError as exc:
         raise InputError(
             f"the file does not parse as Python (line {exc.lineno}: {exc.msg}), "
@@ -281,7 +280,6 @@ def mutate_whole(source: str, scheme: str) -> Mutant:
         ) from exc
     except (ValueError, RecursionError) as exc:
         raise InputError(f"the file cannot be parsed as Python ({exc}).") from exc
-    assert module_ok
     try:
         a = analyse(source, shadowed_builtins(source), splice=False)
     except (cst.ParserSyntaxError, RecursionError) as exc:
