@@ -88,8 +88,17 @@ def walk(root):
 
 
 def largest_files(root, count):
-    summaries = [summarise(path) for path in walk(root)]
-    summaries.sort(key=lambda s: s.lines, reverse=True)
+    summaries = []
+    for path in walk(root):
+        summary = summarise(path)
+        if summary.lines:
+            summaries.append(summary)
+    summaries.sort(key=lambda item: item.lines, reverse=True)
+    top = summaries[:count]
+    totals = Counter()
+    for rank, summary in enumerate(top, 1):
+        totals.update(summary.functions)
+        print(f"{rank:3} {summary.describe()}")
     '''
 
 

@@ -38,27 +38,61 @@ class SplitKV(NamedTuple):
 
 
 class SharedPrefixLayer(DynamicLayer):
-    """A cache layer holding a batch-1 prefix and growing each row's own keys/values."""
+    """A cache layer holding a batch-1 prefix (or none) and each row's own keys/values.
 
-    def __init__(self, keys: torch.Tensor, values: torch.Tensor) -> None:
+    The rows' part lives in a buffer allocated for the whole generation (``capacity`` tokens), so
+    a decoding step writes one slot instead of copying the cache (``DynamicLayer`` concatenates,
+    which copies every row's cache at every step)."""
+
+    def __init__(
+        self, keys: torch.Tensor | None = None, values: torch.Tensor | None = None, capacity: int = 0
+    ) -> None:
         super().__init__()
         self.prefix_keys, self.prefix_values = keys, values
-        self.lazy_initialization(keys, values)
+        self.capacity = capacity
+        self.length = 0
+        self._k: torch.Tensor | None = None
+        self._v: torch.Tensor | None = None
 
     def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-        self.keys = torch.cat([self.keys, key_states], dim=-2)
-        self.values = torch.cat([self.values, value_states], dim=-2)
+        if not self.is_initialized:
+            self.lazy_initialization(key_states, value_states)
+        n, t = self.length, key_states.shape[-2]
+        if self._k is None or self._v is None or n + t > self._k.shape[-2]:
+            room = max(n + t, self.capacity, 2 * self._k.shape[-2] if self._k is not None else 0)
+            k = key_states.new_empty((*key_states.shape[:2], room, key_states.shape[-1]))
+            v = value_states.new_empty((*value_states.shape[:2], room, value_states.shape[-1]))
+            if self._k is not None and self._v is not None and n:
+                k[:, :, :n] = self._k[:, :, :n]
+                v[:, :, :n] = self._v[:, :, :n]
+            self._k, self._v = k, v
+        self._k[:, :, n : n + t] = key_states
+        self._v[:, :, n : n + t] = value_states
+        self.length = n + t
+        self.keys, self.values = self._k[:, :, : n + t], self._v[:, :, : n + t]
+        if self.prefix_keys is None or self.prefix_values is None:
+            return self.keys, self.values
         return SplitKV(self.prefix_keys, self.keys), SplitKV(self.prefix_values, self.values)
 
     def get_seq_length(self) -> int:
-        own = self.keys.shape[-2] if self.keys is not None and self.keys.numel() else 0
-        return int(self.prefix_keys.shape[-2]) + int(own)
+        prefix = int(self.prefix_keys.shape[-2]) if self.prefix_keys is not None else 0
+        return prefix + self.length
+
+    def batch_repeat_interleave(self, repeats: int) -> None:  # beam search and the like
+        raise NotImplementedError("the shared-prefix cache serves greedy and sampled generation only")
+
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        raise NotImplementedError("the shared-prefix cache serves greedy and sampled generation only")
 
 
-def shared_prefix_cache(cache: DynamicCache) -> DynamicCache:
-    """The prefix's cache (from a batch-1 forward) with every layer sharing its prefix."""
-    for i, layer in enumerate(cache.layers):
-        cache.layers[i] = SharedPrefixLayer(layer.keys, layer.values)
+def shared_prefix_cache(prefix: DynamicCache | None, layers: int, capacity: int) -> DynamicCache:
+    """A cache for a batch whose rows share ``prefix`` (the cache of a batch-1 forward over the
+    shared tokens; None when the rows share nothing), with room for ``capacity`` own tokens."""
+    cache = DynamicCache()
+    if prefix is not None:
+        cache.layers = [SharedPrefixLayer(layer.keys, layer.values, capacity) for layer in prefix.layers]
+    else:
+        cache.layers = [SharedPrefixLayer(capacity=capacity) for _ in range(layers)]
     return cache
 
 
@@ -93,7 +127,8 @@ def shared_prefix_attention(
             scores = scores.masked_fill(~attention_mask, float("-inf"))
         else:
             scores = scores + attention_mask
-    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0).to(query.dtype)
+    # every query sees at least the prefix, so no row of the softmax is fully masked (no NaN)
+    weights = torch.softmax(scores, dim=-1).to(query.dtype)
     w_prefix = weights[..., :p_len].transpose(0, 1).reshape(heads, batch * q_len, p_len)
     out = torch.bmm(w_prefix, pv[0]).view(heads, batch, q_len, dim).transpose(0, 1)
     out = out + torch.matmul(weights[..., p_len:], rv)
@@ -104,6 +139,11 @@ def enable(model: Any) -> bool:
     """Switch ``model`` to the shared-prefix attention; False if the model cannot use it."""
     if getattr(model.config, "_attn_implementation", None) == IMPLEMENTATION:
         return True
+    text = model.config.get_text_config(decoder=True)
+    if getattr(text, "sliding_window", None) or any(
+        t != "full_attention" for t in getattr(text, "layer_types", None) or ()
+    ):
+        return False  # a sliding window forgets old keys; this cache keeps all of them
     can = getattr(model, "_can_set_attn_implementation", None)
     if can is None or not can():
         return False

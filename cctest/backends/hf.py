@@ -79,8 +79,10 @@ class _Model:
             if bars:
                 hf_logging.enable_progress_bar()
         self.model = model.to(self.device).eval()
-        self.cascade = _enable_shared_prefix(self.model)
         config = model.config
+        self.cascade = _enable_shared_prefix(self.model)
+        self.layers = int(getattr(config.get_text_config(decoder=True), "num_hidden_layers", 0) or 0)
+        self.cascade = self.cascade and self.layers > 0
         self.context = int(
             getattr(config, "max_position_embeddings", 0) or getattr(config, "n_positions", 0) or 0
         )
@@ -277,16 +279,17 @@ class HFBackend(Backend):
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         with torch.inference_mode():
-            if prefix > 0:
-                # the shared prefix once, its cache repeated for every row
-                cache = m.model(input_ids=input_ids[:1, :prefix], use_cache=True).past_key_values
-                if m.cascade:  # the prefix stays one copy; attention reads it once for all rows
-                    from ._prefix_attention import shared_prefix_cache
+            prefix_cache = None
+            if prefix > 0:  # the shared prefix once
+                prefix_cache = m.model(input_ids=input_ids[:1, :prefix], use_cache=True).past_key_values
+            if m.cascade:  # the prefix stays one copy that attention reads once for all rows
+                from ._prefix_attention import shared_prefix_cache
 
-                    cache = shared_prefix_cache(cache)
-                elif rows > 1:  # a model without the attention interface: one copy per row
-                    cache.batch_repeat_interleave(rows)
-                kwargs["past_key_values"] = cache
+                kwargs["past_key_values"] = shared_prefix_cache(prefix_cache, m.layers, width + max_new + 1)
+            elif prefix_cache is not None:  # a model without the attention interface: a copy per row
+                if rows > 1:
+                    prefix_cache.batch_repeat_interleave(rows)
+                kwargs["past_key_values"] = prefix_cache
             out = m.model.generate(input_ids=input_ids, attention_mask=mask, **kwargs)
         results = []
         for i in range(rows):
