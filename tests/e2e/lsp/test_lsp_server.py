@@ -367,3 +367,22 @@ async def test_backend_that_cannot_be_built(tmp_path: Path) -> None:
         )
         [item] = (await inline(client, 1, 4)).items
         assert item.insert_text == "return a + b"
+
+
+async def test_monitor_mode_answers_the_original_and_logs_the_defect_later(tmp_path: Path) -> None:
+    opts = {**FRAGILE_OPTIONS(tmp_path), "mode": "monitor"}
+    async with session(opts, tmp_path, open_source=FRAGILE_TEXT) as client:
+        [item] = (await complete(client, 3, 4)).items
+        # monitor mode does not repair: the user gets the model's own (here: odd) completion at once
+        assert item.text_edit.new_text == "return rate * 2  # fragile"
+        assert item.detail == "cctest: not checked yet (monitor mode)"
+        for _ in range(200):  # the background check records the defect
+            page = as_dict(await custom(client, "cctest/defects"))
+            if page["total"]:
+                break
+            await asyncio.sleep(0.05)
+        [rec] = page["records"]
+        assert rec["mode"] == "monitor" and rec["suspect"] is True and 0 in rec["outliers"]
+        assert rec["originalCompletion"] == "return rate * 2  # fragile\n"
+        assert rec["chosenCompletion"] == "return amount + rate\n"
+        assert rec["requestId"] == item.command.arguments[0]
