@@ -312,7 +312,8 @@ class DefectStore:
                     else:
                         suspect, repaired = bool(row[0]), bool(row[1])
                         db.execute(
-                            "UPDATE defects SET accepted = 1, accepted_time = ? WHERE id = ? AND accepted IS NULL",
+                            "UPDATE defects SET accepted = 1, accepted_time = ?"
+                            " WHERE id = ? AND accepted IS NULL",
                             (when, defect_id),
                         )
                 db.execute(

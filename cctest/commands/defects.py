@@ -60,9 +60,8 @@ def run(args: argparse.Namespace) -> int:
                 where = f"{r.uri or '?'}:{(r.line or 0) + 1}:{(r.col or 0) + 1}"
                 flags = ("suspect" if r.suspect else "logged") + (" · accepted" if r.accepted else "")
                 outl = f"{len(r.outliers)}/{len(r.completions)} outliers"
-                print(
-                    f"{r.id:>6}  {r.time[:19]}  {where}  {outl}  {flags}  {_one_line(r.chosen_completion, 50)}"
-                )
+                text = _one_line(r.chosen_completion, 50)
+                print(f"{r.id:>6}  {r.time[:19]}  {where}  {outl}  {flags}  {text}")
             print(f"# {len(records)} of {total} records in {path}", file=sys.stderr)
             return 0
         if args.action == "show":
@@ -74,9 +73,8 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 print(json.dumps(rec.to_dict(), ensure_ascii=False, indent=2))
                 return 0
-            print(
-                f"record {rec.id} · {rec.time} · {rec.uri}:{(rec.line or 0) + 1}:{(rec.col or 0) + 1} · mode {rec.mode}"
-            )
+            where = f"{rec.uri}:{(rec.line or 0) + 1}:{(rec.col or 0) + 1}"
+            print(f"record {rec.id} · {rec.time} · {where} · mode {rec.mode}")
             print(f"model: {rec.model} · request {rec.request_id}")
             print(
                 f"outliers: {rec.outliers} of {len(rec.completions)} completions · chosen: {rec.chosen}"
