@@ -90,7 +90,10 @@ def shared_prefix_cache(prefix: DynamicCache | None, layers: int, capacity: int)
     shared tokens; None when the rows share nothing), with room for ``capacity`` own tokens."""
     cache = DynamicCache()
     if prefix is not None:
-        cache.layers = [SharedPrefixLayer(layer.keys, layer.values, capacity) for layer in prefix.layers]
+        layers_kv = [
+            (getattr(layer, "keys", None), getattr(layer, "values", None)) for layer in prefix.layers
+        ]
+        cache.layers = [SharedPrefixLayer(k, v, capacity) for k, v in layers_kv]
     else:
         cache.layers = [SharedPrefixLayer(capacity=capacity) for _ in range(layers)]
     return cache
