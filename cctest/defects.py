@@ -198,7 +198,7 @@ class DefectStore:
                 names = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
                 if "defects" not in names:
                     raise DefectLogError(f"{self.path} is not a cctest defect log.")
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             with contextlib.suppress(Exception):
                 self._db.close()
             raise DefectLogError(f"cannot open the defect log {self.path}: {exc}.") from exc
@@ -219,7 +219,7 @@ class DefectStore:
         with self._lock:
             try:
                 return self._db.execute(sql, args).fetchall()
-            except sqlite3.DatabaseError as exc:
+            except sqlite3.Error as exc:
                 raise DefectLogError(f"cannot read the defect log {self.path}: {exc}.") from exc
 
     def close(self) -> None:
@@ -278,7 +278,7 @@ class DefectStore:
                     row,
                 )
                 return int(cur.lastrowid or 0)
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             raise DefectLogError(f"cannot write the defect log {self.path}: {exc}.") from exc
 
     def mark_accepted(
@@ -321,16 +321,19 @@ class DefectStore:
                     " VALUES (?, ?, ?, ?, ?, ?)",
                     (request_id, when, uri, int(suspect), int(repaired), defect_id),
                 )
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             raise DefectLogError(f"cannot write the defect log {self.path}: {exc}.") from exc
         return defect_id
 
     def clear(self) -> int:
         """Delete every record and acceptance; returns how many records were deleted."""
-        with self._transaction() as db:
-            n = db.execute("SELECT COUNT(*) FROM defects").fetchone()[0]
-            db.execute("DELETE FROM acceptances")
-            db.execute("DELETE FROM defects")
+        try:
+            with self._transaction() as db:
+                n = db.execute("SELECT COUNT(*) FROM defects").fetchone()[0]
+                db.execute("DELETE FROM acceptances")
+                db.execute("DELETE FROM defects")
+        except sqlite3.Error as exc:
+            raise DefectLogError(f"cannot clear the defect log {self.path}: {exc}.") from exc
         return int(n)
 
     # -- reading --------------------------------------------------------------------------------

@@ -219,8 +219,9 @@ class CCTestServer(LanguageServer):
         if wire.backend_key(settings) != wire.backend_key(old):
             # the backend is rebuilt lazily by the next request; cached answers came from the old one
             self.cache.clear()
-        if settings.defect_log_path() != old.defect_log_path() and self._store is not None:
-            self._store.close()
+        if settings.defect_log_path() != old.defect_log_path():
+            if self._store is not None:
+                self.spawn(self._close_store(self._store))  # after the writes already under way
             self._store = None
             self._store_error = None
         return errors
@@ -367,6 +368,10 @@ class CCTestServer(LanguageServer):
                 self._store_error = str(exc)
                 self.log_to_client(f"cctest: defects will not be recorded: {exc}", lsp.MessageType.Error)
         return self._store
+
+    async def _close_store(self, store: DefectStore) -> None:
+        await self.drain_writes()
+        await asyncio.to_thread(store.close)
 
     def open_store(self) -> DefectStore:
         store = self.store()

@@ -386,3 +386,19 @@ async def test_monitor_mode_answers_the_original_and_logs_the_defect_later(tmp_p
         assert rec["originalCompletion"] == "return rate * 2  # fragile\n"
         assert rec["chosenCompletion"] == "return amount + rate\n"
         assert rec["requestId"] == item.command.arguments[0]
+
+
+async def test_changing_the_defect_log_path(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.sqlite3", tmp_path / "other" / "b.sqlite3"
+    async with session(rules_options(tmp_path, logAll=True, defectLog=str(first)), tmp_path) as client:
+        await inline(client, 1, 4)
+        assert as_dict(await custom(client, "cctest/defects"))["total"] == 1
+        client.workspace_did_change_configuration(
+            lsp.DidChangeConfigurationParams(settings={"cctest": {"defectLog": str(second)}})
+        )
+        await inline(client, 5, 10)
+        page = as_dict(await custom(client, "cctest/defects"))
+        assert page["total"] == 1 and page["records"][0]["line"] == 5
+    for db, line in ((first, "2:5"), (second, "6:11")):
+        listed = _cli("--db", str(db), "list")
+        assert listed.returncode == 0 and f"{URI}:{line}" in listed.stdout
