@@ -4,6 +4,7 @@ backend against it, request batching, bad requests, and the command's start-up a
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -187,3 +188,25 @@ def test_the_command_rejects_a_directory_that_is_not_a_model(tmp_path: Any) -> N
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "does not exist" in lines[0], proc.stderr
     assert time.monotonic() - started < 300
+
+
+async def test_cctest_complete_over_http_against_cctest_serve(model: HFBackend, tmp_path: Any) -> None:
+    """The whole chain: the CLI's engine sends the prompt and its mutants through the HTTP
+    backend to the server, which batches them over the bundled model."""
+    source = tmp_path / "walk.py"
+    source.write_text(
+        "import os\n\n\ndef list_python_files(directory):\n    result = []\n"
+        "    for name in os.listdir(directory):\n        if name.endswith('.py'):\n            \n"
+    )
+    async with running(model) as (url, batcher):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "cctest", "complete", f"{source}:8:13", "--json",
+            "--backend", "http", "--model", url, "--max-new-tokens", "16", "-k", "4",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(proc.communicate(), 300)
+    assert proc.returncode == 0, err.decode()
+    result = json.loads(out)
+    assert len(result["completions"]) >= 2  # the original and its mutants
+    assert batcher.stats.rows == len(result["completions"])
+    assert batcher.stats.largest > 1  # the variants met in one generate
