@@ -289,6 +289,7 @@ class CCTestServer(LanguageServer):
         try:
             # building may load a model from disk: seconds of work, in a thread
             backend = await asyncio.to_thread(create_backend, settings)
+            self.counters["backend_builds"] += 1
         except Exception as exc:
             message = _describe_failure(exc)
             self._backend_failure = (key, time.monotonic(), message)
@@ -658,6 +659,7 @@ class CCTestServer(LanguageServer):
             "cancelled": self.counters["cancelled"],
             "failures": self.counters["failures"],
             "engineRuns": runs,
+            "backendBuilds": self.counters["backend_builds"],
             "suspect": self.counters["suspect"],
             "recorded": self.counters["recorded"],
             "accepted": self.counters["accepted"],

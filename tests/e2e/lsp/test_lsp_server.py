@@ -402,3 +402,32 @@ async def test_changing_the_defect_log_path(tmp_path: Path) -> None:
     for db, line in ((first, "2:5"), (second, "6:11")):
         listed = _cli("--db", str(db), "list")
         assert listed.returncode == 0 and f"{URI}:{line}" in listed.stdout
+
+
+async def test_backend_is_rebuilt_only_for_backend_settings(tmp_path: Path) -> None:
+    async with session(rules_options(tmp_path), tmp_path) as client:
+        await inline(client, 1, 4)
+        for change, builds in (
+            ({"mutants": 2, "mode": "repair", "debounceMs": 1}, 1),
+            ({"maxNewTokens": 8}, 2),
+        ):
+            client.workspace_did_change_configuration(
+                lsp.DidChangeConfigurationParams(settings={"cctest": change})
+            )
+            [item] = (await inline(client, 1, 4)).items
+            assert item.insert_text == "return a + b"
+            stats = as_dict(await custom(client, "cctest/stats"))
+            assert stats["backendBuilds"] == builds, (change, stats["backendBuilds"])
+
+
+async def test_empty_configuration_change_pulls_the_section(tmp_path: Path) -> None:
+    async with session(rules_options(tmp_path), tmp_path) as client:
+        client.set_configuration({"mode": "off"}, section="cctest")  # what workspace/configuration returns
+        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+        for _ in range(100):
+            stats = as_dict(await custom(client, "cctest/stats"))
+            if stats["settings"]["mode"] == "off":
+                break
+            await asyncio.sleep(0.05)
+        assert stats["settings"]["mode"] == "off"
+        assert len((await inline(client, 1, 4)).items) == 0
