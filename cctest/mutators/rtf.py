@@ -34,6 +34,22 @@ def rewrite(test: cst.BaseExpression, form: str) -> cst.BaseExpression:
     )
 
 
+# the whitespace between each keyword and its condition: 'while(x):' has none, which 'not not'
+# and 'bool' need
+_GAP = {
+    cst.If: "whitespace_before_test",
+    cst.While: "whitespace_after_while",
+    cst.IfExp: "whitespace_after_if",
+    cst.Assert: "whitespace_after_assert",
+    cst.CompIf: "whitespace_before_test",
+}
+
+
+def _no_gap(node: cst.CSTNode) -> bool:
+    ws = getattr(node, _GAP[type(node)])
+    return isinstance(ws, cst.SimpleWhitespace) and ws.value == ""
+
+
 class ConditionTransformer(PrunedTransformer):
     def __init__(self, targets: Mapping[int, str], sites: Sequence[Site], full: bool = False) -> None:
         super().__init__([s.path for s in sites], full)
@@ -41,7 +57,12 @@ class ConditionTransformer(PrunedTransformer):
 
     def _leave(self, original, updated):  # type: ignore[no-untyped-def]
         form = self.targets.get(id(original))
-        return updated.with_changes(test=rewrite(updated.test, form)) if form else updated
+        if not form:
+            return updated
+        changes = {"test": rewrite(updated.test, form)}
+        if _no_gap(updated):
+            changes[_GAP[type(updated)]] = cst.SimpleWhitespace(" ")
+        return updated.with_changes(**changes)
 
     leave_If = leave_While = leave_IfExp = leave_Assert = leave_CompIf = _leave  # type: ignore[assignment]
 
@@ -70,7 +91,11 @@ class RTF(Scheme):
             return None
         if a.offsets is not None and not full:
             edits = [
-                (v.key[0].obj.test, code_at(a.module, rewrite(v.key[0].obj.test, v.key[1]), v.key[0].indents))
+                (
+                    v.key[0].obj.test,
+                    (" " if _no_gap(v.key[0].obj) else "")
+                    + code_at(a.module, rewrite(v.key[0].obj.test, v.key[1]), v.key[0].indents),
+                )
                 for v in variants
             ]
             return Applied(code=a.splice(edits))  # type: ignore[arg-type]

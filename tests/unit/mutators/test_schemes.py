@@ -306,6 +306,18 @@ def test_rtf_negates_twice_in_test_positions_only():
     )
 
 
+def test_rtf_adds_the_space_a_keyword_needs():
+    check(
+        "RTF",
+        "def f(a, b):\n    while(a):\n        a = 0\n    assert(b)\n    if(a):\n"
+        "        pass\n    return 1 if(a)else 2\n",
+        "def f(a, b):\n    while not not (a):\n        a = 0\n    assert not not (b)\n    if not not (a):\n"
+        "        pass\n    return 1 if not not (a)else 2\n",
+    )
+    out = generate_mutants("def f(a):\n    while(a):\n        a = 0\n    return ", schemes=["RTF"], k=4)
+    assert {m.text.splitlines()[1] for m in out.mutants} == {"    while not not (a):", "    while bool((a)):"}
+
+
 def test_rtf_never_uses_the_slides_unsafe_form():
     out = generate_mutants(
         "def add(a, b, ignore):\n    if ignore:\n        return a\n", schemes=["RTF"], k=10
