@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import builtins
 import keyword
+import re
 import symtable
 import threading
 import unicodedata
@@ -91,11 +92,18 @@ def shadowed_in_prompt(head: str, rest: str) -> frozenset[str]:
     return got | shadowed_builtins(rest)
 
 
-def shadowed_builtins(doc: str) -> frozenset[str]:
-    """The watched builtins that the document might rebind (conservative: any use not a plain call).
+_BINDING_BEFORE = re.compile(r"(?:\b(?:def|class|import|as|for|global|nonlocal|lambda|del)|[,(*])[ \t]*$")
+_BINDING_AFTER = re.compile(r"[ \t]*(?:=(?!=)|:=|,|\)|:|\bin\b)")
 
-    A cheap text check instead of a parse: every occurrence of the name must be a call ``name(``
-    that is not an attribute or a ``def``. ``import *`` could rebind anything.
+
+def shadowed_builtins(doc: str) -> frozenset[str]:
+    """The watched builtins that the document might rebind (conservative, from the text alone).
+
+    An occurrence counts when it could be a binding or a use as a value: after ``def``, ``class``,
+    ``import``, ``as``, ``for``, ``global``, ``nonlocal``, ``lambda``, ``del``, a comma, ``(`` or
+    ``*``, or before ``=``, ``:=``, a comma, ``)``, ``:`` or ``in``. Calls (``len(x)``),
+    attributes (``obj.print``) and words in prose ("to print the value") do not count.
+    ``import *`` could rebind anything.
     """
     if "import *" in doc or "import*" in doc:
         return frozenset(WATCHED_BUILTINS)
@@ -106,14 +114,16 @@ def shadowed_builtins(doc: str) -> frozenset[str]:
             j = i + len(name)
             before = doc[i - 1] if i else " "
             after = doc[j] if j < len(doc) else " "
-            if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-                k = j
-                while k < len(doc) and doc[k] in " \t":
-                    k += 1
-                if before == "." or doc[k : k + 1] != "(" or doc[max(0, i - 4) : i] == "def ":
-                    if before != ".":  # obj.len(...) and obj.print are attributes, harmless
-                        out.add(name)
-                        break
+            if not (before.isalnum() or before == "_" or before == ".") and not (
+                after.isalnum() or after == "_"
+            ):
+                line_start = doc.rfind("\n", 0, i) + 1
+                line_end = doc.find("\n", j)
+                if _BINDING_BEFORE.search(doc, line_start, i) or _BINDING_AFTER.match(
+                    doc, j, line_end if line_end >= 0 else len(doc)
+                ):
+                    out.add(name)
+                    break
             i = doc.find(name, j)
     return frozenset(out)
 

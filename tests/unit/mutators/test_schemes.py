@@ -445,3 +445,22 @@ def test_whole_mutants_behave_like_the_original():
         m = mutate_whole(src, scheme)
         assert m.text != src, scheme
         assert run(m.text) == want, scheme
+
+
+@pytest.mark.parametrize(
+    "source,rebound",
+    [
+        ("print(x)\nlen(y)\n# to print the len of it\nobj.print = 1\n", set()),
+        ("print = log\n", {"print"}),
+        ("def len(x):\n    pass\n", {"len"}),
+        ("from m import print\n", {"print"}),
+        ("import x as bool\n", {"bool"}),
+        ("for range in xs:\n    pass\n", {"range"}),
+        ("map(len, xs)\n", {"len"}),
+        ("from m import *\n", {"len", "print", "bool", "range"}),
+    ],
+)
+def test_rebinding_of_the_builtins_schemes_rely_on(source, rebound):
+    from cctest.mutators._analysis import shadowed_builtins
+
+    assert set(shadowed_builtins(source)) == rebound
