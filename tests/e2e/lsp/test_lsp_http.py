@@ -34,7 +34,7 @@ class CompletionServer:
         body = await request.json()
         self.requests += 1
         if "SLOW" in body["prompt"]:
-            await asyncio.sleep(5)
+            await asyncio.sleep(10)
         return web.json_response({"choices": [{"text": self.rules.complete_one(body["prompt"])}]})
 
     async def start(self) -> None:
@@ -67,7 +67,7 @@ async def test_down_slow_and_back(tmp_path: Path) -> None:
         "backend": "http",
         "model": f"http://127.0.0.1:{port}",
         "mutants": 2,
-        "timeout": 1.5,
+        "timeout": 3,
         "defectLog": str(tmp_path / "d.sqlite3"),
     }
     try:
