@@ -15,6 +15,10 @@ Each is run twice: with cctest's stop rules (rows end at their code boundary, th
 with a fixed budget (boundaries off: every row generates up to --max-new-tokens unless the model
 writes EOS), the worst case. The mutants are real ones from ``cctest.mutators``. The script also
 checks that batched and one-by-one greedy outputs are identical.
+
+Two clocks: wall time, and the CPU time this process used (all its threads). On a machine shared
+with other work the wall clock swings with their load; the CPU time is the work done, which is
+what batching saves (with --threads 1 the two agree on an idle machine).
 """
 
 from __future__ import annotations
@@ -102,12 +106,13 @@ def largest_files(root, count):
     '''
 
 
-async def timed(backend: HFBackend, batches: list[list[str]]) -> tuple[float, list[str]]:
-    start = time.perf_counter()
+async def timed(backend: HFBackend, batches: list[list[str]]) -> tuple[float, float, list[str]]:
+    """Wall-clock and CPU seconds (all threads of this process) of completing the batches."""
+    wall, cpu = time.perf_counter(), time.process_time()
     out: list[str] = []
     for batch in batches:
         out.extend(str(x) for x in await backend.complete(batch))
-    return time.perf_counter() - start, out
+    return time.perf_counter() - wall, time.process_time() - cpu, out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         f"({', '.join(sorted({m.scheme for m in outcome.mutants}))}); shared prefix {shared} tokens; "
         f"max_new_tokens {args.max_new_tokens}; median of {args.repeats} interleaved rounds"
     )
-    results: dict[str, dict[str, float]] = {}
+    results: dict[str, dict[str, object]] = {}
     for label, boundaries in (("stop rules on (default)", True), ("fixed budget (boundaries off)", False)):
         backend = base.with_options(boundaries=boundaries)
         no_prefix = base.with_options(boundaries=boundaries, share_prefix=False)
@@ -151,21 +156,30 @@ def main(argv: list[str] | None = None) -> int:
             "one batch, no shared prefix": (no_prefix, [prompts]),
         }
         asyncio.run(timed(backend, [prompts]))  # warm-up
-        times: dict[str, list[float]] = {m: [] for m in modes}
+        walls: dict[str, list[float]] = {m: [] for m in modes}
+        cpus: dict[str, list[float]] = {m: [] for m in modes}
         outputs: dict[str, list[str]] = {}
         for _ in range(args.repeats):
             for mode, (b, batches) in modes.items():
-                seconds, out = asyncio.run(timed(b, batches))
-                times[mode].append(seconds)
+                wall, cpu, out = asyncio.run(timed(b, batches))
+                walls[mode].append(wall)
+                cpus[mode].append(cpu)
                 outputs[mode] = out
-        med = {m: statistics.median(t) for m, t in times.items()}
+        med = {m: statistics.median(t) for m, t in walls.items()}
+        med_cpu = {m: statistics.median(t) for m, t in cpus.items()}
         gens = backend.generate(prompts)
         mean_tokens = sum(g.completion_tokens for g in gens) / len(gens)
         same = outputs["one batch"] == outputs["one by one"] == outputs["one batch, no shared prefix"]
         print(f"\n{label}: mean {mean_tokens:.1f} new tokens per row; batched == one by one: {same}")
+        print(f"  {'':<30} {'wall':>9}  {'ratio':>6}   {'CPU':>9}  {'ratio':>6}")
         for mode, seconds in med.items():
-            print(f"  {mode:<30} {seconds * 1000:8.1f} ms   {seconds / med['plain']:5.2f}x plain")
+            cpu = med_cpu[mode]
+            print(
+                f"  {mode:<30} {seconds * 1000:7.0f} ms  {seconds / med['plain']:5.2f}x"
+                f"   {cpu * 1000:7.0f} ms  {cpu / med_cpu['plain']:5.2f}x"
+            )
         results[label] = {m: round(s / med["plain"], 3) for m, s in med.items()} | {
+            "cpu_ratios": {m: round(s / med_cpu["plain"], 3) for m, s in med_cpu.items()},  # type: ignore[dict-item]
             "plain_ms": round(med["plain"] * 1000, 1),
             "identical_outputs": float(same),
             "mean_new_tokens": round(mean_tokens, 1),

@@ -255,23 +255,23 @@ class HFBackend(Backend):
             """Marks a row finished once its decoded text reaches a stop point."""
 
             def __init__(self) -> None:
-                self.done = torch.zeros(rows, dtype=torch.bool, device=m.device)
-                self.cut: list[int | None] = [None] * rows
+                self.done = [False] * rows
 
             def __call__(self, seqs: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
+                new_tokens = seqs[:, start:].tolist()
                 for i in range(rows):
                     if not self.done[i]:
-                        text = _decode(tokenizer, seqs[i, start:].tolist(), eos_ids)
-                        if stoppers[i].stop_index(text) is not None:
-                            self.done[i] = True
-                return self.done.clone()  # type: ignore[return-value]
+                        text = _decode(tokenizer, new_tokens[i], eos_ids)
+                        self.done[i] = stoppers[i].stop_index(text) is not None
+                return torch.tensor(self.done, dtype=torch.bool, device=seqs.device)  # type: ignore[return-value]
 
         stops = RowStops()
         kwargs: dict[str, Any] = {
             "max_new_tokens": max_new,
             "pad_token_id": m.pad_id,
             "eos_token_id": sorted(eos_ids) or None,
-            "stopping_criteria": StoppingCriteriaList([stops]),
+            # with nothing to look for (no boundaries, no stop sequences) skip decoding every row
+            "stopping_criteria": StoppingCriteriaList([stops] if self.boundaries or opts.stop else []),
         }
         if opts.temperature > 0:
             torch.manual_seed(self.seed)
