@@ -199,6 +199,19 @@ def global_in_nested():
     return COUNT
 
 
+class Mangled:
+    """Names with two leading underscores are mangled inside a class, locals included."""
+
+    def __secret(self, value, /):
+        __hidden = value * 2
+        return __hidden
+
+    def reveal(self, value):
+        __cache = {}
+        __cache[value] = self.__secret(value)
+        return __cache
+
+
 # ==== CHECKS (never mutated) ====
 from _checks import Checks
 
@@ -249,3 +262,8 @@ def enclosing_scope_expressions(m):
     return (m.defaults_from_locals(), m.decorator_from_local(), m.comprehension_reuses_name(), m.class_base_from_local(),
             m.annotation_from_local("42"), m.doubly_nested_nonlocal(), m.generator_late_binding(), m.global_in_nested(),
             m.COUNT)
+
+
+@checks.case
+def mangled_names(m):
+    return m.Mangled().reveal(3), m.Mangled()._Mangled__secret(4)

@@ -453,6 +453,7 @@ EDGE_PROMPTS = {
         "def f(shape, /):\n    match shape:\n        case [x, y]:\n            return x\n"
         "        case _:\n            return 0\n    "
     ),
+    "mangled names": "class K:\n    def __m(self, __x, /):\n        __y = __x\n        return __y\n    ",
     "global and nonlocal": (
         "def f(a, /):\n    global G\n    def g():\n        nonlocal a\n        a += 1\n        "
     ),
