@@ -364,8 +364,8 @@ def test_mutant_is_well_formed(name, scheme):
 
 
 def function_ends(name: str) -> dict[str, int]:
-    """Every function and method of a corpus module, by qualified name: the offset just after its
-    last line, where an editor's cursor sits when the function has just been written."""
+    """Every function, class and method of a corpus module, by qualified name: the offset just after
+    its last line, where an editor's cursor sits when it has just been written."""
     code = parts(name)[0]
     line_starts = [0]
     for line in code.splitlines(keepends=True):
@@ -373,7 +373,7 @@ def function_ends(name: str) -> dict[str, int]:
     out = {}
     for node in ast.parse(code).body:
         for inner in [node, *(node.body if isinstance(node, ast.ClassDef) else [])]:
-            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and inner.end_lineno is not None:
+            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and inner.end_lineno:
                 qualified = inner.name if inner is node else f"{node.name}.{inner.name}"
                 out[qualified] = line_starts[inner.end_lineno]
     return out
