@@ -14,8 +14,10 @@ Safety rules decided here (see docs/mutators.md):
   that mentions it only reads it (a nested scope that binds the same name would be ambiguous);
 - a function that can observe its own variable names (``locals``, ``vars``, ``eval``, ``exec``,
   ``dir``, frames) gets no renames at all;
-- a parameter is renamed only when no caller can pass it by keyword (positional-only, ``*args``,
-  ``**kwargs``): renaming ``b`` in ``def add(a, b)`` would break ``add(1, b=2)``;
+- a parameter is renamed only when no caller can pass it by keyword and no error message can name
+  it: ``*args``, ``**kwargs``, and positional-only parameters with a default in a function with
+  ``**kwargs``. Renaming ``b`` in ``def add(a, b)`` would break ``add(1, b=2)``, and renaming a
+  required positional-only ``b`` changes "missing 1 required positional argument: 'b'";
 - a local is an *evident int* when every binding of it in the function is an int literal,
   ``len(...)``, ``range(...)`` loop variable, or int arithmetic of such values (a fixpoint), and
   no nested scope binds it. Only evident ints are rewritten by IRR and printed by INI.
@@ -69,7 +71,7 @@ class FunctionFacts:
     name: str
     lineno: int
     params: list[str]
-    keywordless_params: list[str]  # REP candidates: positional-only, *args, **kwargs
+    keywordless_params: list[str]  # REP candidates: *args, **kwargs, some positional-only (below)
     rename_params: list[str] = field(default_factory=list)
     rename_locals: list[str] = field(default_factory=list)
     int_locals: frozenset[str] = frozenset()
@@ -361,7 +363,16 @@ def analyse_functions(source: str, shadowed: frozenset[str]) -> list[FunctionFac
         a = fn.args
         params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
         params += [p.arg for p in (a.vararg, a.kwarg) if p is not None]
-        keywordless = [p.arg for p in a.posonlyargs] + [p.arg for p in (a.vararg, a.kwarg) if p is not None]
+        # a parameter's name is part of the behaviour wherever a caller can pass it by keyword or
+        # an error message can show it: a required positional-only parameter is named by "missing
+        # 1 required positional argument", and one passed by keyword by "positional-only
+        # arguments passed as keyword arguments" unless **kwargs takes the keyword. *args and
+        # **kwargs are never named.
+        n_required = len(a.posonlyargs) + len(a.args) - len(a.defaults)
+        hidden_posonly = [
+            p.arg for i, p in enumerate(a.posonlyargs) if i >= n_required and a.kwarg is not None
+        ]
+        keywordless = hidden_posonly + [p.arg for p in (a.vararg, a.kwarg) if p is not None]
         first = next((p for p in params if p not in _NOT_RENAMED), None)
         facts = FunctionFacts(
             index=index,

@@ -1,8 +1,10 @@
 """REP_R / REP_C: rename a function parameter (``Param1``, or ``Add_Param_b`` from ``add``'s ``b``).
 
-Only parameters no caller can pass by keyword are renamed: positional-only parameters (before
-``/``), ``*args`` and ``**kwargs``. Renaming ``b`` in ``def add(a, b)`` changes the function's
-keyword interface (``add(1, b=2)`` would fail), so it is not a behaviour-preserving mutation.
+Only parameters whose name no caller can observe are renamed: ``*args``, ``**kwargs``, and
+positional-only parameters (before ``/``) that have a default in a function with ``**kwargs``.
+Renaming ``b`` in ``def add(a, b)`` changes the function's keyword interface (``add(1, b=2)`` would
+fail); renaming a required positional-only ``b`` changes the TypeError a wrong call raises
+("missing 1 required positional argument: 'b'"), which CPython's own test_string checks.
 """
 
 from __future__ import annotations

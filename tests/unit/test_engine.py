@@ -16,7 +16,7 @@ from cctest.engine import Engine
 from cctest.errors import BackendError
 
 # positional-only parameters: renaming them cannot change how any caller binds arguments
-PROMPT = "def add(a, b, /):\n    res = a + b\n    total = res * 2\n    "
+PROMPT = "def add(*a, **b):\n    res = a + b\n    total = res * 2\n    "
 
 
 async def run(backend, prompt=PROMPT, **settings):
@@ -27,7 +27,7 @@ async def test_renamed_completions_are_mapped_back_and_agree():
     backend = RuleBackend()
     result = await run(backend, schemes=("REP_R", "REP_C"), mutants=4)
     assert len(backend.calls) == 1 and len(backend.calls[0]) == 1 + len(result.mutants)  # one batched call
-    assert result.mutants, "REP should apply to positional-only parameters"
+    assert result.mutants, "REP should apply to *args and **kwargs"
     for m, c in zip(result.mutants, result.completions[1:]):
         assert m.renames and set(m.renames.values()) <= {"a", "b"}
         assert any(new in c.raw for new in m.renames)  # the model saw and used the invented name
@@ -46,8 +46,8 @@ async def test_a_mutant_that_changes_the_answer_is_flagged_and_not_chosen():
 
 
 async def test_an_original_that_disagrees_with_its_mutants_is_repaired():
-    # only the original prompt contains "(a, b,": every REP mutant renamed one of them
-    result = await run(RuleBackend(fragile=["(a, b,"]), schemes=("REP_R", "REP_C"), mutants=4)
+    # only the original prompt contains "(*a, **b)": every REP mutant renamed one of them
+    result = await run(RuleBackend(fragile=["(*a, **b)"]), schemes=("REP_R", "REP_C"), mutants=4)
     assert result.completions[0].text != result.completions[1].text
     assert result.original_is_outlier and result.is_suspect
     assert result.chosen != 0 and result.completion == "return a + b\n"

@@ -60,12 +60,12 @@ def test_half_typed_prompts_get_mutants_that_only_differ_by_the_mutation(name):
 
 
 def test_the_unfinished_tail_is_renamed_with_the_function():
-    prompt = "def add(a, b, /):\n    res = a + b\n    return res + b + obj.b + f(b=1)"
+    prompt = "def add(a, *b):\n    res = a + b\n    return res + b + obj.b + f(b=1)"
     out = generate_mutants(prompt, schemes=["REP_R"], k=10)
     by_name = {tuple(m.renames.items()): m.text for m in out.mutants}
     text = by_name[(("Param1", "b"),)]
     assert text.endswith("    return res + Param1 + obj.b + f(b=1)")
-    assert text.startswith("def add(a, Param1, /):\n    res = a + Param1\n")
+    assert text.startswith("def add(a, *Param1):\n    res = a + Param1\n")
 
 
 def test_the_tail_is_not_renamed_outside_the_function():
@@ -101,7 +101,7 @@ def test_deterministic_and_seeded():
 
 
 def test_k_and_round_robin_across_schemes():
-    prompt = "def add(a, b, /):\n    n = 0\n    res = a + b\n    if res:\n        n += 1\n    return "
+    prompt = "def add(a, *b):\n    n = 0\n    res = a + len(b)\n    if res:\n        n += 1\n    return "
     out = generate_mutants(prompt, k=9)
     assert len(out.mutants) == 9
     assert len({m.scheme for m in out.mutants}) == 9  # one per scheme before any scheme twice
@@ -119,7 +119,7 @@ def test_distance_bound_splits_kept_and_dropped():
 
 
 def test_a_keystroke_reuses_the_window_and_renames_the_new_tail():
-    base = "def add(a, b, /):\n    res = a + b\n    return "
+    base = "def add(a, *b):\n    res = a + b\n    return "
     first = generate_mutants(base + "r", schemes=["REP_R"], k=4)
     second = generate_mutants(base + "res + b", schemes=["REP_R"], k=4)
     assert [m.renames for m in first.mutants] == [m.renames for m in second.mutants]
@@ -128,7 +128,7 @@ def test_a_keystroke_reuses_the_window_and_renames_the_new_tail():
 
 
 def test_a_fresh_name_typed_in_the_tail_is_not_reused():
-    base = "def add(a, b, /):\n    res = a + b\n    return "
+    base = "def add(a, *b):\n    res = a + b\n    return "
     before = generate_mutants(base + "x", k=10)
     assert any("Param1" in m.renames for m in before.mutants)
     out = generate_mutants(base + "Param1", k=10)
@@ -138,7 +138,7 @@ def test_a_fresh_name_typed_in_the_tail_is_not_reused():
 def test_results_depend_on_the_prompt_not_on_the_cache():
     from cctest import mutators
 
-    body = "def add(a, b, /):\n    res = a + b\n    return "
+    body = "def add(a, *b):\n    res = a + b\n    return "
     with_name = "Param1 = 0\n" + body
     generate_mutants(with_name, schemes=["REP_R"], k=4)  # Param1 taken: Param2 is used
     warm = generate_mutants("x = 0\n" + body, schemes=["REP_R"], k=4)
