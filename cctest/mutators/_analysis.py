@@ -396,6 +396,10 @@ def analyse_functions(source: str, shadowed: frozenset[str]) -> list[FunctionFac
                 and not s.is_nonlocal()
             ):
                 locals_.add(s.get_name())
+        # inside a class, symtable reports '__x' mangled ('_C__x'); such a name is not in the
+        # source, so it is not a candidate (mangled names are never renamed)
+        written = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+        locals_ &= written
         facts.int_locals = _int_locals(fn, {n for n in locals_ if _only_read_below(table, n)}, shadowed)
         if _is_dynamic(fn):
             continue

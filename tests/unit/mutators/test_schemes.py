@@ -172,8 +172,9 @@ def test_rel_c_uses_the_function_name():
         # a nested scope assigns it (nonlocal), or shadows it
         "def f():\n    x = 1\n    def g():\n        nonlocal x\n        x = 2\n    return g\n",
         "def f():\n    x = 1\n    return [x for x in range(3)]\n",
-        # mangled private names
+        # mangled private names (symtable reports them mangled, as _A__x, inside a class)
         "def f():\n    __x = 1\n    return __x\n",
+        "class A:\n    def f(self):\n        __x = 1\n        return __x\n",
     ],
 )
 def test_rel_leaves_unsafe_locals_alone(source):
