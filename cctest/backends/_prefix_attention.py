@@ -125,7 +125,11 @@ def shared_prefix_attention(
     s_prefix = torch.bmm(folded, pk[0].transpose(1, 2)).view(heads, batch, q_len, p_len).transpose(0, 1)
     s_rows = torch.matmul(query, rk.transpose(-1, -2))
     scores = torch.cat([s_prefix, s_rows], dim=-1).float() * scale
-    if attention_mask is not None:
+    if attention_mask is None and q_len > 1:  # no mask given: causal within the rows' own part
+        own = rk.shape[-2]
+        hidden = torch.ones(q_len, own, dtype=torch.bool, device=query.device).triu(own - q_len + 1)
+        scores[..., p_len:] = scores[..., p_len:].masked_fill(hidden, float("-inf"))
+    elif attention_mask is not None:
         if attention_mask.dtype == torch.bool:
             scores = scores.masked_fill(~attention_mask, float("-inf"))
         else:

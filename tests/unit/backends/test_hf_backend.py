@@ -260,3 +260,23 @@ def test_shared_prefix_attention_matches_sdpa() -> None:
     want, _ = sdpa_attention_forward(module, query, full_k, full_v, mask, scaling=0.3, is_causal=False)
     assert got.shape == want.shape == (batch, q_len, heads, dim)
     assert torch.allclose(got, want, atol=1e-5)
+
+
+def test_shared_prefix_attention_is_causal_without_a_mask() -> None:
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    from cctest.backends._prefix_attention import SplitKV, shared_prefix_attention
+
+    gen = torch.Generator().manual_seed(1)
+    pk, pv = (torch.randn(1, 2, 5, 4, generator=gen) for _ in range(2))
+    rk, rv = (torch.randn(2, 2, 3, 4, generator=gen) for _ in range(2))
+    query = torch.randn(2, 2, 3, 4, generator=gen)
+    got, _ = shared_prefix_attention(torch.nn.Module(), query, SplitKV(pk, rk), SplitKV(pv, rv), None)
+    mask = torch.ones(2, 1, 3, 8, dtype=torch.bool)
+    mask[..., 5:] = torch.ones(3, 3, dtype=torch.bool).tril()  # query t sees own keys up to t
+    full_k, full_v = (
+        torch.cat([pk.expand(2, -1, -1, -1), rk], 2),
+        torch.cat([pv.expand(2, -1, -1, -1), rv], 2),
+    )
+    want, _ = sdpa_attention_forward(torch.nn.Module(), query, full_k, full_v, mask, is_causal=False)
+    assert torch.allclose(got, want, atol=1e-5)
