@@ -503,6 +503,7 @@ def test_each_scheme_alone_never_raises_on_edge_prompts(scheme):
         with no_swallowed_errors(label):
             outcome = generate_mutants(prompt, schemes=(scheme,), k=3)
         assert all(m.scheme == scheme for m in outcome.mutants), label
+        assert len(outcome.mutants) <= 3, label
 
 
 # (prompt, the names whose renames may reach the unfinished last line): a rename made in a nested
