@@ -11,13 +11,15 @@ def card() -> str:
     info = bundled_model_info()
     if not info:
         return f"no training.json in {bundled_model_path()}\n"
-    args = info.get("args", {})
+    a = info.get("args", {})
+    hours = info.get("seconds", 0) / 3600
     lines = [
-        f"- {info['parameters'] / 1e6:.2f}M parameters (GPT-2: {args.get('layers')} layers, {args.get('heads')} heads, "
-        f"width {args.get('dim')}, context {args.get('context')}, byte-level BPE vocabulary of {args.get('vocab')})",
-        f"- trained {info['steps']:,} steps of {args.get('batch')} x {args.get('seq')} tokens (seed {info['seed']}, "
-        f"{info.get('seconds', 0) / 3600:.1f} h of CPU) on the standard library of Python {info.get('python')}: "
-        f"{info['train_tokens']:,} training tokens",
+        f"- {info['parameters'] / 1e6:.2f}M parameters (GPT-2: {a.get('layers')} layers, "
+        f"{a.get('heads')} heads, width {a.get('dim')}, context {a.get('context')}, "
+        f"byte-level BPE vocabulary of {a.get('vocab')})",
+        f"- trained {info['steps']:,} steps of {a.get('batch')} x {a.get('seq')} tokens "
+        f"(seed {info['seed']}, {hours:.1f} h of CPU) on the standard library of "
+        f"Python {info.get('python')}: {info['train_tokens']:,} training tokens",
         f"- held-out loss {info['held_out_loss']} (perplexity {info['held_out_perplexity']}) on "
         f"{info['held_out_tokens']:,} tokens of held-out standard-library files",
         "",
@@ -25,7 +27,12 @@ def card() -> str:
         "",
     ]
     for sample in info.get("samples", []):
-        lines += ["```python", sample["prompt"] + sample["completion"], "```", ""]
+        completion = sample["completion"]
+        if completion.strip():
+            text = sample["prompt"] + completion.rstrip()
+        else:
+            text = sample["prompt"].rstrip() + "\n# (the model wrote only blank lines here)"
+        lines += ["```python", text, "```", ""]
     return "\n".join(lines)
 
 
