@@ -8,6 +8,11 @@ nan, -0.0, 1 vs 1.0 vs True and list identity all count), the exception type and
 may name a renamed identifier, which is mapped back), and everything written to stdout. INI may only
 add output: the original's stdout lines must be a subsequence of the mutant's.
 
+The same comparison runs on prompt mutants (``generate_mutants`` on the text before a cursor placed
+after each function and class, completed by the rest of the module), and on real code: standard-
+library modules mutated whole, compared on hypothesis-generated calls and by CPython's own test
+suites for them.
+
 A check that could not tell a broken mutant from a good one would prove nothing, so
 ``test_harness_catches_the_slides_unsafe_rewrites`` feeds the harness the slides' own unsafe rewrites
 and asserts that it reports them.
