@@ -178,9 +178,14 @@ def test_settings_select_the_bundled_model() -> None:
 
 
 def test_bundled_model_ships_its_training_record() -> None:
+    from cctest.models.__main__ import card
+
     info = bundled_model_info()
     assert info["held_out_loss"] > 0 and info["steps"] > 0 and info["samples"]
     json.dumps(info)
+    text = card()  # the model card the README quotes
+    assert f"held-out loss {info['held_out_loss']}" in text
+    assert text.count("```python") == len(info["samples"])
 
 
 @pytest.mark.parametrize(
