@@ -497,6 +497,15 @@ def test_edge_prompt_with_a_function_gets_mutants(label):
     assert outcome.mutants, f"no mutant for {label}"
 
 
+def test_crlf_prompt_keeps_crlf_line_endings():
+    """A Windows file's mutants keep its line endings: an inserted line ends in CRLF too."""
+    prompt = EDGE_PROMPTS["crlf"]
+    outcome = generate_mutants(prompt, k=K)
+    assert outcome.mutants
+    for m in outcome.mutants:
+        assert "\n" not in m.text.replace("\r\n", ""), (m.scheme, m.text)
+
+
 @pytest.mark.parametrize("scheme", list(SCHEMES))
 def test_each_scheme_alone_never_raises_on_edge_prompts(scheme):
     for label, prompt in EDGE_PROMPTS.items():
