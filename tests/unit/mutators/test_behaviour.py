@@ -364,6 +364,35 @@ def test_mutant_is_well_formed(name, scheme):
         assert old in before, f"{scheme} reports renaming {old}, which the module does not use"
 
 
+def tabified(source: str) -> str:
+    """The same code indented with tabs (four leading spaces -> one tab)."""
+    out = []
+    for line in source.splitlines(keepends=True):
+        indent = re.match(r"(?: {4})*", line).group(0)  # type: ignore[union-attr]
+        out.append("\t" * (len(indent) // 4) + line[len(indent) :])
+    return "".join(out)
+
+
+TAB_MODULES = ["lists", "control", "conditions"]
+
+
+@pytest.mark.parametrize("scheme", SCHEME_NAMES)
+def test_tab_indented_modules_survive_mutation(scheme):
+    """Inserted and rewritten lines follow a tab-indented file's indentation (spaces would be a
+    TabError) and the module still behaves the same."""
+    failures = []
+    for name in TAB_MODULES:
+        source = tabified(parts(name)[0])
+        m = mutate_whole(source, scheme)
+        code = compile(m.text, f"<tab-indented {name} {scheme}>", "exec")
+        for case in checks_of(name).cases:
+            mutant = run_case_in(name, code, f"corpus_{name}_tabs_{scheme}", m.renames, case)
+            found = differences(scheme, run_case(name, None, case), mutant)
+            if found:
+                failures.append(f"{name}.{case}: " + "; ".join(found))
+    assert not failures, "\n".join(failures)
+
+
 # --------------------------------------------------------------------------------------------------
 # prompt mutants: the cursor right after a function, the rest of the module after it
 
