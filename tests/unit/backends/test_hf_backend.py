@@ -94,9 +94,13 @@ def test_max_new_tokens_bounds_the_output(hf_model: HFBackend) -> None:
     backend = hf_model.with_options(GenerationOptions(max_new_tokens=3), boundaries=False)
     gen = backend.generate([OTHERS[0]])[0]
     assert gen.completion_tokens <= 3
-    assert len(backend.tokenizer(gen.text, add_special_tokens=False)["input_ids"]) <= 3
     if gen.completion_tokens == 3:
         assert gen.finish_reason == "length"
+    longer = hf_model.with_options(GenerationOptions(max_new_tokens=24), boundaries=False).generate(
+        [OTHERS[0]]
+    )[0]
+    assert longer.text.startswith(gen.text)  # greedy: the same first tokens, then more
+    assert longer.completion_tokens >= gen.completion_tokens
 
 
 def test_long_prompts_are_cut_from_the_left(hf_model: HFBackend) -> None:
