@@ -44,10 +44,10 @@ class OneCallPerVariant(Backend):
     def __init__(self, inner: Backend) -> None:
         self.inner = inner
 
-    async def complete(self, prompts: Sequence[str], *, suffix: str = "") -> list[Outcome]:
+    async def complete(self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None) -> list[Outcome]:
         out: list[Outcome] = []
-        for p in prompts:
-            out += await self.inner.complete([p], suffix=suffix)
+        for i, p in enumerate(prompts):
+            out += await self.inner.complete([p], suffixes=None if suffixes is None else [suffixes[i]])
         return out
 
 

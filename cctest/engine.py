@@ -14,7 +14,7 @@ from typing import Any
 from . import detect, repair
 from .backends.base import Backend
 from .config import Settings
-from .demutate import demutate, uses_any
+from .demutate import demutate, rename, uses_any
 from .errors import BackendError
 from .mutators import generate_mutants
 from .types import ORIGINAL, Completion, EngineResult, Mutant, Prompt, Verdict
@@ -58,9 +58,12 @@ class Engine:
         timings["mutate"], t = _lap(t)
 
         texts = [m.text for m in mutants]
+        # the code after the cursor, in each mutant's own names
+        suffixes = [rename(prompt.suffix, {old: new for new, old in m.renames.items()}) for m in mutants]
         if original is None:
             texts.insert(0, prompt.text)
-        raw = await self.backend.complete(texts, suffix=prompt.suffix)
+            suffixes.insert(0, prompt.suffix)
+        raw = await self.backend.complete(texts, suffixes=suffixes if prompt.suffix else None)
         if original is not None:
             raw.insert(0, original)
         t_model = time.perf_counter()

@@ -545,7 +545,7 @@ class CCTestServer(LanguageServer):
         if settings.mode == "monitor":
             try:
                 async with _deadline(settings.timeout + 1):
-                    [first] = await backend.complete([prompt.text], suffix=prompt.suffix)
+                    [first] = await backend.complete([prompt.text], suffixes=[prompt.suffix])
             except asyncio.TimeoutError as exc:
                 raise BackendTimeout(f"no completion within {settings.timeout:g} seconds.") from exc
             if isinstance(first, BackendError):

@@ -33,8 +33,12 @@ class Backend(abc.ABC):
     name: str = "backend"
 
     @abc.abstractmethod
-    async def complete(self, prompts: Sequence[str], *, suffix: str = "") -> list[Outcome]:
-        """One completion (or error) per prompt, in order. ``suffix`` is the code after the cursor."""
+    async def complete(self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None) -> list[Outcome]:
+        """One completion (or error) per prompt, in order.
+
+        ``suffixes``: the code after the cursor for each prompt (a renamed mutant's suffix uses the
+        mutant's names), for backends that fill in the middle; None when there is none.
+        """
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release sockets, threads or model memory."""

@@ -165,8 +165,8 @@ class HFBackend(Backend):
     def describe(self) -> str:
         return f"hf {self._m.path.name} on {self._m.device} ({str(self._m.dtype).removeprefix('torch.')})"
 
-    async def complete(self, prompts: Sequence[str], *, suffix: str = "") -> list[Outcome]:
-        # suffix: the bundled model and plain causal LMs complete left to right, so it is unused
+    async def complete(self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None) -> list[Outcome]:
+        # suffixes: the bundled model and plain causal LMs complete left to right, so it is unused
         if not prompts:
             return []
         return await asyncio.to_thread(self._complete_sync, list(prompts))

@@ -254,8 +254,8 @@ class HTTPBackend(Backend):
             self._session_loop = loop
         return self._session
 
-    async def complete(self, prompts: Sequence[str], *, suffix: str = "") -> list[Outcome]:
-        # suffix: the providers' plain completion endpoints take no suffix, so it is not sent
+    async def complete(self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None) -> list[Outcome]:
+        # suffixes: the providers' plain completion endpoints take no suffix, so it is not sent
         if not prompts:
             return []
         session = self._get_session()

@@ -300,10 +300,10 @@ def test_failed_prompts_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None
     from cctest.bench.runner import RunConfig, prepare_run_dir, run_benchmark
 
     class Buggy(RuleBackend):
-        async def complete(self, prompts, *, suffix=""):  # type: ignore[no-untyped-def]
+        async def complete(self, prompts, *, suffixes=None):  # type: ignore[no-untyped-def]
             if any("greet" in p for p in prompts):
                 raise RuntimeError("a bug")
-            return await super().complete(prompts, suffix=suffix)
+            return await super().complete(prompts, suffixes=suffixes)
 
     tasks = list(load_dataset(str(DATA / "tasks.jsonl")).tasks)
     settings = Settings(backend="rules", mutants=2)
