@@ -53,6 +53,7 @@ class Engine:
             k=s.mutants if k is None else k,
             max_distance=s.max_distance,
             seed=s.seed,
+            context=prompt.suffix,  # keyword calls after the cursor keep REP off those names
         )
         mutants: tuple[Mutant, ...] = tuple(outcome.mutants)
         timings["mutate"], t = _lap(t)

@@ -26,7 +26,14 @@ from ..demutate import rename
 from ..errors import InputError, UnknownSchemeError
 from ..types import Mutant
 from . import gra, ini, irr, rel, rep, rtf
-from ._analysis import NamePool, analyse_functions, shadowed_builtins, shadowed_in_prompt
+from ._analysis import (
+    KeywordFacts,
+    NamePool,
+    analyse_functions,
+    scan_document,
+    shadowed_builtins,
+    shadowed_in_prompt,
+)
 from ._distance import distances
 from ._sites import collect_sites, node_offsets
 from .base import Analysis, Applied, Scheme, Variant
@@ -96,16 +103,24 @@ def scheme_names(schemes: Sequence[str]) -> list[str]:
 
 
 def analyse(
-    source: str, shadowed: frozenset[str], *, wrapped: bool = False, open_func: int = -1, splice: bool = True
+    source: str,
+    shadowed: frozenset[str],
+    *,
+    wrapped: bool = False,
+    open_func: int = -1,
+    splice: bool = True,
+    doc: KeywordFacts | None = None,
 ) -> Analysis:
     """Parse and analyse a parsable source (a window or a whole file).
 
     ``splice``: also note the text offsets of the sites, so that a mutant is the source with a few
     spans replaced by libcst's code for the new nodes, instead of a transform and a code generation
     of the whole tree per mutant (what keeps a cold request cheap).
+    ``doc``: what the whole document shows about parameter names (``scan_document``); by default
+    ``source`` is the whole document.
     """
     module = cst.parse_module(source)
-    functions = analyse_functions(source, shadowed)
+    functions = analyse_functions(source, shadowed, doc)
     sites = collect_sites(module, functions, shadowed, wrapped)
     offsets = None
     if splice:
@@ -130,9 +145,12 @@ def generate_mutants(
     k: int = 10,
     max_distance: float = 0.1,
     seed: int = 0,
+    context: str = "",
 ) -> MutationOutcome:
     """Up to ``k`` structure-consistent mutants of ``prompt`` (the text before the cursor).
 
+    ``context``: more text of the program that is not mutated (the code after the cursor, a test
+    file); a parameter it passes by keyword is not renamed by REP, as for one the prompt passes.
     Never raises, except UnknownSchemeError for a bad scheme name: code that cannot be analysed
     simply yields fewer (or no) mutants.
     """
@@ -140,19 +158,25 @@ def generate_mutants(
     if k <= 0 or not prompt.strip():
         return MutationOutcome([], [])
     try:
-        return _generate(prompt, names, k, max_distance, seed)
+        return _generate(prompt, names, k, max_distance, seed, context)
     except Exception:  # a bug must cost this request its mutants, never the caller its request
         log.exception("mutation failed; continuing without mutants")
         return MutationOutcome([], [])
 
 
-def _generate(prompt: str, names: list[str], k: int, max_distance: float, seed: int) -> MutationOutcome:
+def _generate(
+    prompt: str, names: list[str], k: int, max_distance: float, seed: int, context: str
+) -> MutationOutcome:
     window = find_window(prompt)
     if window is None:
         return MutationOutcome([], [])
     shadowed = shadowed_in_prompt(window.head, window.body + window.tail)
+    # REP's eligibility depends on the whole document and the context, not only on the window: the
+    # part of those facts the window can use is part of the cache key
+    doc = scan_document(prompt, context, head_len=len(window.head)).restrict(window.source)
     key = (
         window.source,
+        doc,
         window.tail_in_scope,
         bool(window.wrapper),
         shadowed,
@@ -168,7 +192,7 @@ def _generate(prompt: str, names: list[str], k: int, max_distance: float, seed: 
     # fresh names are chosen against the head and the body, so an entry made under another head
     # (an edit above the window) is not reused: the result depends on the prompt alone
     if entry is None or entry.head != window.head:
-        entry = _make(window, shadowed, names, k, max_distance, seed)
+        entry = _make(window, shadowed, names, k, max_distance, seed, doc)
         with _lock:
             _cache[key] = entry
             while len(_cache) > CACHE_SIZE:
@@ -204,10 +228,20 @@ def _round_robin(per_scheme: list[list[Variant]]) -> list[Variant]:
 
 
 def _make(
-    window: Window, shadowed: frozenset[str], names: list[str], k: int, max_distance: float, seed: int
+    window: Window,
+    shadowed: frozenset[str],
+    names: list[str],
+    k: int,
+    max_distance: float,
+    seed: int,
+    doc: KeywordFacts,
 ) -> _Entry:
     a = analyse(
-        window.source, shadowed, wrapped=bool(window.wrapper), open_func=0 if window.tail_in_scope else -1
+        window.source,
+        shadowed,
+        wrapped=bool(window.wrapper),
+        open_func=0 if window.tail_in_scope else -1,
+        doc=doc,
     )
     queue = _round_robin([SCHEMES[n].ordered(a, seed) for n in names])
     kept: list[_Made] = []
@@ -264,8 +298,11 @@ def _strip(window: Window, code: str) -> str | None:
     return body if body.endswith("\n") else None
 
 
-def mutate_whole(source: str, scheme: str) -> Mutant:
+def mutate_whole(source: str, scheme: str, *, context: str = "") -> Mutant:
     """The whole file with ``scheme`` applied at every site where it applies.
+
+    ``context``: more text of the program that is not mutated (its tests, its callers); a
+    parameter it passes by keyword is not renamed by REP, as for one ``source`` passes.
 
     The text is unchanged when the scheme applies nowhere. Raises InputError (one sentence) when the
     source does not parse, UnknownSchemeError for a bad scheme name.
@@ -281,7 +318,7 @@ def mutate_whole(source: str, scheme: str) -> Mutant:
     except (ValueError, RecursionError) as exc:
         raise InputError(f"the file cannot be parsed as Python ({exc}).") from exc
     try:
-        a = analyse(source, shadowed_builtins(source), splice=False)
+        a = analyse(source, shadowed_builtins(source), splice=False, doc=scan_document(source, context))
     except (cst.ParserSyntaxError, RecursionError) as exc:
         raise InputError(f"libcst cannot parse the file ({str(exc).splitlines()[0]}).") from exc
     s = SCHEMES[scheme]

@@ -14,10 +14,31 @@ Safety rules decided here (see docs/mutators.md):
   that mentions it only reads it (a nested scope that binds the same name would be ambiguous);
 - a function that can observe its own variable names (``locals``, ``vars``, ``eval``, ``exec``,
   ``dir``, frames) gets no renames at all;
-- a parameter is renamed only when no caller can pass it by keyword and no error message can name
-  it: ``*args``, ``**kwargs``, and positional-only parameters with a default in a function with
-  ``**kwargs``. Renaming ``b`` in ``def add(a, b)`` would break ``add(1, b=2)``, and renaming a
-  required positional-only ``b`` changes "missing 1 required positional argument: 'b'";
+- a parameter's name is part of its function's keyword interface, so REP (``rename_params``)
+  renames an ordinary parameter (positional-only or positional-or-keyword; never keyword-only,
+  never the first parameter of a function defined in a class body, ``self``/``cls``) only when the
+  *document* (the prompt, or the whole file, plus an optional ``context`` text such as the code
+  after the cursor or a test file: ``scan_document``) shows no sign that the name matters:
+
+  * the name is never passed by keyword: no ``NAME=`` (not ``==``) right after ``(`` or ``,``
+    anywhere in the document, other than in the function's own signature (its default). The scan
+    is textual and conservative: another function's default or ``a, b = ...`` also counts;
+  * the function is not called with ``**`` unpacking (``f(...**d)``) nor wrapped by
+    ``functools.partial``/``partialmethod`` (for ``__init__``: the class's name), and no call
+    through a non-name (``fs[0](**d)``) unpacks ``**`` anywhere;
+  * the document never mentions ``inspect``, ``signature``, ``__signature__``, ``__code__``,
+    ``getfullargspec``, ``__wrapped__``, ``locals`` or ``vars`` (introspection of parameters);
+  * the function is not decorated (pytest fixtures and parametrize, click, FastAPI, dataclass-like
+    frameworks read parameter names), its name does not start with ``test`` (pytest injects
+    fixtures by parameter name), and it is not a dunder other than ``__init__`` (protocols such as
+    ``__init_subclass__`` or ``__class_getitem__`` may be called by keyword by the interpreter;
+    ``__init__`` is called through its class, whose keyword calls the scan sees);
+
+  ``*args``, ``**kwargs`` and positional-only parameters with a default in a function with
+  ``**kwargs`` are never named by a caller and are renamed regardless. What remains observable,
+  inherent to the paper's REP scheme, is what the document cannot see: callers *outside* it that
+  pass the argument by keyword, introspection from outside, and the parameter's name in the
+  TypeError of a wrong call ("missing 1 required positional argument: 'b'");
 - a local is an *evident int* when every binding of it in the function is an int literal,
   ``len(...)``, ``range(...)`` loop variable, or int arithmetic of such values (a fixpoint), and
   no nested scope binds it. Only evident ints are rewritten by IRR and printed by INI.
@@ -71,7 +92,7 @@ class FunctionFacts:
     name: str
     lineno: int
     params: list[str]
-    keywordless_params: list[str]  # REP candidates: *args, **kwargs, some positional-only (below)
+    keywordless_params: list[str]  # REP candidates: *args, **kwargs, ordinary ones the document allows
     rename_params: list[str] = field(default_factory=list)
     rename_locals: list[str] = field(default_factory=list)
     int_locals: frozenset[str] = frozenset()
@@ -128,6 +149,122 @@ def shadowed_builtins(doc: str) -> frozenset[str]:
                     break
             i = doc.find(name, j)
     return frozenset(out)
+
+
+# a keyword argument (or a default, or a tuple target): NAME= right after '(' or ',', not NAME==
+_KEYWORD_USE = re.compile(r"[(,]\s*([^\W\d]\w*)\s*=(?!=)")
+_STARSTAR = re.compile(r"[(,]\s*\*\*")
+_PARTIAL = re.compile(r"\bpartial(?:method)?\s*\(\s*(?:[\w.]*\.)?([^\W\d]\w*)")
+_INTROSPECTION = re.compile(
+    r"\b(?:inspect|signature|__signature__|__code__|getfullargspec|__wrapped__|locals|vars)\b"
+)
+_CALLEE = re.compile(r"(\bdef\s+)?([^\W\d]\w*)\s*$")
+_OPEN, _CLOSE = "([{", ")]}"
+_PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+_WALK_BACK = 4000  # how far back a '**' looks for the '(' of its call
+
+
+@dataclass(frozen=True)
+class KeywordFacts:
+    """What a document shows about which parameter names matter (see the module docstring)."""
+
+    keywords: tuple[tuple[str, int], ...] = ()  # name -> occurrences of 'NAME=' after '(' or ','
+    unpacked: frozenset[str] = frozenset()  # functions called with '**' or wrapped by partial
+    introspected: bool = False  # parameter names may be read (inspect, __code__, ** on a non-name)
+
+    def count(self, name: str) -> int:
+        for n, c in self.keywords:
+            if n == name:
+                return c
+        return 0
+
+    def merge(self, other: KeywordFacts) -> KeywordFacts:
+        counts = dict(self.keywords)
+        for n, c in other.keywords:
+            counts[n] = counts.get(n, 0) + c
+        return KeywordFacts(
+            tuple(sorted(counts.items())),
+            self.unpacked | other.unpacked,
+            self.introspected or other.introspected,
+        )
+
+    def restrict(self, text: str) -> KeywordFacts:
+        """Only the names that occur in ``text`` (a window): the part a window's analysis reads,
+        and so the part a cache of analysed windows must be keyed on."""
+        return KeywordFacts(
+            tuple((n, c) for n, c in self.keywords if n in text),
+            frozenset(n for n in self.unpacked if n in text),
+            self.introspected,
+        )
+
+
+def _scan(text: str, start: int = 0) -> KeywordFacts:
+    counts: dict[str, int] = {}
+    for m in _KEYWORD_USE.finditer(text, start):
+        counts[m[1]] = counts.get(m[1], 0) + 1
+    unpacked = {m[1] for m in _PARTIAL.finditer(text, start)}
+    introspected = _INTROSPECTION.search(text, start) is not None
+    for m in _STARSTAR.finditer(text, start):
+        # walk back to the bracket this '**' is inside; a '(' after a name is a call of that name
+        depth = 0
+        i = m.start() if text[m.start()] == "," else m.start() + 1
+        low = max(0, i - _WALK_BACK)
+        callee = None
+        while i > low:
+            i -= 1
+            ch = text[i]
+            if ch in _CLOSE:
+                depth += 1
+            elif ch in _OPEN:
+                if depth == 0:
+                    callee = ch
+                    break
+                depth -= 1
+        if callee is None:
+            introspected = True  # cannot tell what is called: every name may matter
+        elif callee == "(":
+            line_start = text.rfind("\n", 0, i) + 1
+            name = _CALLEE.search(text, line_start, i)
+            if name is None:
+                introspected = True  # f()(**d), fs[0](**d): an unknown function
+            elif not name[1]:  # 'def f(**kwargs)' is a signature, not a call
+                unpacked.add(name[2])
+    return KeywordFacts(tuple(sorted(counts.items())), frozenset(unpacked), introspected)
+
+
+_scan_cache: dict[str, KeywordFacts] = {}
+
+
+def _scan_remembered(text: str) -> KeywordFacts:
+    got = _scan_cache.get(text)
+    if got is None:
+        got = _scan(text)
+        with _head_lock:
+            if len(_scan_cache) > 16:
+                _scan_cache.clear()
+            _scan_cache[text] = got
+    return got
+
+
+def scan_document(text: str, context: str = "", *, head_len: int = 0) -> KeywordFacts:
+    """The keyword facts of a document (and its ``context``), cheap enough per keystroke.
+
+    ``text[:head_len]`` (the long, unchanging text above a window, ending at a line start) and the
+    context are scanned once and remembered; the rest is scanned per call, starting at the last
+    '(' or ',' of the head when only whitespace follows it, so that a keyword argument on the line
+    after its call's '(' is seen.
+    """
+    facts = KeywordFacts()
+    start = 0
+    if head_len:
+        head = text[:head_len]
+        facts = _scan_remembered(head)
+        stripped = head.rstrip()
+        start = len(stripped) - 1 if stripped[-1:] in ("(", ",") else head_len
+    facts = facts.merge(_scan(text, start))
+    if context:
+        facts = facts.merge(_scan_remembered(context))
+    return facts
 
 
 def _normal(text: str) -> str:
@@ -348,9 +485,53 @@ def _tables_by_line(top: symtable.SymbolTable) -> dict[tuple[int, str], symtable
     return out
 
 
-def analyse_functions(source: str, shadowed: frozenset[str]) -> list[FunctionFacts]:
-    """Facts for every function of a parsable ``source``, in source order."""
+def _offset(line_starts: list[int], lines: list[str], lineno: int, col: int) -> int:
+    """A text offset from ast's (1-based line, UTF-8 byte column)."""
+    line = lines[lineno - 1] if lineno - 1 < len(lines) else ""
+    return line_starts[lineno - 1] + len(line.encode("utf-8")[:col].decode("utf-8", "ignore"))
+
+
+def _named_params(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    class_name: str | None,
+    doc: KeywordFacts,
+    signature: str,
+) -> list[str]:
+    """The ordinary parameters whose names the document shows no use of (module docstring)."""
+    name = fn.name
+    if doc.introspected or fn.decorator_list or name.startswith("test"):
+        return []
+    if name.startswith("__") and name.endswith("__") and name != "__init__":
+        return []
+    if name in doc.unpacked or (name == "__init__" and class_name in doc.unpacked):
+        return []
+    a = fn.args
+    ordinary = [p.arg for p in (*a.posonlyargs, *a.args)]
+    if class_name is not None:
+        ordinary = ordinary[1:]  # self / cls, whatever they are called
+    own: dict[str, int] = {}
+    for m in _KEYWORD_USE.finditer(signature):
+        own[m[1]] = own.get(m[1], 0) + 1
+    return [p for p in ordinary if doc.count(p) <= own.get(p, 0)]
+
+
+def analyse_functions(
+    source: str, shadowed: frozenset[str], doc: KeywordFacts | None = None
+) -> list[FunctionFacts]:
+    """Facts for every function of a parsable ``source``, in source order.
+
+    ``doc``: the keyword facts of the document ``source`` comes from (``scan_document``); by
+    default ``source`` itself is the whole document.
+    """
+    if doc is None:
+        doc = scan_document(source)
     tree = ast.parse(source)
+    classes: dict[int, str] = {}  # id(FunctionDef) -> name of the class whose body defines it
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ClassDef):
+            for child in n.body:
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    classes[id(child)] = n.name
     try:
         tables = _tables_by_line(symtable.symtable(source, "<window>", "exec"))
     except SyntaxError:
@@ -358,6 +539,11 @@ def analyse_functions(source: str, shadowed: frozenset[str]) -> list[FunctionFac
         # without scopes nothing is renamed and no local counts as an evident int
         tables = {}
     lines = source.splitlines()
+    # lines as the parser counts them (str.splitlines also splits at \f, \v, \x1c, ...)
+    physical = _PHYSICAL_LINE.findall(source)
+    line_starts = [0]
+    for line in physical:
+        line_starts.append(line_starts[-1] + len(line))
     out: list[FunctionFacts] = []
     for index, fn in enumerate(_functions_in_order(tree)):
         a = fn.args
@@ -372,7 +558,14 @@ def analyse_functions(source: str, shadowed: frozenset[str]) -> list[FunctionFac
         hidden_posonly = [
             p.arg for i, p in enumerate(a.posonlyargs) if i >= n_required and a.kwarg is not None
         ]
-        keywordless = hidden_posonly + [p.arg for p in (a.vararg, a.kwarg) if p is not None]
+        signature = source[
+            _offset(line_starts, physical, fn.lineno, fn.col_offset) : _offset(
+                line_starts, physical, fn.body[0].lineno, fn.body[0].col_offset
+            )
+        ]
+        named = _named_params(fn, classes.get(id(fn)), doc, signature)
+        starred = [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+        keywordless = [p for p in params if p in named or p in hidden_posonly or p in starred]
         first = next((p for p in params if p not in _NOT_RENAMED), None)
         facts = FunctionFacts(
             index=index,

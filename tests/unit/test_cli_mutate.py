@@ -53,8 +53,8 @@ def test_whole_file_one_entry_per_applicable_scheme():
     assert data["prompt"] == source
     by_scheme = {m["scheme"]: m for m in data["mutants"]}
     assert list(by_scheme) == ["REP_R", "REP_C", "REL_R", "REL_C", "IRR", "RTF", "GRA_R", "GRA_C", "INI"]
-    # a and b are required positional-only parameters: their names show in TypeError messages
-    assert by_scheme["REP_R"]["renames"] == {"Param1": "rest"}
+    # nothing in the file passes a or b by keyword, so REP renames them with *rest
+    assert by_scheme["REP_R"]["renames"] == {"Param1": "a", "Param2": "b", "Param3": "rest"}
     for m in data["mutants"]:
         compile(m["text"], "<m>", "exec")
     assert "count = count + 1" in by_scheme["IRR"]["text"]

@@ -14,9 +14,10 @@ from cctest.backends.rules import RuleBackend
 from cctest.config import Settings
 from cctest.engine import Engine
 from cctest.errors import BackendError
+from cctest.types import Prompt
 
-# positional-only parameters: renaming them cannot change how any caller binds arguments
-PROMPT = "def add(*a, **b):\n    res = a + b\n    total = res * 2\n    "
+# ordinary parameters: nothing in the document passes them by keyword, so REP renames them
+PROMPT = "def add(a, b):\n    res = a + b\n    total = res * 2\n    "
 
 
 async def run(backend, prompt=PROMPT, **settings):
@@ -27,12 +28,22 @@ async def test_renamed_completions_are_mapped_back_and_agree():
     backend = RuleBackend()
     result = await run(backend, schemes=("REP_R", "REP_C"), mutants=4)
     assert len(backend.calls) == 1 and len(backend.calls[0]) == 1 + len(result.mutants)  # one batched call
-    assert result.mutants, "REP should apply to *args and **kwargs"
-    for m, c in zip(result.mutants, result.completions[1:]):
+    assert result.mutants, "REP should apply to ordinary parameters"
+    for m, c in zip(result.mutants, result.completions[1:], strict=True):
         assert m.renames and set(m.renames.values()) <= {"a", "b"}
         assert any(new in c.raw for new in m.renames)  # the model saw and used the invented name
         assert c.text == "return a + b\n"  # ... and de-mutation maps it back
     assert result.outliers == () and result.chosen == 0
+    assert result.completion == "return a + b\n"
+
+
+async def test_a_keyword_call_after_the_cursor_keeps_that_parameter_name():
+    # the suffix passes b by keyword: renaming b would break it, so only a is renamed
+    backend = RuleBackend()
+    prompt = Prompt(text=PROMPT, suffix="\n\nprint(add(1, b=2))\n")
+    result = await Engine(backend, Settings(schemes=("REP_R", "REP_C"), mutants=4)).run(prompt)
+    assert result.mutants
+    assert all(set(m.renames.values()) == {"a"} for m in result.mutants)
     assert result.completion == "return a + b\n"
 
 
@@ -46,8 +57,8 @@ async def test_a_mutant_that_changes_the_answer_is_flagged_and_not_chosen():
 
 
 async def test_an_original_that_disagrees_with_its_mutants_is_repaired():
-    # only the original prompt contains "(*a, **b)": every REP mutant renamed one of them
-    result = await run(RuleBackend(fragile=["(*a, **b)"]), schemes=("REP_R", "REP_C"), mutants=4)
+    # only the original prompt contains "(a, b)": every REP mutant renamed one of them
+    result = await run(RuleBackend(fragile=["(a, b)"]), schemes=("REP_R", "REP_C"), mutants=4)
     assert result.completions[0].text != result.completions[1].text
     assert result.original_is_outlier and result.is_suspect
     assert result.chosen != 0 and result.completion == "return a + b\n"

@@ -94,7 +94,8 @@ def checks_of(name: str) -> Checks:
 
 @functools.cache
 def mutated(name: str, scheme: str) -> Mutant:
-    return mutate_whole(parts(name)[0], scheme)
+    # the checks call the code (by keyword too): they are part of the program REP must see
+    return mutate_whole(parts(name)[0], scheme, context=parts(name)[1])
 
 
 def source_of(name: str, scheme: str | None) -> str:
@@ -383,7 +384,7 @@ def test_tab_indented_modules_survive_mutation(scheme):
     failures = []
     for name in TAB_MODULES:
         source = tabified(parts(name)[0])
-        m = mutate_whole(source, scheme)
+        m = mutate_whole(source, scheme, context=parts(name)[1])
         code = compile(m.text, f"<tab-indented {name} {scheme}>", "exec")
         for case in checks_of(name).cases:
             mutant = run_case_in(name, code, f"corpus_{name}_tabs_{scheme}", m.renames, case)
@@ -391,6 +392,19 @@ def test_tab_indented_modules_survive_mutation(scheme):
             if found:
                 failures.append(f"{name}.{case}: " + "; ".join(found))
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("scheme", ["REP_R", "REP_C"])
+def test_rep_renames_ordinary_parameters_but_not_those_the_checks_pass_by_keyword(scheme):
+    """The behaviour tests above are not vacuous for REP on ordinary parameters, and the names the
+    program passes by keyword ('parameters' corpus: the checks, a recursion, '**', a partial)
+    stay; the checks are REP's context, as a test file would be for ``cctest mutate --whole``."""
+    renamed = set(mutated("parameters", scheme).renames.values())
+    assert {"value", "low", "high", "text", "n", "owner", "balance", "amount", "other"} <= renamed
+    assert not renamed & {"width", "fill", "acc", "first", "second", "base", "exponent", "self"}
+    # without the checks as context, pad's keyword callers are invisible and its names would go
+    alone = set(mutate_whole(parts("parameters")[0], scheme).renames.values())
+    assert {"width", "fill"} <= alone
 
 
 # --------------------------------------------------------------------------------------------------
@@ -416,7 +430,9 @@ def function_ends(name: str) -> dict[str, int]:
 @functools.cache
 def prompt_outcome(name: str, function: str) -> MutationOutcome:
     code = parts(name)[0]
-    return generate_mutants(code[: function_ends(name)[function]], k=10)
+    end = function_ends(name)[function]
+    # as an editor would: the code after the cursor (and the checks) is the context
+    return generate_mutants(code[:end], k=10, context=code[end:] + parts(name)[1])
 
 
 PROMPT_POSITIONS = [(n, f) for n in MODULES for f in function_ends(n)]
@@ -501,9 +517,18 @@ def stdlib_source(module: str) -> str:
     return (STDLIB / f"{module}.py").read_text(encoding="utf-8")
 
 
+def stdlib_context(module: str) -> str:
+    """What calls the module from outside in these tests: CPython's test suite for it, and the
+    keyword arguments of the generated calls (written as calls, the way REP's scan reads them)."""
+    suite = STDLIB / "test" / f"test_{module}.py"
+    text = suite.read_text(encoding="utf-8") if suite.exists() else ""
+    strategy = repr(STDLIB_CALLS.get(module, ""))
+    return text + "".join(f"\nf({k}=0)" for k in re.findall(r"'(\w+)':", strategy))
+
+
 @functools.cache
 def stdlib_mutant(module: str, scheme: str) -> Mutant:
-    return mutate_whole(stdlib_source(module), scheme)
+    return mutate_whole(stdlib_source(module), scheme, context=stdlib_context(module))
 
 
 @pytest.mark.parametrize("module,scheme", [(m, s) for m in STDLIB_CALLS for s in SCHEME_NAMES])

@@ -29,7 +29,7 @@ def test_registry_order_and_names():
 # ---------------------------------------------------------------- REP: parameters
 
 
-def test_rep_renames_keywordless_parameters_everywhere_in_the_body():
+def test_rep_renames_parameters_everywhere_in_the_body():
     check(
         "REP_R",
         """
@@ -38,9 +38,9 @@ def test_rep_renames_keywordless_parameters_everywhere_in_the_body():
             return [res + x for x in args], f"{b}", kw
         """,
         """
-        def add(a, Param1=0, /, *Param2, **Param3):
-            res = a + Param1
-            return [res + x for x in Param2], f"{Param1}", Param3
+        def add(Param1, Param2=0, /, *Param3, **Param4):
+            res = Param1 + Param2
+            return [res + x for x in Param3], f"{Param2}", Param4
         """,
     )
 
@@ -53,14 +53,117 @@ def test_rep_c_uses_the_function_name():
     )
 
 
-def test_rep_leaves_keyword_passable_parameters_alone():
-    # renaming b would break add(1, b=2): the function's keyword interface is part of its behaviour
-    check("REP_R", "def add(a, b):\n    return a + b\n", None)
-    check("REP_R", "def f(self, *, key):\n    return key\n", None)
-    # a required positional-only name shows in "missing 1 required positional argument: 'b'", and
-    # without **kwargs one passed by keyword shows in "positional-only arguments passed as keyword"
-    check("REP_R", "def add(a, b, /):\n    return a + b\n", None)
-    check("REP_R", "def add(a, b=1, /):\n    return a + b\n", None)
+def test_rep_renames_ordinary_parameters_of_a_prompt():
+    # the issue's own examples: def add(a, Param1) and def add(a, Add_Param_b)
+    prompt = "def add(a, b):\n    res = a + b\n    "
+    r = {m.text for m in generate_mutants(prompt, schemes=["REP_R"]).mutants}
+    c = {m.text for m in generate_mutants(prompt, schemes=["REP_C"]).mutants}
+    assert "def add(Param1, b):\n    res = Param1 + b\n    " in r
+    assert "def add(a, Param1):\n    res = a + Param1\n    " in r
+    assert "def add(a, Add_Param_b):\n    res = a + Add_Param_b\n    " in c
+    assert "def add(Add_Param_a, b):\n    res = Add_Param_a + b\n    " in c
+    check(
+        "REP_R", "def add(a, b):\n    res = a + b\n", "def add(Param1, Param2):\n    res = Param1 + Param2\n"
+    )
+    # its own default does not count as a keyword use
+    check(
+        "REP_C",
+        "def area(width, height=1):\n    return width * height\n",
+        "def area(Area_Param_width, Area_Param_height=1):\n    return Area_Param_width * Area_Param_height\n",
+    )
+
+
+def test_rep_keeps_a_name_the_document_passes_by_keyword():
+    check(
+        "REP_R",
+        "def add(a, b):\n    return a + b\n\nprint(add(1, b=2))\n",
+        "def add(Param1, b):\n    return Param1 + b\n\nprint(add(1, b=2))\n",
+    )
+    prompt = "def add(a, b):\n    res = a + b\n    return add(\n        a, b =res)\n"
+    for m in generate_mutants(prompt + "    ", schemes=["REP_R", "REP_C"]).mutants:
+        assert "b" not in m.renames.values(), m.text
+    # the context (the code after the cursor, a test file) counts too, in both entry points
+    got = generate_mutants("def add(a, b):\n    res = a + b\n    ", context="add(1, b=2)").mutants
+    assert got and all(m.renames.get(n) != "b" for m in got for n in m.renames)
+    assert any(m.renames for m in got if m.scheme.startswith("REP"))
+    whole = mutate_whole("def add(a, b):\n    return a + b\n", "REP_R", context="t = add(a=1, b=2)\n")
+    assert whole.renames == {}
+    # recursion by keyword: the recursive call is in the document
+    check(
+        "REP_R",
+        "def total(n, acc=0):\n    return acc if n == 0 else total(n - 1, acc=acc + n)\n",
+        "def total(Param1, acc=0):\n    return acc if Param1 == 0 else total(Param1 - 1, acc=acc + Param1)\n",
+    )
+    # conservative: b= anywhere after '(' or ',', even another function's default, keeps f's b
+    # (g's default is g's own signature, so g's b is renamed)
+    check(
+        "REP_R",
+        "def f(b):\n    return b\ndef g(a, b=1):\n    return a\n",
+        "def f(b):\n    return b\ndef g(Param1, Param2=1):\n    return Param1\n",
+    )
+    # == is a comparison, not a keyword
+    check(
+        "REP_R",
+        "def f(b):\n    return b\nx = f(b == 1)\n",
+        "def f(Param1):\n    return Param1\nx = f(b == 1)\n",
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def f(self, *, key):\n    return key\n",  # keyword-only: only ever passed by keyword
+        "@fixture\ndef f(a, b):\n    return a + b\n",  # decorators read parameter names
+        "@pytest.mark.parametrize('a', [1])\ndef check(a):\n    return a\n",
+        "def test_sum(tmp_path, a):\n    return tmp_path, a\n",  # pytest injects by name
+        "class C:\n    def __eq__(self, other):\n        return other\n",  # dunders other than __init__
+        "def f(a, b):\n    return a + b\n\nf(**opts)\n",  # ** unpacking
+        "def f(a, b):\n    return a + b\n\nf(\n    1,\n    **opts,\n)\n",
+        "def f(a, b):\n    return a + b\n\ng = functools.partial(f, 1)\n",
+        "def f(a, b):\n    return a + b\n\nh = partial(mod.f, b=1)\n",
+        "import inspect\ndef f(a, b):\n    return a + b\n",  # introspection anywhere
+        "def f(a, b):\n    return a + b\n\nprint(f.__code__.co_varnames)\n",
+        "def f(a, b):\n    return a + b\n\nfs[0](**opts)\n",  # unknown callee unpacked
+        "class C:\n    def __init__(self, a):\n        self.a = a\n\nC(**d)\n",
+    ],
+)
+def test_rep_leaves_parameters_whose_name_matters_alone(source):
+    for scheme in ("REP_R", "REP_C"):
+        assert mutate_whole(source, scheme).text == source
+        assert not [m for m in generate_mutants(source, schemes=[scheme]).mutants if m.renames]
+
+
+def test_rep_renames_method_parameters_but_not_the_instance():
+    check(
+        "REP_R",
+        """
+        class C:
+            def __init__(this, a):
+                this.a = a
+            def m(self, x, /):
+                return x
+        """,
+        """
+        class C:
+            def __init__(this, Param1):
+                this.a = Param1
+            def m(self, Param2, /):
+                return Param2
+        """,
+    )
+
+
+def test_rep_keyword_facts_are_not_shared_between_documents():
+    # the same window under two documents: the cached window must not leak REP's eligibility
+    body = "def add(a, b):\n    res = a + b\n    "
+    plain = generate_mutants(body, schemes=["REP_R"]).mutants
+    assert any(m.renames.get("Param1") == "b" or "b" in m.renames.values() for m in plain)
+    kw = generate_mutants("x = add(1, b=2)\n" + body, schemes=["REP_R"]).mutants
+    assert kw and all("b" not in m.renames.values() for m in kw)
+    with_context = generate_mutants(body, schemes=["REP_R"], context="add(1, b=2)").mutants
+    assert with_context and all("b" not in m.renames.values() for m in with_context)
+    again = generate_mutants(body, schemes=["REP_R"]).mutants
+    assert [m.text for m in again] == [m.text for m in plain]
 
 
 def test_rep_keeps_defaults_attributes_and_call_keywords():
