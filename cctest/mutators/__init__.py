@@ -173,7 +173,7 @@ def _generate(
     shadowed = shadowed_in_prompt(window.head, window.body + window.tail)
     # REP's eligibility depends on the whole document and the context, not only on the window: the
     # part of those facts the window can use is part of the cache key
-    doc = scan_document(prompt, context, head_len=len(window.head)).restrict(window.source)
+    doc = scan_document(prompt, context, head=window.head).restrict(window.source)
     key = (
         window.source,
         doc,

@@ -154,9 +154,17 @@ def shadowed_builtins(doc: str) -> frozenset[str]:
 # a keyword argument (or a default, or a tuple target): NAME= right after '(' or ',', not NAME==
 _KEYWORD_USE = re.compile(r"[(,]\s*([^\W\d]\w*)\s*=(?!=)")
 _STARSTAR = re.compile(r"[(,]\s*\*\*")
-_PARTIAL = re.compile(r"\bpartial(?:method)?\s*\(\s*(?:[\w.]*\.)?([^\W\d]\w*)")
-_INTROSPECTION = re.compile(
-    r"\b(?:inspect|signature|__signature__|__code__|getfullargspec|__wrapped__|locals|vars)\b"
+# starts with a literal, which re finds fast ('mypartial(f' counts too: conservative)
+_PARTIAL = re.compile(r"partial(?:method)?\s*\(\s*(?:[\w.]*\.)?([^\W\d]\w*)")
+_INTROSPECTION_WORDS = (
+    "inspect",
+    "signature",
+    "__signature__",
+    "__code__",
+    "getfullargspec",
+    "__wrapped__",
+    "locals",
+    "vars",
 )
 _CALLEE = re.compile(r"(\bdef\s+)?([^\W\d]\w*)\s*$")
 _OPEN, _CLOSE = "([{", ")]}"
@@ -191,11 +199,27 @@ class KeywordFacts:
     def restrict(self, text: str) -> KeywordFacts:
         """Only the names that occur in ``text`` (a window): the part a window's analysis reads,
         and so the part a cache of analysed windows must be keyed on."""
+        words = _words(text)
         return KeywordFacts(
-            tuple((n, c) for n, c in self.keywords if n in text),
-            frozenset(n for n in self.unpacked if n in text),
+            tuple((n, c) for n, c in self.keywords if n in words),
+            self.unpacked & words,
             self.introspected,
         )
+
+
+def _mentions(text: str, start: int, words: Iterable[str]) -> bool:
+    """Whether one of ``words`` occurs as a whole word in ``text[start:]`` (str.find is much faster
+    than a regex alternation per keystroke)."""
+    for w in words:
+        i = text.find(w, start)
+        while i >= 0:
+            j = i + len(w)
+            before = text[i - 1] if i else " "
+            after = text[j] if j < len(text) else " "
+            if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                return True
+            i = text.find(w, j)
+    return False
 
 
 def _scan(text: str, start: int = 0) -> KeywordFacts:
@@ -203,7 +227,7 @@ def _scan(text: str, start: int = 0) -> KeywordFacts:
     for m in _KEYWORD_USE.finditer(text, start):
         counts[m[1]] = counts.get(m[1], 0) + 1
     unpacked = {m[1] for m in _PARTIAL.finditer(text, start)}
-    introspected = _INTROSPECTION.search(text, start) is not None
+    introspected = _mentions(text, start, _INTROSPECTION_WORDS)
     for m in _STARSTAR.finditer(text, start):
         # walk back to the bracket this '**' is inside; a '(' after a name is a call of that name
         depth = 0
@@ -233,6 +257,20 @@ def _scan(text: str, start: int = 0) -> KeywordFacts:
 
 
 _scan_cache: dict[str, KeywordFacts] = {}
+_words_cache: dict[str, frozenset[str]] = {}
+_WORD = re.compile(r"[^\W\d]\w*")
+
+
+def _words(text: str) -> frozenset[str]:
+    """The identifier-like words of a window (remembered: a keystroke re-asks for the same one)."""
+    got = _words_cache.get(text)
+    if got is None:
+        got = frozenset(_WORD.findall(text))
+        with _head_lock:
+            if len(_words_cache) > 16:
+                _words_cache.clear()
+            _words_cache[text] = got
+    return got
 
 
 def _scan_remembered(text: str) -> KeywordFacts:
@@ -246,21 +284,25 @@ def _scan_remembered(text: str) -> KeywordFacts:
     return got
 
 
-def scan_document(text: str, context: str = "", *, head_len: int = 0) -> KeywordFacts:
+def scan_document(text: str, context: str = "", *, head: str = "") -> KeywordFacts:
     """The keyword facts of a document (and its ``context``), cheap enough per keystroke.
 
-    ``text[:head_len]`` (the long, unchanging text above a window, ending at a line start) and the
-    context are scanned once and remembered; the rest is scanned per call, starting at the last
-    '(' or ',' of the head when only whitespace follows it, so that a keyword argument on the line
+    ``head``: a prefix of ``text`` ending at a line start (the long, unchanging text above a
+    window). It and the context are scanned once and remembered (pass the same string object on
+    every call and its hash is not even recomputed); the rest is scanned per call, starting at the
+    head's last '(' or ',' when only whitespace follows it, so that a keyword argument on the line
     after its call's '(' is seen.
     """
     facts = KeywordFacts()
     start = 0
-    if head_len:
-        head = text[:head_len]
+    if head:
         facts = _scan_remembered(head)
-        stripped = head.rstrip()
-        start = len(stripped) - 1 if stripped[-1:] in ("(", ",") else head_len
+        start = len(head)
+        i = start - 1
+        while i >= 0 and head[i] in " \t\r\n\f\\":
+            i -= 1
+        if i >= 0 and head[i] in "(,":
+            start = i
     facts = facts.merge(_scan(text, start))
     if context:
         facts = facts.merge(_scan_remembered(context))
