@@ -88,10 +88,11 @@ def evaluate(model: GPT2LMHeadModel, data: torch.Tensor, seq: int, batches: int)
     model.eval()
     n = (len(data) - 1) // seq
     losses = []
+    device = next(model.parameters()).device
     # a fixed, evenly spaced set of windows: comparable between evaluations
     for i in range(min(batches, n)):
         start = (i * n // max(1, min(batches, n))) * seq
-        x = data[start : start + seq].unsqueeze(0)
+        x = data[start : start + seq].unsqueeze(0).to(device)
         losses.append(model(input_ids=x, labels=x).loss.item())
     model.train()
     return sum(losses) / max(1, len(losses))
@@ -109,7 +110,7 @@ def sample(model: GPT2LMHeadModel, tokenizer: PreTrainedTokenizerFast, max_new_t
     model.eval()
     out = []
     for prompt in SAMPLE_PROMPTS:
-        enc = tokenizer(prompt, return_tensors="pt")
+        enc = tokenizer(prompt, return_tensors="pt").to(next(model.parameters()).device)
         gen = model.generate(
             **enc, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.eos_token_id
         )
@@ -121,7 +122,7 @@ def sample(model: GPT2LMHeadModel, tokenizer: PreTrainedTokenizerFast, max_new_t
 def save(model: GPT2LMHeadModel, tokenizer: PreTrainedTokenizerFast, out: Path, meta: dict) -> None:
     tmp = out.with_name(out.name + ".tmp")
     tmp.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(tmp, safe_serialization=True)
+    model.to("cpu").save_pretrained(tmp, safe_serialization=True)
     tokenizer.save_pretrained(tmp)
     (tmp / "training.json").write_text(json.dumps(meta, indent=2) + "\n")
     # replace the previous checkpoint only once the new one is complete on disk
@@ -161,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--save-every", type=int, default=1000)
     p.add_argument("--eval-batches", type=int, default=200)
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    p.add_argument("--device", default="cpu", help="cpu, cuda, or auto (cuda when available); results differ by device")
     p.add_argument("--max-files", type=int, default=None)
     p.add_argument("--tiny", action="store_true", help="a few steps of a tiny model (CI)")
     args = p.parse_args(argv)
@@ -195,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.eos_token_id,
     )
-    model = GPT2LMHeadModel(config)
+    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else (args.device if args.device != "auto" else "cpu"))
+    model = GPT2LMHeadModel(config).to(device)
     params = sum(p.numel() for p in model.parameters())
     print(f"model: {params / 1e6:.2f}M parameters", flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01, betas=(0.9, 0.95))
@@ -209,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         for group in opt.param_groups:
             group["lr"] = lr_at(step - 1, args.lr, args.warmup)
         starts = torch.randint(0, n_windows, (args.batch,), generator=gen)
-        x = torch.stack([train[s : s + args.seq] for s in starts.tolist()])
+        x = torch.stack([train[s : s + args.seq] for s in starts.tolist()]).to(device)
         loss = model(input_ids=x, labels=x).loss
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -230,10 +233,13 @@ def main(argv: list[str] | None = None) -> int:
                 "held_out_loss": round(held, 4),
                 "held_out_perplexity": round(math.exp(held), 2),
                 "python": sys.version.split()[0],
+                "torch": torch.__version__,
+                "device": str(device),
                 "seconds": round(time.time() - t0),
             }
             meta["samples"] = sample(model, tokenizer, 48)
             save(model, tokenizer, args.out, meta)
+            model.to(device)
             print(f"step {step}: held-out loss {held:.3f}, saved to {args.out}", flush=True)
     print(json.dumps({k: v for k, v in meta.items() if k != "samples"}, indent=2))
     return 0
