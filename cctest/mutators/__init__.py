@@ -30,6 +30,7 @@ from ._analysis import (
     KeywordFacts,
     NamePool,
     analyse_functions,
+    enclosing_class,
     scan_document,
     shadowed_builtins,
     shadowed_in_prompt,
@@ -110,6 +111,7 @@ def analyse(
     open_func: int = -1,
     splice: bool = True,
     doc: KeywordFacts | None = None,
+    outer_class: str | None = None,
 ) -> Analysis:
     """Parse and analyse a parsable source (a window or a whole file).
 
@@ -120,7 +122,7 @@ def analyse(
     ``source`` is the whole document.
     """
     module = cst.parse_module(source)
-    functions = analyse_functions(source, shadowed, doc)
+    functions = analyse_functions(source, shadowed, doc, outer_class)
     sites = collect_sites(module, functions, shadowed, wrapped)
     offsets = None
     if splice:
@@ -171,12 +173,21 @@ def _generate(
     if window is None:
         return MutationOutcome([], [])
     shadowed = shadowed_in_prompt(window.head, window.body + window.tail)
+    # an indented window may be a class body: its functions are methods (first parameter kept)
+    outer = (
+        enclosing_class(window.head, window.body[: len(window.body) - len(window.body.lstrip(" \t"))])
+        if window.wrapper
+        else None
+    )
     # REP's eligibility depends on the whole document and the context, not only on the window: the
     # part of those facts the window can use is part of the cache key
-    doc = scan_document(prompt, context, head=window.head).restrict(window.source)
+    doc = scan_document(prompt, context, head=window.head).restrict(
+        window.source, frozenset((outer,)) if outer else frozenset()
+    )
     key = (
         window.source,
         doc,
+        outer,
         window.tail_in_scope,
         bool(window.wrapper),
         shadowed,
@@ -192,7 +203,7 @@ def _generate(
     # fresh names are chosen against the head and the body, so an entry made under another head
     # (an edit above the window) is not reused: the result depends on the prompt alone
     if entry is None or entry.head != window.head:
-        entry = _make(window, shadowed, names, k, max_distance, seed, doc)
+        entry = _make(window, shadowed, names, k, max_distance, seed, doc, outer)
         with _lock:
             _cache[key] = entry
             while len(_cache) > CACHE_SIZE:
@@ -235,6 +246,7 @@ def _make(
     max_distance: float,
     seed: int,
     doc: KeywordFacts,
+    outer: str | None,
 ) -> _Entry:
     a = analyse(
         window.source,
@@ -242,6 +254,7 @@ def _make(
         wrapped=bool(window.wrapper),
         open_func=0 if window.tail_in_scope else -1,
         doc=doc,
+        outer_class=outer,
     )
     queue = _round_robin([SCHEMES[n].ordered(a, seed) for n in names])
     kept: list[_Made] = []

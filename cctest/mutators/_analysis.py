@@ -16,7 +16,8 @@ Safety rules decided here (see docs/mutators.md):
   ``dir``, frames) gets no renames at all;
 - a parameter's name is part of its function's keyword interface, so REP (``rename_params``)
   renames an ordinary parameter (positional-only or positional-or-keyword; never keyword-only,
-  never the first parameter of a function defined in a class body, ``self``/``cls``) only when the
+  never the first parameter of a function defined in a class body, ``self``/``cls``, nor of a
+  function at the top of a window whose enclosing block is a class or unknown) only when the
   *document* (the prompt, or the whole file, plus an optional ``context`` text such as the code
   after the cursor or a test file: ``scan_document``) shows no sign that the name matters:
 
@@ -37,8 +38,9 @@ Safety rules decided here (see docs/mutators.md):
   ``*args``, ``**kwargs`` and positional-only parameters with a default in a function with
   ``**kwargs`` are never named by a caller and are renamed regardless. What remains observable,
   inherent to the paper's REP scheme, is what the document cannot see: callers *outside* it that
-  pass the argument by keyword, introspection from outside, and the parameter's name in the
-  TypeError of a wrong call ("missing 1 required positional argument: 'b'");
+  pass the argument by keyword, introspection from outside, a ``**`` call through a variable (a
+  callback ``fn(**opts)``) whose keys come from data rather than from ``NAME=`` text, and the
+  parameter's name in the TypeError of a wrong call ("missing 1 required positional argument: 'b'");
 - a local is an *evident int* when every binding of it in the function is an int literal,
   ``len(...)``, ``range(...)`` loop variable, or int arithmetic of such values (a fixpoint), and
   no nested scope binds it. Only evident ints are rewritten by IRR and printed by INI.
@@ -196,10 +198,10 @@ class KeywordFacts:
             self.introspected or other.introspected,
         )
 
-    def restrict(self, text: str) -> KeywordFacts:
+    def restrict(self, text: str, extra: frozenset[str] = frozenset()) -> KeywordFacts:
         """Only the names that occur in ``text`` (a window): the part a window's analysis reads,
         and so the part a cache of analysed windows must be keyed on."""
-        words = _words(text)
+        words = _words(text) | extra  # extra: names the window's analysis reads from outside it
         return KeywordFacts(
             tuple((n, c) for n, c in self.keywords if n in words),
             self.unpacked & words,
@@ -307,6 +309,37 @@ def scan_document(text: str, context: str = "", *, head: str = "") -> KeywordFac
     if context:
         facts = facts.merge(_scan_remembered(context))
     return facts
+
+
+_class_cache: dict[tuple[str, str], str | None] = {}
+_HEADER = re.compile(r"(class|def|async[ \t]+def)[ \t]+([^\W\d]\w*)")
+
+
+def enclosing_class(head: str, indent: str) -> str | None:
+    """For a window that starts indented by ``indent``: the class whose body it is in, read from
+    the nearest line above with less indentation. ``None`` when that is a ``def`` (a nested
+    function, not a method) or there is none; ``"?"`` when it is something else (``if``, ``try``,
+    a continuation line): it may be a class body, so functions there count as methods."""
+    key = (head, indent)
+    if key in _class_cache:
+        return _class_cache[key]
+    out: str | None = None
+    end = len(head)
+    while end > 0:
+        start = head.rfind("\n", 0, end - 1) + 1
+        line = head[start:end].rstrip("\r\n")
+        end = start
+        stripped = line.lstrip(" \t")
+        if not stripped or stripped.startswith("#") or len(line) - len(stripped) >= len(indent):
+            continue
+        m = _HEADER.match(stripped)
+        out = "?" if m is None else (m[2] if m[1] == "class" else None)
+        break
+    with _head_lock:
+        if len(_class_cache) > 16:
+            _class_cache.clear()
+        _class_cache[key] = out
+    return out
 
 
 def _normal(text: str) -> str:
@@ -545,8 +578,8 @@ def _named_params(
         return []
     if name.startswith("__") and name.endswith("__") and name != "__init__":
         return []
-    if name in doc.unpacked or (name == "__init__" and class_name in doc.unpacked):
-        return []
+    if name in doc.unpacked or (name == "__init__" and (class_name in doc.unpacked or class_name == "?")):
+        return []  # (a class we cannot name may be called with **)
     a = fn.args
     ordinary = [p.arg for p in (*a.posonlyargs, *a.args)]
     if class_name is not None:
@@ -558,12 +591,17 @@ def _named_params(
 
 
 def analyse_functions(
-    source: str, shadowed: frozenset[str], doc: KeywordFacts | None = None
+    source: str,
+    shadowed: frozenset[str],
+    doc: KeywordFacts | None = None,
+    outer_class: str | None = None,
 ) -> list[FunctionFacts]:
     """Facts for every function of a parsable ``source``, in source order.
 
     ``doc``: the keyword facts of the document ``source`` comes from (``scan_document``); by
-    default ``source`` itself is the whole document.
+    default ``source`` itself is the whole document. ``outer_class``: for a window analysed under
+    an ``if 1:`` wrapper, the class whose body it is in (``enclosing_class``): the functions at the
+    window's top level are that class's methods.
     """
     if doc is None:
         doc = scan_document(source)
@@ -574,6 +612,10 @@ def analyse_functions(
             for child in n.body:
                 if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     classes[id(child)] = n.name
+    if outer_class is not None and tree.body and isinstance(tree.body[0], ast.If):
+        for child in tree.body[0].body:
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                classes[id(child)] = outer_class
     try:
         tables = _tables_by_line(symtable.symtable(source, "<window>", "exec"))
     except SyntaxError:

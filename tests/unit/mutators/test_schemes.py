@@ -153,6 +153,22 @@ def test_rep_renames_method_parameters_but_not_the_instance():
     )
 
 
+def test_rep_at_a_cursor_in_a_method_keeps_the_instance_and_sees_the_class():
+    # the window is the method alone (under an 'if 1:' wrapper): the class is found above it
+    method = "class C:\n    def m(this, a):\n        res = a\n        "
+    got = [m.renames for m in generate_mutants(method, schemes=["REP_R"]).mutants]
+    assert got == [{"Param1": "a"}]
+    init = "class C:\n    x = 1\n\n    def __init__(this, a):\n        res = a\n        "
+    assert [m.renames for m in generate_mutants(init, schemes=["REP_R"]).mutants] == [{"Param1": "a"}]
+    # C(**d) after the cursor: C's __init__ may receive any keyword
+    assert not generate_mutants(init, schemes=["REP_R"], context="C(**d)").mutants
+    # a nested function is not a method: its first parameter is renamed
+    nested = "def outer():\n    def inner(x, y):\n        res = x + y\n        "
+    assert {"x", "y"} <= {
+        v for m in generate_mutants(nested, schemes=["REP_R"]).mutants for v in m.renames.values()
+    }
+
+
 def test_rep_keyword_facts_are_not_shared_between_documents():
     # the same window under two documents: the cached window must not leak REP's eligibility
     body = "def add(a, b):\n    res = a + b\n    "
