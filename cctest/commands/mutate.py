@@ -41,6 +41,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="drop mutants structurally farther than this (default 0.1)",
     )
     p.add_argument("--seed", type=int, default=0, help="vary the choice of sites and names (default 0)")
+    p.add_argument(
+        "--context",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="another file whose calls count (e.g. the tests): REP keeps a parameter it passes by keyword (repeatable)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -50,14 +57,21 @@ def run(args: argparse.Namespace) -> int:
     names = scheme_names(args.scheme)  # reject an unknown scheme before reading anything
     if args.mutants < 0:
         raise InputError(f"-k must be at least 0, not {args.mutants}.")
+    context = "\n".join(read_source(f) for f in args.context)
     if args.whole:
         prompt = read_source(args.location)
-        mutants = [m for m in (mutate_whole(prompt, n) for n in names) if m.text != prompt]
+        mutants = [m for m in (mutate_whole(prompt, n, context=context) for n in names) if m.text != prompt]
     else:
         path, line, col = parse_location(args.location)
-        prompt = prompt_at(read_source(path), line, col, path=path).text
+        at = prompt_at(read_source(path), line, col, path=path)
+        prompt = at.text
         mutants = generate_mutants(
-            prompt, schemes=names, k=args.mutants, max_distance=args.max_distance, seed=args.seed
+            prompt,
+            schemes=names,
+            k=args.mutants,
+            max_distance=args.max_distance,
+            seed=args.seed,
+            context=at.suffix + "\n" + context,  # keyword calls after the cursor count too
         ).mutants
     if args.json:
         json.dump(

@@ -102,3 +102,21 @@ def test_a_cursor_with_nothing_to_mutate_is_not_an_error(tmp_path):
     p = cctest(f"{f}:1:3", "--json")
     assert p.returncode == 0
     assert json.loads(p.stdout) == {"prompt": "# ", "mutants": []}
+
+
+def test_context_files_and_the_code_after_the_cursor_protect_keyword_parameters(tmp_path):
+    src = tmp_path / "lib.py"
+    src.write_text("def scale(values, factor):\n    out = [v * factor for v in values]\n    return out\n")
+    tests = tmp_path / "test_lib.py"
+    tests.write_text("from lib import scale\nassert scale([1], factor=2) == [2]\n")
+
+    def renamed(*extra: str) -> set[str]:
+        r = cctest("mutate", *extra, "--scheme", "REP_R", "--json")
+        assert r.returncode == 0, r.stderr
+        return {old for m in json.loads(r.stdout)["mutants"] for old in m["renames"].values()}
+
+    assert renamed(str(src), "--whole") == {"values", "factor"}
+    assert renamed(str(src), "--whole", "--context", str(tests)) == {"values"}
+    # at a cursor, a keyword call after the cursor counts as well
+    src.write_text("def scale(values, factor):\n    out = []\n    \n\nprint(scale([1], factor=2))\n")
+    assert renamed(f"{src}:3:5") == {"values"}
