@@ -111,7 +111,7 @@ def test_context_files_and_the_code_after_the_cursor_protect_keyword_parameters(
     tests.write_text("from lib import scale\nassert scale([1], factor=2) == [2]\n")
 
     def renamed(*extra: str) -> set[str]:
-        r = cctest("mutate", *extra, "--scheme", "REP_R", "--json")
+        r = cctest(*extra, "--scheme", "REP_R", "--json")
         assert r.returncode == 0, r.stderr
         return {old for m in json.loads(r.stdout)["mutants"] for old in m["renames"].values()}
 
