@@ -33,7 +33,9 @@ class CompletionServer:
     async def handle(self, request: web.Request) -> web.Response:
         body = await request.json()
         self.requests += 1
-        if "SLOW" in body["prompt"]:
+        # every variant of the last function is slow (a parameter name would not do: REP renames
+        # it, and the engine would rightly repair from the fast mutants)
+        if "def three" in body["prompt"]:
             await asyncio.sleep(10)
         return web.json_response({"choices": [{"text": self.rules.complete_one(body["prompt"])}]})
 
