@@ -352,8 +352,16 @@ async function oneBackend(backend: string, vsix: string, browser: Browser): Prom
       throw new Error('the scenario should make the original completion an outlier that repair replaces');
     }
 
-    // compare the words: the DOM splits multi-line ghost text into decorations and view zones
-    const words = (t: string) => t.split(/\s+/).filter(Boolean).join(' ');
+    // The DOM splits multi-line ghost text into an inline decoration (the rest of the cursor's
+    // line) and view zones (the lines below), in no fixed order, and wraps long lines: check that
+    // the pieces shown are exactly the completion's pieces, whatever their order. The exact text,
+    // in order, is checked in the saved file after Tab.
+    const squash = (t: string) => t.replace(/\s+/g, '');
+    const shows = (text: string) => {
+      const pieces = text.split('\n').map(squash).filter(Boolean);
+      const whole = squash(expected);
+      return pieces.every((p) => whole.includes(p)) && pieces.join('').length === whole.length;
+    };
     let seen = '';
     const ghostText = await waitFor(`ghost text ${JSON.stringify(expected)}`, ANSWER_TIMEOUT_MS[backend] ?? 120_000, async () => {
       // while typing, the editor may still show a suggestion for an earlier prompt: wait it out
@@ -361,7 +369,7 @@ async function oneBackend(backend: string, vsix: string, browser: Browser): Prom
         return undefined;
       }
       seen = (await ghost.allInnerTexts()).join('\n').replace(/\u00a0/g, ' ');
-      return words(seen) === words(expected) ? seen : undefined;
+      return shows(seen) ? seen : undefined;
     }).catch((err) => {
       throw new Error(`${String(err)}; the last ghost text seen was ${JSON.stringify(seen)}`);
     });
