@@ -102,5 +102,13 @@ def select_outliers(
     >>> select_outliers(m, threshold=3)
     []
     """
-    counts = outlier_counts(matrix, valid)
+    return outliers_from_counts(outlier_counts(matrix, valid), threshold)
+
+
+def outliers_from_counts(counts: Sequence[int], threshold: float) -> list[int]:
+    """The last step of Algorithm 1: the indices whose count exceeds T (strictly).
+
+    >>> outliers_from_counts([1, 1, 10], 9)
+    [2]
+    """
     return [i for i, c in enumerate(counts) if c > threshold]

@@ -84,7 +84,7 @@ class Engine:
         n_valid = sum(valid)
         threshold = s.threshold if s.threshold is not None else detect.absolute_threshold(s.relative_threshold, n_valid)
         counts = detect.outlier_counts(matrix, valid)
-        outliers = tuple(i for i, c in enumerate(counts) if c > threshold)
+        outliers = tuple(detect.outliers_from_counts(counts, threshold))
         timings["detect"], t = _lap(t)
 
         eligible = eligible_mask(mutants, completions)

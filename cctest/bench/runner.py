@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import repair
+from ..detect import outliers_from_counts
 from ..config import Settings
 from ..errors import BackendError, ConfigError, ModelLoadError
 from .datasets import Dataset, Task
@@ -76,7 +77,7 @@ def decide(
     matrix: Sequence[Sequence[float]], counts: Sequence[int], eligible: Sequence[bool], t: float
 ) -> dict[str, Any]:
     """Algorithm 1 at threshold ``t`` and the repair choice, from a stored matrix and counts."""
-    outliers = [i for i, c in enumerate(counts) if c > t]
+    outliers = outliers_from_counts(counts, t)
     return {"outliers": outliers, "chosen": repair.choose(matrix, outliers, eligible)}
 
 
