@@ -148,11 +148,7 @@ def _record(
     matrix = [list(row) for row in result.similarity]
     counts = list(result.verdict.counts)
     return {
-        "task_id": task.task_id,
-        "index": index,
-        "prompt": task.prompt,
-        "ground_truth": task.ground_truth,
-        "has_tests": bool(task.tests),
+        **_task_fields(task, index),
         "error": None,
         "mutants": [
             {"scheme": m.scheme, "structural_distance": m.structural_distance} for m in result.mutants
@@ -178,13 +174,19 @@ def _record(
     }
 
 
-def _error_record(task: Task, index: int, error: str, thresholds: Sequence[float]) -> dict[str, Any]:
+def _task_fields(task: Task, index: int) -> dict[str, Any]:
     return {
         "task_id": task.task_id,
         "index": index,
         "prompt": task.prompt,
         "ground_truth": task.ground_truth,
         "has_tests": bool(task.tests),
+    }
+
+
+def _error_record(task: Task, index: int, error: str, thresholds: Sequence[float]) -> dict[str, Any]:
+    return {
+        **_task_fields(task, index),
         "error": error,
         "mutants": [],
         "dropped": [],
