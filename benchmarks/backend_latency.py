@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     outcome = generate_mutants(PROMPT, k=args.mutants, seed=0)
     prompts = [PROMPT] + [m.text for m in outcome.mutants]
     n_tokens = len(base.tokenizer(PROMPT, add_special_tokens=False)["input_ids"])
-    _, shared, _ = base.encode(prompts, args.max_new_tokens)
+    shared = base.encode(prompts, args.max_new_tokens).prefix
     print(
         f"model: {base.describe()}; torch {torch.__version__}, {torch.get_num_threads()} thread(s); "
         f"{platform.processor() or platform.machine()}; CUDA available: {torch.cuda.is_available()}"

@@ -8,6 +8,16 @@ attention mask over the padding, so ``generate`` derives the right position of e
 the mask. A stopping criterion decodes each row after every token and marks it finished once its
 natural boundary appears (``_stop.BoundaryStopper``); ``generate`` ends as soon as every row has.
 
+Token healing: a prompt that ends in whitespace (the cursor after an auto-indent, a docstring's
+closing newline) or in part of a word tokenizes unlike the same text in the middle of a file: a
+byte-level BPE merges ``"\n    "`` with the word after it (``"\n   "`` + ``" return"``), so a prompt
+ending in ``"\n    "`` shows the model a token it has only seen before more whitespace, and it
+answers with a blank line or a new top-level ``def``. So the trailing whitespace tokens (or the
+last token, when it is not whitespace) are taken off the prompt and the first generated tokens
+are constrained to write that text back (``_Healing``); the completion is what follows it.
+transformers' own ``token_healing`` strips the prompt's leading and trailing whitespace (in code
+that is the indentation) and re-tokenizes with its own padding, so it cannot serve here.
+
 Prompts longer than the model's context are cut from the left, so the tokens nearest the cursor
 stay (room is left for ``max_new_tokens``). The model is loaded once, from local files only, and
 a lock makes one ``generate`` run at a time, so several threads (or the server) can share it.
@@ -21,7 +31,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 # never reach for a model hub, even if some code path below forgets local_files_only
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -36,6 +46,16 @@ if TYPE_CHECKING:
     import torch
 
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
+_HEAL_MAX_TOKENS = 4  # at most this many trailing tokens are regenerated
+
+
+class Encoding(NamedTuple):
+    """A batch ready for ``generate``."""
+
+    ids: list[list[int]]  # each prompt's tokens, healed tail removed, cut from the left to fit
+    prefix: int  # how many leading tokens every row shares
+    max_new: int  # new tokens allowed (max_new_tokens plus the healed tokens, within the context)
+    heal: list[str]  # per row, the prompt text the first generated tokens must write back
 
 
 @dataclass(frozen=True)
@@ -94,6 +114,35 @@ class _Model:
         self.pad_id = int(pad if pad is not None else 0)
         self.start_id = int(eos if eos is not None else self.pad_id)  # the input of an empty prompt
         self.lock = threading.Lock()
+        self._texts: list[str] | None = None
+        self._allowed: dict[tuple[str, int], Any] = {}
+
+    def token_texts(self) -> list[str]:
+        """Every token id's text ("" for special tokens), computed once."""
+        if self._texts is None:
+            tok = self.tokenizer
+            special = set(tok.all_special_ids)
+            texts = tok.batch_decode([[i] for i in range(len(tok))], clean_up_tokenization_spaces=False)
+            self._texts = ["" if i in special else t for i, t in enumerate(texts)]
+        return self._texts
+
+    def allowed(self, rest: str, vocab: int) -> Any:
+        """A bool mask over ``vocab`` logits: the tokens that write ``rest`` back, i.e. whose
+        text starts with it or is a (non-empty) beginning of it."""
+        key = (rest, vocab)
+        mask = self._allowed.get(key)
+        if mask is None:
+            import torch
+
+            texts = self.token_texts()
+            ok = [bool(t) and (t.startswith(rest) or rest.startswith(t)) for t in texts[:vocab]]
+            mask = torch.zeros(vocab, dtype=torch.bool)
+            mask[: len(ok)] = torch.tensor(ok, dtype=torch.bool)
+            if len(self._allowed) > 256:
+                self._allowed.clear()
+            self._allowed[key] = mask.to(self.device)
+            mask = self._allowed[key]
+        return mask
 
 
 class HFBackend(Backend):
@@ -112,12 +161,14 @@ class HFBackend(Backend):
         seed: int = 0,
         boundaries: bool = True,
         share_prefix: bool = True,
+        token_healing: bool = True,
         _shared: _Model | None = None,
     ) -> None:
         self.options = options or GenerationOptions()
         self.seed = seed
         self.boundaries = boundaries  # False: stop only at EOS, stop sequences and max_new_tokens
         self.share_prefix = share_prefix  # False: plain left-padded batches (for comparison)
+        self.token_healing = token_healing  # False: the prompt's tokens as they come
         self._m = _shared if _shared is not None else _Model(_model_dir(model), device, dtype, threads)
 
     @classmethod
@@ -139,6 +190,7 @@ class HFBackend(Backend):
         *,
         boundaries: bool | None = None,
         share_prefix: bool | None = None,
+        token_healing: bool | None = None,
     ) -> HFBackend:
         """Another view of the same loaded model with other generation options (no reload)."""
         return HFBackend(
@@ -146,6 +198,7 @@ class HFBackend(Backend):
             seed=self.seed,
             boundaries=self.boundaries if boundaries is None else boundaries,
             share_prefix=self.share_prefix if share_prefix is None else share_prefix,
+            token_healing=self.token_healing if token_healing is None else token_healing,
             _shared=self._m,
         )
 
@@ -206,16 +259,21 @@ class HFBackend(Backend):
 
     # -- the batched generation ------------------------------------------------------------
 
-    def encode(self, prompts: Sequence[str], max_new_tokens: int) -> tuple[list[list[int]], int, int]:
-        """Token ids of every prompt after left truncation, the shared prefix length, and the
-        number of new tokens that fits in the context."""
+    def encode(self, prompts: Sequence[str], max_new_tokens: int) -> Encoding:
+        """The batch for ``prompts``: token ids after healing and left truncation, the shared
+        prefix length, the number of new tokens that fits in the context, and the healed tails."""
         m = self._m
-        ids = [
-            list(x) or [m.start_id] for x in m.tokenizer(list(prompts), add_special_tokens=False)["input_ids"]
-        ]
-        new = max_new_tokens
+        ids = [list(x) for x in m.tokenizer(list(prompts), add_special_tokens=False)["input_ids"]]
+        heal = [""] * len(ids)
+        extra = 0  # the most tokens a row gives back to healing: they do not count as new
+        if self.token_healing:
+            for i, (prompt, x) in enumerate(zip(prompts, ids, strict=True)):
+                ids[i], heal[i] = self._heal(prompt, x)
+                extra = max(extra, len(x) - len(ids[i]))
+        ids = [x or [m.start_id] for x in ids]
+        new = max_new_tokens + extra
         if m.context:
-            new = max(1, min(max_new_tokens, m.context // 2))
+            new = max(1, min(new, m.context // 2))
         limit = m.context - new if m.context else None
         prefix = _shared_prefix(ids) if self.share_prefix else 0
         if limit is not None and max(len(x) for x in ids) > limit:
@@ -228,14 +286,31 @@ class HFBackend(Backend):
             else:  # the rows differ too early: cut each on its own
                 ids = [x[-limit:] for x in ids]
                 prefix = _shared_prefix(ids) if self.share_prefix else 0
-        return ids, prefix, new
+        return Encoding(ids, prefix, new, heal)
+
+    def _heal(self, prompt: str, ids: list[int]) -> tuple[list[int], str]:
+        """``ids`` without the tail to regenerate, and that tail's text: the trailing run of
+        whitespace tokens, or else the last token alone (a word the cursor may be inside)."""
+        texts = self._m.token_texts()
+        cut = len(ids)
+        while cut > 0 and len(ids) - cut < _HEAL_MAX_TOKENS:
+            piece = texts[ids[cut - 1]] if ids[cut - 1] < len(texts) else ""
+            if not piece or (cut < len(ids) and not piece.isspace()):
+                break  # a special token, or a word before trailing whitespace: it stays
+            cut -= 1
+            if not piece.isspace():
+                break  # the last token is a word or punctuation: only it is healed
+        tail = "".join(texts[i] for i in ids[cut:])
+        if not tail or "\ufffd" in tail or not prompt.endswith(tail):
+            return ids, ""  # not a clean cut of the text (bytes of one character split across tokens)
+        return ids[:cut], tail
 
     def _generate_locked(self, prompts: list[str], opts: GenerationOptions) -> list[Generation]:
         import torch
-        from transformers import StoppingCriteria, StoppingCriteriaList
+        from transformers import LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
 
         m = self._m
-        ids, prefix, max_new = self.encode(prompts, opts.max_new_tokens)
+        ids, prefix, max_new, heal = self.encode(prompts, opts.max_new_tokens)
         rows = len(ids)
         width = max(len(x) for x in ids) - prefix  # longest suffix
         input_ids = torch.full((rows, prefix + width), m.pad_id, dtype=torch.long)
@@ -251,19 +326,43 @@ class HFBackend(Backend):
         start = input_ids.shape[1]
         tokenizer, eos_ids = m.tokenizer, m.eos_ids
 
+        texts = m.token_texts()
+        budget = opts.max_new_tokens
+
         class RowStops(StoppingCriteria):
-            """Marks a row finished once its decoded text reaches a stop point."""
+            """Marks a row finished once its decoded text reaches a stop point, or once it has
+            ``budget`` new tokens besides those that wrote a healed tail back."""
 
             def __init__(self) -> None:
                 self.done = [False] * rows
+                self.full = [False] * rows  # finished by the token budget
 
             def __call__(self, seqs: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
                 new_tokens = seqs[:, start:].tolist()
                 for i in range(rows):
                     if not self.done[i]:
-                        text = _decode(tokenizer, new_tokens[i], eos_ids)
+                        if heal[i] and len(new_tokens[i]) - _healing_tokens(texts, new_tokens[i], heal[i]) >= budget:
+                            self.done[i] = self.full[i] = True
+                            continue
+                        text = _healed(_decode(tokenizer, new_tokens[i], eos_ids), heal[i])
                         self.done[i] = stoppers[i].stop_index(text) is not None
                 return torch.tensor(self.done, dtype=torch.bool, device=seqs.device)  # type: ignore[return-value]
+
+        class Healing(LogitsProcessor):
+            """Until a row has written its healed tail back, only tokens that continue it."""
+
+            def __init__(self) -> None:
+                self.pending = {i: h for i, h in enumerate(heal) if h}
+
+            def __call__(self, seqs: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+                for i, tail in list(self.pending.items()):
+                    written = "".join(texts[t] for t in seqs[i, start:].tolist())
+                    if len(written) >= len(tail):
+                        del self.pending[i]
+                        continue
+                    allowed = m.allowed(tail[len(written) :], scores.shape[-1])
+                    scores[i] = scores[i].masked_fill(~allowed, float("-inf"))
+                return scores
 
         stops = RowStops()
         kwargs: dict[str, Any] = {
@@ -271,7 +370,8 @@ class HFBackend(Backend):
             "pad_token_id": m.pad_id,
             "eos_token_id": sorted(eos_ids) or None,
             # with nothing to look for (no boundaries, no stop sequences) skip decoding every row
-            "stopping_criteria": StoppingCriteriaList([stops] if self.boundaries or opts.stop else []),
+            "stopping_criteria": StoppingCriteriaList([stops] if self.boundaries or opts.stop or any(heal) else []),
+            "logits_processor": LogitsProcessorList([Healing()] if any(heal) else []),
         }
         if opts.temperature > 0:
             torch.manual_seed(self.seed)
@@ -295,8 +395,9 @@ class HFBackend(Backend):
         for i in range(rows):
             new_ids = out[i, start:].tolist()
             n_new = next((j for j, t in enumerate(new_ids) if t in eos_ids), None)
-            hit_eos = n_new is not None
-            text = _decode(tokenizer, new_ids, eos_ids)
+            hit_eos = n_new is not None and not stops.full[i]  # a row the budget ended is padded with EOS
+            new_ids = new_ids[:n_new] if n_new is not None else new_ids
+            text = _healed(_decode(tokenizer, new_ids, eos_ids), heal[i])
             cut = stoppers[i].stop_index(text)
             trimmed = stoppers[i].trim(text) if cut is not None else text
             results.append(
@@ -304,7 +405,7 @@ class HFBackend(Backend):
                     text=trimmed,
                     finish_reason="stop" if (hit_eos or cut is not None) else "length",
                     prompt_tokens=len(ids[i]),
-                    completion_tokens=n_new if n_new is not None else len(new_ids),
+                    completion_tokens=len(new_ids) - _healing_tokens(texts, new_ids, heal[i]),
                 )
             )
         return results
@@ -325,6 +426,27 @@ def _decode(tokenizer: Any, ids: list[int], eos_ids: set[int]) -> str:
             ids = ids[:j]
             break
     return str(tokenizer.decode(ids, skip_special_tokens=True))
+
+
+def _healed(text: str, tail: str) -> str:
+    """The completion in a row's generated ``text``: what follows the healed ``tail`` ("" while
+    the tail is not yet written back, or if EOS or the token limit came first)."""
+    return text[len(tail) :] if text.startswith(tail) else ""
+
+
+def _healing_tokens(texts: list[str], new_ids: list[int], tail: str) -> int:
+    """How many of a row's first generated tokens only wrote its healed ``tail`` back (a token
+    that writes past the tail's end counts as new)."""
+    if not tail:
+        return 0
+    written = 0
+    for n, t in enumerate(new_ids):
+        written += len(texts[t]) if t < len(texts) else 0
+        if written > len(tail):
+            return n
+        if written == len(tail):
+            return n + 1
+    return len(new_ids)
 
 
 def _shared_prefix(ids: list[list[int]]) -> int:
@@ -409,4 +531,4 @@ def _first_line(exc: BaseException) -> str:
     return text[:200]
 
 
-__all__ = ["Generation", "HFBackend"]
+__all__ = ["Encoding", "Generation", "HFBackend"]

@@ -48,7 +48,7 @@ def test_batched_equals_one_by_one(hf_model: HFBackend) -> None:
     batched = asyncio.run(backend.complete(prompts))
     assert batched == one_by_one(backend, prompts)
     # the batch really shared a prefix (the point of the layout)
-    ids, prefix, new = backend.encode(VARIANTS, 48)
+    ids, prefix, new, _ = backend.encode(VARIANTS, 48)
     assert prefix > 0 and all(x[:prefix] == ids[0][:prefix] for x in ids)
     full = backend.tokenizer(VARIANTS, add_special_tokens=False)["input_ids"]
     if max(map(len, full)) <= backend.context - new:  # nothing cut: the prefix is the whole module
@@ -110,16 +110,20 @@ def test_long_prompts_are_cut_from_the_left(hf_model: HFBackend) -> None:
     long_prompt = body + "def last(value):\n    return "
     full = hf_model.tokenizer(long_prompt, add_special_tokens=False)["input_ids"]
     assert len(full) > context
-    ids, _, new = hf_model.encode([long_prompt], 16)
+    ids, _, new, heal = hf_model.encode([long_prompt], 16)
     assert len(ids[0]) == context - new
-    assert ids[0] == full[-len(ids[0]) :]  # the tokens nearest the cursor stay
+    # the prompt ends in "return ": its trailing space is healed (regenerated), the rest is kept
+    assert heal[0] == " "
+    healed = full[:-1]
+    assert hf_model.tokenizer.decode(full[-1:]) == " "
+    assert ids[0] == healed[-len(ids[0]) :]  # the tokens nearest the cursor stay
     gen = hf_model.with_options(GenerationOptions(max_new_tokens=16)).generate([long_prompt])[0]
-    assert gen.prompt_tokens == context - 16
+    assert gen.prompt_tokens == context - 16 - 1  # room for 16 new tokens and the healed one
     # variants of a long prompt: each row keeps its own end and the rows still share a prefix
     variants = [long_prompt, body + "def last(other):\n    return ", body + "def final(value):\n    return "]
-    ids, prefix, new = hf_model.encode(variants, 16)
-    for row, text in zip(ids, variants, strict=True):
-        whole = hf_model.tokenizer(text, add_special_tokens=False)["input_ids"]
+    ids, prefix, new, heal = hf_model.encode(variants, 16)
+    for row, text, tail in zip(ids, variants, heal, strict=True):
+        whole = hf_model.tokenizer(text[: len(text) - len(tail)], add_special_tokens=False)["input_ids"]
         assert len(row) <= context - new and whole[-len(row) :] == row
     assert prefix > 0 and all(r[:prefix] == ids[0][:prefix] for r in ids)
     out = asyncio.run(hf_model.with_options(GenerationOptions(max_new_tokens=16)).complete(variants))
@@ -289,3 +293,55 @@ def test_shared_prefix_attention_is_causal_without_a_mask() -> None:
     )
     want, _ = sdpa_attention_forward(torch.nn.Module(), query, full_k, full_v, mask, is_causal=False)
     assert torch.allclose(got, want, atol=1e-5)
+
+
+def test_token_healing_takes_the_trailing_whitespace_or_last_token_off(hf_model: HFBackend) -> None:
+    """A prompt ending in indentation shows the model the tokens it saw in training: the whitespace
+    run is taken off and regenerated; otherwise only the last token is."""
+    tok = hf_model.tokenizer
+    cases = {
+        "def add(a, b):\n    ": "\n    ",  # the cursor after an auto-indent
+        VARIANTS[0]: "\n        ",
+        "def f(x):\n    return x + 1\n": "\n",
+        "x = foo(ba": None,  # inside a word: the last token, whatever it is
+    }
+    for prompt, expected in cases.items():
+        enc = hf_model.encode([prompt], 16)
+        tail = enc.heal[0]
+        assert tail and prompt.endswith(tail)
+        if expected is not None:
+            assert tail == expected
+        else:
+            full = tok(prompt, add_special_tokens=False)["input_ids"]
+            assert tail == tok.decode(full[-1:])
+        # what stays is the prompt's own tokens up to the tail
+        assert tok.decode(enc.ids[0]) + tail == prompt
+        assert enc.max_new > 16  # the regenerated tokens do not eat into the new-token budget
+    off = hf_model.with_options(token_healing=False).encode(["def add(a, b):\n    "], 16)
+    assert off.heal == [""] and tok.decode(off.ids[0]) == "def add(a, b):\n    "
+
+
+def test_token_healing_allows_only_tokens_that_write_the_tail_back(hf_model: HFBackend) -> None:
+    m = hf_model._m
+    texts = m.token_texts()
+    vocab = len(texts)
+    for rest in ("\n    ", " ", "ba"):
+        mask = m.allowed(rest, vocab)
+        allowed = [texts[i] for i in range(vocab) if mask[i]]
+        assert allowed, rest
+        assert all(t.startswith(rest) or rest.startswith(t) for t in allowed)
+        assert all(t for t in allowed)  # no empty (special) token: it would not move the row on
+        assert sum(mask.tolist()) == sum(bool(t) and (t.startswith(rest) or rest.startswith(t)) for t in texts)
+    # the split a training file has for an indented line is among the choices
+    ids = hf_model.tokenizer("\n    return", add_special_tokens=False)["input_ids"]
+    assert m.allowed("\n    ", vocab)[ids[0]]
+
+
+def test_healed_rows_count_and_bound_only_their_new_tokens(hf_model: HFBackend) -> None:
+    prompts = ["def add(a, b):\n    ", VARIANTS[0], OTHERS[0]]
+    for budget in (1, 5):
+        gens = hf_model.with_options(GenerationOptions(max_new_tokens=budget), boundaries=False).generate(prompts)
+        for g in gens:
+            assert g.completion_tokens <= budget
+            if g.finish_reason == "length":
+                assert g.completion_tokens == budget and g.text
