@@ -158,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--dim", type=int, default=256)
     p.add_argument("--context", type=int, default=1024, help="n_positions of the model")
+    p.add_argument("--dropout", type=float, default=0.0, help="residual, embedding and attention dropout")
     p.add_argument("--held-out", type=float, default=0.03)
     p.add_argument("--save-every", type=int, default=1000)
     p.add_argument("--eval-batches", type=int, default=200)
@@ -196,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
         bos_token_id=tokenizer.eos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.eos_token_id,
+        resid_pdrop=args.dropout,
+        embd_pdrop=args.dropout,
+        attn_pdrop=args.dropout,
     )
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else (args.device if args.device != "auto" else "cpu"))
     model = GPT2LMHeadModel(config).to(device)
