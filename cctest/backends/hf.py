@@ -101,6 +101,8 @@ class _Model:
         self.model = model.to(self.device).eval()
         config = model.config
         self.cascade = _enable_shared_prefix(self.model)
+        supports = getattr(self.model, "_supports_logits_to_keep", None)
+        self.keeps_logits = bool(supports and supports())
         self.layers = int(getattr(config.get_text_config(decoder=True), "num_hidden_layers", 0) or 0)
         self.cascade = self.cascade and self.layers > 0
         self.context = int(
@@ -218,7 +220,9 @@ class HFBackend(Backend):
     def describe(self) -> str:
         return f"hf {self._m.path.name} on {self._m.device} ({str(self._m.dtype).removeprefix('torch.')})"
 
-    async def complete(self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None) -> list[Outcome]:
+    async def complete(
+        self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
+    ) -> list[Outcome]:
         # suffixes: the bundled model and plain causal LMs complete left to right, so it is unused
         if not prompts:
             return []
@@ -341,7 +345,10 @@ class HFBackend(Backend):
                 new_tokens = seqs[:, start:].tolist()
                 for i in range(rows):
                     if not self.done[i]:
-                        if heal[i] and len(new_tokens[i]) - _healing_tokens(texts, new_tokens[i], heal[i]) >= budget:
+                        if (
+                            heal[i]
+                            and len(new_tokens[i]) - _healing_tokens(texts, new_tokens[i], heal[i]) >= budget
+                        ):
                             self.done[i] = self.full[i] = True
                             continue
                         text = _healed(_decode(tokenizer, new_tokens[i], eos_ids), heal[i])
@@ -370,7 +377,9 @@ class HFBackend(Backend):
             "pad_token_id": m.pad_id,
             "eos_token_id": sorted(eos_ids) or None,
             # with nothing to look for (no boundaries, no stop sequences) skip decoding every row
-            "stopping_criteria": StoppingCriteriaList([stops] if self.boundaries or opts.stop or any(heal) else []),
+            "stopping_criteria": StoppingCriteriaList(
+                [stops] if self.boundaries or opts.stop or any(heal) else []
+            ),
             "logits_processor": LogitsProcessorList([Healing()] if any(heal) else []),
         }
         if opts.temperature > 0:
@@ -380,8 +389,11 @@ class HFBackend(Backend):
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         with torch.inference_mode():
             prefix_cache = None
-            if prefix > 0:  # the shared prefix once
-                prefix_cache = m.model(input_ids=input_ids[:1, :prefix], use_cache=True).past_key_values
+            if prefix > 0:  # the shared prefix once (its cache is what counts, not its logits)
+                keep = {"logits_to_keep": 1} if m.keeps_logits else {}
+                prefix_cache = m.model(
+                    input_ids=input_ids[:1, :prefix], use_cache=True, **keep
+                ).past_key_values
             if m.cascade:  # the prefix stays one copy that attention reads once for all rows
                 from ._prefix_attention import shared_prefix_cache
 

@@ -331,7 +331,9 @@ def test_token_healing_allows_only_tokens_that_write_the_tail_back(hf_model: HFB
         assert allowed, rest
         assert all(t.startswith(rest) or rest.startswith(t) for t in allowed)
         assert all(t for t in allowed)  # no empty (special) token: it would not move the row on
-        assert sum(mask.tolist()) == sum(bool(t) and (t.startswith(rest) or rest.startswith(t)) for t in texts)
+        assert sum(mask.tolist()) == sum(
+            bool(t) and (t.startswith(rest) or rest.startswith(t)) for t in texts
+        )
     # the split a training file has for an indented line is among the choices
     ids = hf_model.tokenizer("\n    return", add_special_tokens=False)["input_ids"]
     assert m.allowed("\n    ", vocab)[ids[0]]
@@ -340,7 +342,9 @@ def test_token_healing_allows_only_tokens_that_write_the_tail_back(hf_model: HFB
 def test_healed_rows_count_and_bound_only_their_new_tokens(hf_model: HFBackend) -> None:
     prompts = ["def add(a, b):\n    ", VARIANTS[0], OTHERS[0]]
     for budget in (1, 5):
-        gens = hf_model.with_options(GenerationOptions(max_new_tokens=budget), boundaries=False).generate(prompts)
+        gens = hf_model.with_options(GenerationOptions(max_new_tokens=budget), boundaries=False).generate(
+            prompts
+        )
         for g in gens:
             assert g.completion_tokens <= budget
             if g.finish_reason == "length":
