@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from . import detect, repair
@@ -20,12 +21,28 @@ from .mutators import generate_mutants
 from .types import ORIGINAL, Completion, EngineResult, Mutant, Prompt, Verdict
 
 
+@dataclass
+class _Request:
+    """A prompt between its mutants and its completions: what ``Engine.finish`` needs."""
+
+    prompt: Prompt
+    mutants: tuple[Mutant, ...]
+    dropped: tuple[Mutant, ...]
+    texts: list[str]  # what the backend completes: [original,] mutant_1, ...
+    suffixes: list[str]
+    original: str | None  # the original's completion when the caller already had it
+    timings: dict[str, float]
+    started: float
+
+
 class Engine:
     """Runs CCTest for one prompt at a time against one backend."""
 
     def __init__(self, backend: Backend, settings: Settings | None = None, **overrides: Any) -> None:
         self.backend = backend
-        self.settings = (settings or Settings()).replace(**overrides) if overrides else (settings or Settings())
+        self.settings = (
+            (settings or Settings()).replace(**overrides) if overrides else (settings or Settings())
+        )
 
     async def run(
         self,
@@ -41,6 +58,76 @@ class Engine:
         language server's monitor mode), so it is not requested again.
         Raises BackendError only when no prompt at all could be completed because of errors.
         """
+        request = self._prepare(prompt, k, schemes, original)
+        t = time.perf_counter()
+        raw = await self.backend.complete(
+            request.texts, suffixes=request.suffixes if request.prompt.suffix else None
+        )
+        request.timings["complete"] = (time.perf_counter() - t) * 1000
+        return self._finish(request, raw, wall=True)
+
+    async def run_many(
+        self,
+        prompts: Sequence[Prompt | str],
+        *,
+        k: int | None = None,
+        schemes: Sequence[str] | None = None,
+    ) -> list[EngineResult | Exception]:
+        """``run`` for several prompts with ONE backend call for all their variants (a batch
+        benchmark's throughput: a local model's step costs about the same for a few more rows).
+
+        Returns one result per prompt, or the exception that prompt's ``run`` would have raised.
+        Each result's ``complete`` time is the shared call's time split by the prompts' shares of
+        the rows."""
+        requests: list[_Request | Exception] = []
+        for p in prompts:
+            try:
+                requests.append(self._prepare(p, k, schemes, None))
+            except Exception as exc:  # noqa: BLE001 - one prompt's failure is its own result
+                requests.append(exc)
+        ready = [r for r in requests if isinstance(r, _Request)]
+        texts = [t for r in ready for t in r.texts]
+        with_suffix = any(r.prompt.suffix for r in ready)
+        suffixes = [s for r in ready for s in r.suffixes] if with_suffix else None
+        t = time.perf_counter()
+        try:
+            raw = await self.backend.complete(texts, suffixes=suffixes) if texts else []
+        except Exception as exc:  # noqa: BLE001
+            if len(ready) == 1:
+                return [exc if isinstance(r, _Request) else r for r in requests]
+            # the shared call failed: prompt by prompt, so a failure costs only its own prompt
+            return [await self._alone(r) if isinstance(r, _Request) else r for r in requests]
+        elapsed = (time.perf_counter() - t) * 1000
+        out: list[EngineResult | Exception] = []
+        at = 0
+        for r in requests:
+            if not isinstance(r, _Request):
+                out.append(r)
+                continue
+            mine = raw[at : at + len(r.texts)]
+            at += len(r.texts)
+            r.timings["complete"] = elapsed * len(r.texts) / max(1, len(texts))
+            try:
+                out.append(self._finish(r, mine, wall=False))
+            except Exception as exc:  # noqa: BLE001
+                out.append(exc)
+        return out
+
+    async def _alone(self, request: _Request) -> EngineResult | Exception:
+        """One prepared prompt in a backend call of its own; its failure as the result."""
+        t = time.perf_counter()
+        try:
+            raw = await self.backend.complete(
+                request.texts, suffixes=request.suffixes if request.prompt.suffix else None
+            )
+            request.timings["complete"] = (time.perf_counter() - t) * 1000
+            return self._finish(request, raw, wall=False)
+        except Exception as exc:  # noqa: BLE001
+            return exc
+
+    def _prepare(
+        self, prompt: Prompt | str, k: int | None, schemes: Sequence[str] | None, original: str | None
+    ) -> _Request:
         s = self.settings
         if isinstance(prompt, str):
             prompt = Prompt(text=prompt)
@@ -64,12 +151,15 @@ class Engine:
         if original is None:
             texts.insert(0, prompt.text)
             suffixes.insert(0, prompt.suffix)
-        raw = await self.backend.complete(texts, suffixes=suffixes if prompt.suffix else None)
-        if original is not None:
-            raw.insert(0, original)
-        t_model = time.perf_counter()
-        timings["complete"] = (t_model - t) * 1000
-        t = t_model
+        return _Request(prompt, mutants, tuple(outcome.dropped), texts, suffixes, original, timings, t0)
+
+    def _finish(self, request: _Request, raw: list[Any], *, wall: bool) -> EngineResult:
+        s = self.settings
+        prompt, mutants, timings = request.prompt, request.mutants, request.timings
+        raw = list(raw)
+        if request.original is not None:
+            raw.insert(0, request.original)
+        t = time.perf_counter()
         errors = [r for r in raw if isinstance(r, BackendError)]
         if errors and len(errors) == len(raw):
             raise errors[0]
@@ -82,7 +172,11 @@ class Engine:
         valid = [c.is_result for c in completions]
         matrix = detect.similarity_matrix([c.text for c in completions], valid)
         n_valid = sum(valid)
-        threshold = s.threshold if s.threshold is not None else detect.absolute_threshold(s.relative_threshold, n_valid)
+        threshold = (
+            s.threshold
+            if s.threshold is not None
+            else detect.absolute_threshold(s.relative_threshold, n_valid)
+        )
         counts = detect.outlier_counts(matrix, valid)
         outliers = tuple(detect.outliers_from_counts(counts, threshold))
         timings["detect"], t = _lap(t)
@@ -90,8 +184,12 @@ class Engine:
         eligible = eligible_mask(mutants, completions)
         chosen = repair.choose(matrix, outliers, eligible)
         timings["repair"], t = _lap(t)
-        timings["total"] = (t - t0) * 1000
-        timings["engine"] = timings["total"] - timings["complete"]
+        if wall:  # everything from the prompt to the verdict; the engine is all but the model
+            timings["total"] = (t - request.started) * 1000
+            timings["engine"] = timings["total"] - timings["complete"]
+        else:  # in run_many other prompts' stages ran in between: the sum of this prompt's own
+            timings["engine"] = sum(timings[k] for k in ("mutate", "demutate", "detect", "repair"))
+            timings["total"] = timings["engine"] + timings["complete"]
 
         verdict = Verdict(
             outliers=outliers,
@@ -103,7 +201,7 @@ class Engine:
         return EngineResult(
             prompt=prompt,
             mutants=mutants,
-            dropped_mutants=tuple(outcome.dropped),
+            dropped_mutants=request.dropped,
             completions=tuple(completions),
             similarity=tuple(tuple(row) for row in matrix),
             verdict=verdict,

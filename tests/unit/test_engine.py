@@ -90,7 +90,17 @@ async def test_known_original_completion_is_not_requested_again():
 async def test_result_serialises_with_timings_for_every_stage():
     result = await run(RuleBackend(), mutants=5)
     d = json.loads(json.dumps(result.to_dict()))
-    assert set(d) >= {"prompt", "mutants", "completions", "similarity", "outliers", "chosen", "completion", "original_is_outlier", "timings_ms"}
+    assert set(d) >= {
+        "prompt",
+        "mutants",
+        "completions",
+        "similarity",
+        "outliers",
+        "chosen",
+        "completion",
+        "original_is_outlier",
+        "timings_ms",
+    }
     assert set(d["timings_ms"]) >= {"mutate", "complete", "demutate", "detect", "repair", "total", "engine"}
     n = len(d["completions"])
     assert len(d["similarity"]) == n and all(len(r) == n for r in d["similarity"])
@@ -100,3 +110,57 @@ async def test_result_serialises_with_timings_for_every_stage():
 async def test_k_zero_is_the_plain_completion():
     result = await run(RuleBackend(), mutants=0)
     assert result.mutants == () and result.chosen == 0 and result.completion == "return a + b\n"
+
+
+async def test_run_many_sends_one_call_and_agrees_with_run():
+    prompts = [
+        PROMPT,
+        "def scale(values, factor):\n    out = [v * factor for v in values]\n    ",
+        Prompt(text=PROMPT, suffix="\n\nprint(add(1, b=2))\n"),
+    ]
+    settings = Settings(mutants=6)
+    together = RuleBackend(fragile=["if False"])
+    many = await Engine(together, settings).run_many(prompts)
+    assert len(together.calls) == 1  # every variant of every prompt in one backend call
+    assert len(together.calls[0]) == sum(len(r.completions) for r in many)  # type: ignore[union-attr]
+    for prompt, got in zip(prompts, many, strict=True):
+        alone = await Engine(RuleBackend(fragile=["if False"]), settings).run(prompt)
+        assert not isinstance(got, Exception)
+        assert got.prompt == alone.prompt
+        assert [m.text for m in got.mutants] == [m.text for m in alone.mutants]
+        assert [c.text for c in got.completions] == [c.text for c in alone.completions]
+        assert got.outliers == alone.outliers and got.chosen == alone.chosen
+        assert got.timings_ms["total"] >= got.timings_ms["complete"] > 0
+
+
+async def test_run_many_gives_each_prompt_its_own_failure():
+    # the rules backend fails every variant of the prompts that mention "boom"
+    prompts = [PROMPT, "def boom(a):\n    b = a\n    ", "def other(x):\n    y = x + 1\n    "]
+    backend = RuleBackend.from_spec("fail_on=boom")
+    many = await Engine(backend, Settings(mutants=4)).run_many(prompts)
+    assert isinstance(many[1], BackendError)
+    assert not isinstance(many[0], Exception) and many[0].completion == "return a + b\n"
+    assert not isinstance(many[2], Exception) and many[2].completion
+    assert await Engine(backend, Settings()).run_many([]) == []
+
+
+async def test_run_many_isolates_a_prompt_whose_fault_breaks_the_shared_call():
+    """An unexpected exception (a fault no real backend raises on cue, hence the subclass) from the
+    shared call is retried prompt by prompt: only the prompt that causes it fails."""
+
+    class Buggy(RuleBackend):
+        async def complete(self, prompts, *, suffixes=None):  # type: ignore[no-untyped-def]
+            if any("greet" in p for p in prompts):
+                raise RuntimeError("a bug")
+            return await super().complete(prompts, suffixes=suffixes)
+
+    backend = Buggy()
+    prompts = [PROMPT, "def greet(name):\n    msg = name\n    ", "def other(x):\n    y = x + 1\n    "]
+    many = await Engine(backend, Settings(mutants=3)).run_many(prompts)
+    assert isinstance(many[1], RuntimeError)
+    assert not isinstance(many[0], Exception) and many[0].completion == "return a + b\n"
+    assert not isinstance(many[2], Exception)
+    assert len(backend.calls) == 2  # the shared call failed; then one call per other prompt
+    # a lone prompt's fault is its result, not retried
+    alone = await Engine(backend, Settings(mutants=3)).run_many([prompts[1]])
+    assert isinstance(alone[0], RuntimeError) and len(backend.calls) == 2
