@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import repair
-from ..detect import outliers_from_counts
 from ..config import Settings
+from ..detect import outliers_from_counts
 from ..errors import BackendError, ConfigError, ModelLoadError
 from .datasets import Dataset, Task
 from .metrics import t_key
@@ -226,10 +226,15 @@ async def run_benchmark(
     done: Sequence[dict[str, Any]] = (),
     limits: Limits | None = None,
     workers: int = 2,
+    batch_prompts: int = 8,
     backend_factory: Callable[[Settings], Any] | None = None,
     progress: bool = True,
 ) -> list[dict[str, Any]]:
-    """Run every task not already in ``done``; returns all records (old and new), in task order."""
+    """Run every task not already in ``done``; returns all records (old and new), in task order.
+
+    ``batch_prompts`` prompts at a time go through ``Engine.run_many``: all their variants in one
+    backend call (greedy completions do not depend on the grouping). Records are appended as their
+    batch finishes, shortest prompts first; readers order them by task."""
     from tqdm import tqdm
 
     from ..backends import create_backend
@@ -257,7 +262,7 @@ async def run_benchmark(
             texts = [c["text"] if c["is_result"] else None for c in record["completions"]]
             record["tests"] = await asyncio.to_thread(execute_tests, task, texts, limits, workers)
         if previous is not None:
-            await previous  # records reach the file in task order
+            await previous  # records reach the file in the order their prompts were run
         _append(results_path, record)
         records.append(record)
         bar.update(1)
@@ -268,26 +273,28 @@ async def run_benchmark(
             return _ordered(records, tasks)
         async with factory(settings) as backend:
             engine = Engine(backend, settings)
-            for index, task in todo:
-                # the model works on this prompt while the previous prompt's tests run
-                try:
-                    result = await engine.run(task.prompt, k=config.k, schemes=tuple(config.schemes))
-                except ModelLoadError:
-                    raise
-                except BackendError as exc:
-                    record = _error_record(task, index, str(exc), thresholds)
-                except Exception as exc:  # noqa: BLE001 - a bug on one prompt must not end a long run
-                    # recorded (and counted as an engine error in the summary) instead of a traceback
-                    # that would stop the other prompts; the message names the prompt for the bug report
-                    record = _error_record(task, index, f"{type(exc).__name__}: {exc}", thresholds)
-                    bar.write(
-                        f"cctest: {task.task_id}: the engine failed ({type(exc).__name__}: {exc}).",
-                        file=sys.stderr,
-                    )
-                else:
-                    eligible = eligible_mask(result.mutants, result.completions)
-                    record = _record(task, index, result, thresholds, eligible)
-                pending = asyncio.create_task(finish(task, record, pending))
+            for group in batches(todo, batch_prompts):
+                # the model works on this batch while the previous batch's tests run
+                results = await engine.run_many(
+                    [task.prompt for _, task in group], k=config.k, schemes=tuple(config.schemes)
+                )
+                for (index, task), result in zip(group, results, strict=True):
+                    if isinstance(result, ModelLoadError):
+                        raise result
+                    if isinstance(result, BackendError):
+                        record = _error_record(task, index, str(result), thresholds)
+                    elif isinstance(result, Exception):
+                        # a bug on one prompt must not end a long run: recorded (and counted as an
+                        # engine error in the summary), the message naming the prompt for the report
+                        record = _error_record(task, index, f"{type(result).__name__}: {result}", thresholds)
+                        bar.write(
+                            f"cctest: {task.task_id}: the engine failed ({type(result).__name__}: {result}).",
+                            file=sys.stderr,
+                        )
+                    else:
+                        eligible = eligible_mask(result.mutants, result.completions)
+                        record = _record(task, index, result, thresholds, eligible)
+                    pending = asyncio.create_task(finish(task, record, pending))
             if pending is not None:
                 await pending
                 pending = None
@@ -296,6 +303,14 @@ async def run_benchmark(
             pending.cancel()
         bar.close()
     return _ordered(records, tasks)
+
+
+def batches(todo: Sequence[tuple[int, Task]], size: int) -> list[list[tuple[int, Task]]]:
+    """The tasks in groups of ``size`` whose variants go to the model in one call. Tasks are
+    taken shortest prompt first, so a group's rows need little padding to a common length."""
+    ordered = sorted(todo, key=lambda item: (len(item[1].prompt), item[0]))
+    size = max(1, size)
+    return [ordered[i : i + size] for i in range(0, len(ordered), size)]
 
 
 def _ordered(records: Sequence[dict[str, Any]], tasks: Sequence[Task]) -> list[dict[str, Any]]:
@@ -312,4 +327,5 @@ def load_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         config = json.loads(cfg_path.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise ConfigError(f"{cfg_path} is not valid JSON.") from exc
-    return config, read_records(run_dir / RESULTS)
+    records = read_records(run_dir / RESULTS)
+    return config, sorted(records, key=lambda r: r.get("index", 0))  # task order, as run_benchmark returns

@@ -60,6 +60,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="run directory (default: bench-runs/DATASET-BACKEND-TIME; for compare: where compare.html goes)",
     )
     p.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
+    p.add_argument(
+        "--batch-prompts",
+        type=int,
+        default=8,
+        metavar="N",
+        help="prompts whose variants go to the model in one call (default 8; 1: one prompt at a time)",
+    )
     g = p.add_argument_group("test execution")
     g.add_argument("--workers", type=int, default=2, help="samples executed in parallel (default 2)")
     g.add_argument(
@@ -118,6 +125,8 @@ def _bench(args: argparse.Namespace) -> int:
         raise ConfigError("--limit must be at least 1.")
     if args.workers < 1:
         raise ConfigError("--workers must be at least 1.")
+    if args.batch_prompts < 1:
+        raise ConfigError("--batch-prompts must be at least 1.")
     thresholds = _thresholds(args.thresholds)
     settings = settings_from_args(
         args, mutants=args.mutants, schemes=tuple(args.scheme), max_distance=args.max_distance, seed=args.seed
@@ -164,6 +173,7 @@ def _bench(args: argparse.Namespace) -> int:
                 done=done,
                 limits=limits,
                 workers=args.workers,
+                batch_prompts=args.batch_prompts,
                 progress=not args.no_progress,
             )
         )

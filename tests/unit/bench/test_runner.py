@@ -15,7 +15,7 @@ import pytest
 
 from cctest.backends.rules import RuleBackend
 from cctest.bench.datasets import load_humaneval
-from cctest.bench.runner import read_records
+from cctest.bench.runner import load_run, read_records
 from cctest.cli import main
 from cctest.config import Settings
 from cctest.detect import outlier_counts, similarity_matrix
@@ -64,7 +64,8 @@ def test_jsonl_run_report_and_exact_keys(tmp_path: Path, capsys: pytest.CaptureF
     # the rules backend completes `return a + b`: right for add, wrong for mul (2 of 3 tasks have tests)
     assert summary["counts"]["prompts_with_tests"] == 2
     assert summary["pass_at_1"]["original"] == 0.5
-    records = read_records(run / "results.jsonl")
+    _, records = load_run(run)  # in task order (the file holds them in the order they were run)
+    assert [r["index"] for r in records] == [0, 1, 2]
     add = records[0]
     assert add["task_id"] == "add" and add["tests"][0]["outcome"] == "passed"
     assert records[1]["tests"][0]["outcome"] == "assertion_failure"
@@ -114,7 +115,7 @@ def test_thresholds_match_the_engine(tmp_path: Path) -> None:
         )
         == 0
     )
-    records = read_records(run / "results.jsonl")
+    _, records = load_run(run)
     tasks = load_humaneval().tasks[:2]
     for rec, task in zip(records, tasks, strict=True):
         for t in (0.0, 1.0):
@@ -138,6 +139,8 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path: Path) -> None:
         "3",
         "--limit",
         "8",
+        "--batch-prompts",
+        "3",
         "--out",
         str(run),
         "--no-progress",
@@ -338,4 +341,18 @@ def test_failed_prompts_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None
     assert by_id["add"]["error"] is None and by_id["add"]["tests"][0]["outcome"] == "passed"
     assert "told to fail" in by_id["mul"]["error"]
     assert by_id["line-4"]["error"] == "RuntimeError: a bug"
-    assert [r["task_id"] for r in read_records(tmp_path / "results.jsonl")] == ["add", "mul", "line-4"]
+    assert sorted(r["task_id"] for r in read_records(tmp_path / "results.jsonl")) == ["add", "line-4", "mul"]
+    assert [r["task_id"] for r in load_run(tmp_path)[1]] == ["add", "mul", "line-4"]
+
+
+def test_batches_group_prompts_of_similar_length() -> None:
+    from cctest.bench.runner import batches
+
+    tasks = list(enumerate(load_humaneval().tasks[:20]))
+    groups = batches(tasks, 8)
+    assert [len(g) for g in groups] == [8, 8, 4]
+    flat = [item for g in groups for item in g]
+    assert sorted(i for i, _ in flat) == list(range(20))  # every task once
+    lengths = [len(t.prompt) for _, t in flat]
+    assert lengths == sorted(lengths)  # shortest first, so a group pads little
+    assert batches(tasks, 1) == [[item] for item in flat] and batches([], 4) == []
