@@ -213,6 +213,8 @@ class HTTPBackend(Backend):
         self._shown_url = _redact(self.url)
         self._session: aiohttp.ClientSession | None = None
         self._session_loop: asyncio.AbstractEventLoop | None = None
+        self._inflight = 0  # complete() calls running on the shared session
+        self._closed = False
 
     @classmethod
     def from_settings(cls, settings: Settings) -> HTTPBackend:
@@ -235,6 +237,13 @@ class HTTPBackend(Backend):
         return f"http {self.provider.name} {self._shown_url}{named}"
 
     async def aclose(self) -> None:
+        """Close the connection pool once the calls in flight on it have finished (each ends
+        within its timeout). A call made after this gets a session of its own, closed with it,
+        so a caller that still holds the backend (a request racing a settings change) neither
+        fails nor leaves a session open."""
+        self._closed = True
+        while self._inflight and self._session_loop is asyncio.get_running_loop():
+            await asyncio.sleep(0.02)
         if self._session is not None and not self._session.closed:
             await self._session.close()
         self._session = None
@@ -258,7 +267,17 @@ class HTTPBackend(Backend):
         # suffixes: the providers' plain completion endpoints take no suffix, so it is not sent
         if not prompts:
             return []
+        if self._closed:
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=self.max_concurrency)) as own:
+                return await self._complete_all(own, prompts)
         session = self._get_session()
+        self._inflight += 1
+        try:
+            return await self._complete_all(session, prompts)
+        finally:
+            self._inflight -= 1
+
+    async def _complete_all(self, session: aiohttp.ClientSession, prompts: Sequence[str]) -> list[Outcome]:
         gate = asyncio.Semaphore(self.max_concurrency)
 
         async def one(prompt: str) -> Outcome:

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import web
 from backend_prompts import OTHERS, VARIANTS
@@ -389,3 +390,40 @@ def test_unusable_configuration_is_one_sentence(settings: Settings) -> None:
 def test_unknown_provider() -> None:
     with pytest.raises(ConfigError, match="unknown provider"):
         HTTPBackend("http://h:1", provider="grpc")
+
+
+async def test_closing_while_a_call_is_in_flight_lets_it_finish_and_leaks_no_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The language server closes the old backend when the settings change, while a request may
+    still be using it: that request must get its answers, and a later call on the closed backend
+    must neither fail nor leave a connection pool open ("Unclosed client session")."""
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def held(request: web.Request) -> web.Response:
+        started.set()
+        await asyncio.wait_for(release.wait(), 10)
+        return ok(" 1")
+
+    async with server({"/v1/completions": held}) as url:
+        b = HTTPBackend(url, timeout=15)
+        call = asyncio.create_task(b.complete(["x =", "y ="]))
+        await asyncio.wait_for(started.wait(), 10)
+        closing = asyncio.create_task(b.aclose())
+        await asyncio.sleep(0.2)
+        assert not closing.done()  # it waits for the call in flight
+        release.set()
+        assert await call == [" 1", " 1"]
+        await asyncio.wait_for(closing, 5)
+        assert b._session is None
+        sessions: list[aiohttp.ClientSession] = []
+        real = aiohttp.ClientSession
+
+        def recorded(*a: Any, **kw: Any) -> aiohttp.ClientSession:
+            sessions.append(real(*a, **kw))
+            return sessions[-1]
+
+        monkeypatch.setattr(aiohttp, "ClientSession", recorded)  # to see the sessions it opens
+        assert await b.complete(["z ="]) == [" 1"]  # after close: still answers ...
+        assert len(sessions) == 1 and sessions[0].closed  # ... on a session closed with the call
+        assert b._session is None
