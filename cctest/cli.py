@@ -10,12 +10,16 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
 
 from .errors import CCTestError
 
 COMMANDS = {
     "mutate": ("cctest.commands.mutate", "print the structure-consistent mutants of a prompt"),
-    "complete": ("cctest.commands.complete", "complete at a cursor, detect outliers, print the repaired completion"),
+    "complete": (
+        "cctest.commands.complete",
+        "complete at a cursor, detect outliers, print the repaired completion",
+    ),
     "serve": ("cctest.commands.serve", "serve a local model over an OpenAI-compatible /v1/completions API"),
     "bench": ("cctest.commands.bench", "benchmark a model's robustness on a dataset"),
     "defects": ("cctest.commands.defects", "list, show and export the suspected-defect log"),
@@ -23,12 +27,17 @@ COMMANDS = {
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one sentence, exit code 2 (argparse's usage noise omitted)
-        self.exit(2, f"cctest: {message[0].upper() + message[1:]}.\n" if message else "cctest: bad arguments.\n")
+    def error(self, message: str) -> NoReturn:  # one sentence, exit code 2 (argparse's usage noise omitted)
+        self.exit(
+            2, f"cctest: {message[0].upper() + message[1:]}.\n" if message else "cctest: bad arguments.\n"
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="cctest", description="Test and repair code completions with structure-consistent prompt mutants.")
+    parser = _Parser(
+        prog="cctest",
+        description="Test and repair code completions with structure-consistent prompt mutants.",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name, (module, help_text) in COMMANDS.items():

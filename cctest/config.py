@@ -85,7 +85,10 @@ class Settings:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in dataclasses.fields(self)}
+        return {
+            f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
+            for f in dataclasses.fields(self)
+        }
 
 
 def _snake(key: str) -> str:
@@ -119,16 +122,29 @@ def _coerce(name: str, raw: Any) -> Any:
         return tuple(raw)
     if name in ("mutants", "max_new_tokens", "threads", "max_concurrency", "seed", "debounce_ms"):
         need(isinstance(raw, int) and not isinstance(raw, bool), "an integer")
-        low = {"mutants": 0, "max_new_tokens": 1, "threads": 0, "max_concurrency": 1, "seed": 0, "debounce_ms": 0}[name]
+        low = {
+            "mutants": 0,
+            "max_new_tokens": 1,
+            "threads": 0,
+            "max_concurrency": 1,
+            "seed": 0,
+            "debounce_ms": 0,
+        }[name]
         need(raw >= low, f"an integer of at least {low}")
         if name == "mutants":
             need(raw <= 64, "at most 64 mutants")
         return raw
     if name == "threshold":
-        need(raw is None or (isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw >= 0), "a number >= 0")
+        need(
+            raw is None or (isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw >= 0),
+            "a number >= 0",
+        )
         return None if raw is None else float(raw)
     if name in ("relative_threshold", "max_distance", "top_p"):
-        need(isinstance(raw, (int, float)) and not isinstance(raw, bool) and 0 <= raw <= 1, "a number from 0 to 1")
+        need(
+            isinstance(raw, (int, float)) and not isinstance(raw, bool) and 0 <= raw <= 1,
+            "a number from 0 to 1",
+        )
         return float(raw)
     if name in ("temperature", "timeout"):
         need(isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw >= 0, "a number >= 0")

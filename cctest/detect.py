@@ -52,9 +52,7 @@ def similarity_matrix(texts: Sequence[str], valid: Sequence[bool] | None = None)
     out = [[0.0] * n for _ in range(n)]
     if not idx:
         return out
-    sub = cdist(
-        [texts[i] for i in idx], [texts[i] for i in idx], scorer=Levenshtein.normalized_similarity
-    )
+    sub = cdist([texts[i] for i in idx], [texts[i] for i in idx], scorer=Levenshtein.normalized_similarity)
     for a, i in enumerate(idx):
         row = out[i]
         for b, j in enumerate(idx):

@@ -42,7 +42,9 @@ def read_source(path: str | Path) -> str:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{p} is not valid UTF-8 (byte {exc.start}); cctest reads UTF-8 source only.") from exc
+        raise InputError(
+            f"{p} is not valid UTF-8 (byte {exc.start}); cctest reads UTF-8 source only."
+        ) from exc
     # the editor's view of the text: universal newlines
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
@@ -59,7 +61,8 @@ def offset_of(text: str, line: int, col: int) -> int:
     length = len(lines[line - 1])
     if col < 1 or col > length + 1:
         raise PositionError(
-            f"column {col} is outside line {line}, which has {length} characters (the last cursor column is {length + 1})."
+            f"column {col} is outside line {line}, which has {length} characters "
+            f"(the last cursor column is {length + 1})."
         )
     return sum(len(x) + 1 for x in lines[: line - 1]) + col - 1
 

@@ -14,9 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
-def choose(
-    matrix: Sequence[Sequence[float]], outliers: Sequence[int], valid: Sequence[bool]
-) -> int | None:
+def choose(matrix: Sequence[Sequence[float]], outliers: Sequence[int], valid: Sequence[bool]) -> int | None:
     """Index of the repaired completion, or None when no completion gave a result.
 
     >>> m = [[1, .9, .8, .1], [.9, 1, .85, .1], [.8, .85, 1, .2], [.1, .1, .2, 1]]

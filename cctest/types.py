@@ -20,7 +20,13 @@ class Prompt:
     col: int | None = None  # 1-based; the cursor sits before this character
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "suffix": self.suffix, "path": self.path, "line": self.line, "col": self.col}
+        return {
+            "text": self.text,
+            "suffix": self.suffix,
+            "path": self.path,
+            "line": self.line,
+            "col": self.col,
+        }
 
 
 @dataclass(frozen=True)

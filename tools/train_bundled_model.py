@@ -100,7 +100,8 @@ def evaluate(model: GPT2LMHeadModel, data: torch.Tensor, seq: int, batches: int)
 
 SAMPLE_PROMPTS = [
     "def fibonacci(n):\n    if n < 2:\n        return n\n",
-    "import os\n\n\ndef list_python_files(directory):\n    result = []\n    for name in os.listdir(directory):\n",
+    "import os\n\n\ndef list_python_files(directory):\n    result = []\n"
+    "    for name in os.listdir(directory):\n",
     "class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, item):\n",
     "def read_lines(path):\n    with open(path) as f:\n",
 ]
@@ -163,7 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--save-every", type=int, default=1000)
     p.add_argument("--eval-batches", type=int, default=200)
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    p.add_argument("--device", default="cpu", help="cpu, cuda, or auto (cuda when available); results differ by device")
+    p.add_argument(
+        "--device", default="cpu", help="cpu, cuda, or auto (cuda when available); results differ by device"
+    )
     p.add_argument("--max-files", type=int, default=None)
     p.add_argument("--tiny", action="store_true", help="a few steps of a tiny model (CI)")
     args = p.parse_args(argv)
@@ -201,7 +204,11 @@ def main(argv: list[str] | None = None) -> int:
         embd_pdrop=args.dropout,
         attn_pdrop=args.dropout,
     )
-    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else (args.device if args.device != "auto" else "cpu"))
+    device = torch.device(
+        "cuda"
+        if args.device == "auto" and torch.cuda.is_available()
+        else (args.device if args.device != "auto" else "cpu")
+    )
     model = GPT2LMHeadModel(config).to(device)
     params = sum(p.numel() for p in model.parameters())
     print(f"model: {params / 1e6:.2f}M parameters", flush=True)

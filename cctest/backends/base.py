@@ -33,7 +33,9 @@ class Backend(abc.ABC):
     name: str = "backend"
 
     @abc.abstractmethod
-    async def complete(self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None) -> list[Outcome]:
+    async def complete(
+        self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
+    ) -> list[Outcome]:
         """One completion (or error) per prompt, in order.
 
         ``suffixes``: the code after the cursor for each prompt (a renamed mutant's suffix uses the

@@ -263,12 +263,16 @@ class HTTPBackend(Backend):
             self._session_loop = loop
         return self._session
 
-    async def complete(self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None) -> list[Outcome]:
+    async def complete(
+        self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
+    ) -> list[Outcome]:
         # suffixes: the providers' plain completion endpoints take no suffix, so it is not sent
         if not prompts:
             return []
         if self._closed:
-            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=self.max_concurrency)) as own:
+            async with aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self.max_concurrency)
+            ) as own:
                 return await self._complete_all(own, prompts)
         session = self._get_session()
         self._inflight += 1

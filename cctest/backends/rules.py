@@ -88,7 +88,9 @@ class RuleBackend(Backend):
             return f" {expr}\n"
         return f"\n{indent}    return {expr}\n"
 
-    async def complete(self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None) -> list[Outcome]:
+    async def complete(
+        self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
+    ) -> list[Outcome]:
         from ..errors import BackendError
 
         self.calls.append(list(prompts))

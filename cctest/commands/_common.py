@@ -9,11 +9,25 @@ from ..config import BACKENDS, PROVIDERS, Settings
 
 def add_backend_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model")
-    g.add_argument("--backend", choices=BACKENDS, default="hf", help="hf: a local transformers model (default: the bundled one); http: a completion server; rules: a model-free test backend")
-    g.add_argument("--model", default=None, help="model directory (hf) or server URL (http); default: the bundled model")
-    g.add_argument("--provider", choices=PROVIDERS, default="openai", help="HTTP API flavour (default: openai)")
+    g.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="hf",
+        help=(
+            "hf: a local transformers model (default: the bundled one); http: a completion server; "
+            "rules: a model-free test backend"
+        ),
+    )
+    g.add_argument(
+        "--model", default=None, help="model directory (hf) or server URL (http); default: the bundled model"
+    )
+    g.add_argument(
+        "--provider", choices=PROVIDERS, default="openai", help="HTTP API flavour (default: openai)"
+    )
     g.add_argument("--model-name", default=None, help="the model name some servers require (http)")
-    g.add_argument("--api-key-env", default="CCTEST_API_KEY", help="environment variable holding the API key (http)")
+    g.add_argument(
+        "--api-key-env", default="CCTEST_API_KEY", help="environment variable holding the API key (http)"
+    )
     g.add_argument("--max-new-tokens", type=int, default=64)
     g.add_argument("--temperature", type=float, default=0.0)
     g.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (hf)")
@@ -22,7 +36,18 @@ def add_backend_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace, **extra: object) -> Settings:
-    names = ("backend", "model", "provider", "model_name", "api_key_env", "max_new_tokens", "temperature", "device", "threads", "timeout")
+    names = (
+        "backend",
+        "model",
+        "provider",
+        "model_name",
+        "api_key_env",
+        "max_new_tokens",
+        "temperature",
+        "device",
+        "threads",
+        "timeout",
+    )
     values = {n: getattr(args, n) for n in names if hasattr(args, n)}
     values.update(extra)
     return Settings().replace(**values)

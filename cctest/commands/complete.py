@@ -12,12 +12,25 @@ from ._common import add_backend_arguments, settings_from_args
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("location", metavar="FILE:LINE:COL", help="1-based cursor; the cursor sits before the character at COL")
+    p.add_argument(
+        "location",
+        metavar="FILE:LINE:COL",
+        help="1-based cursor; the cursor sits before the character at COL",
+    )
     p.add_argument("-k", "--mutants", type=int, default=10, help="number of mutants (default 10)")
-    p.add_argument("--threshold", type=float, default=None, help="absolute T of Algorithm 1 (default: relative)")
-    p.add_argument("--relative-threshold", type=float, default=0.8, help="T as a fraction of the other completions (default 0.8)")
+    p.add_argument(
+        "--threshold", type=float, default=None, help="absolute T of Algorithm 1 (default: relative)"
+    )
+    p.add_argument(
+        "--relative-threshold",
+        type=float,
+        default=0.8,
+        help="T as a fraction of the other completions (default 0.8)",
+    )
     p.add_argument("--scheme", action="append", default=[], help="restrict to a scheme (repeatable)")
-    p.add_argument("--max-distance", type=float, default=0.1, help="drop mutants farther than this (default 0.1)")
+    p.add_argument(
+        "--max-distance", type=float, default=0.1, help="drop mutants farther than this (default 0.1)"
+    )
     p.add_argument("--no-suffix", action="store_true", help="do not send the text after the cursor")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
     add_backend_arguments(p)
@@ -50,14 +63,19 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0
     n = len(result.completions)
-    verdict = "original completion flagged as an outlier · repaired" if result.original_is_outlier else "original completion consistent"
+    verdict = (
+        "original completion flagged as an outlier · repaired"
+        if result.original_is_outlier
+        else "original completion consistent"
+    )
     if result.verdict.original_no_result:
         verdict = "original prompt gave no completion · repaired from a mutant"
     sys.stdout.write(result.completion)
     if not result.completion.endswith("\n"):
         sys.stdout.write("\n")
     print(
-        f"# cctest: {len(result.outliers)}/{n} outliers, {len(result.verdict.no_results)} no result; {verdict}; "
+        f"# cctest: {len(result.outliers)}/{n} outliers, {len(result.verdict.no_results)} no result; "
+        f"{verdict}; "
         f"chosen: {result.completions[result.chosen].source if result.chosen is not None else 'none'}; "
         f"engine {result.timings_ms['engine']:.1f} ms, model {result.timings_ms['complete']:.0f} ms",
         file=sys.stderr,

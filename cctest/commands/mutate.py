@@ -46,7 +46,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="FILE",
-        help="another file whose calls count (e.g. the tests): REP keeps a parameter it passes by keyword (repeatable)",
+        help=(
+            "another file whose calls count (e.g. the tests): REP keeps a parameter it passes by "
+            "keyword (repeatable)"
+        ),
     )
     p.add_argument("--json", action="store_true", help="print JSON")
 

@@ -9,17 +9,32 @@ from cctest.errors import ConfigError
 
 
 def test_camel_case_keys_from_the_wire():
-    s, errors = Settings.from_mapping({"maxNewTokens": 16, "relativeThreshold": 0.5, "mode": "monitor", "logAll": True})
+    s, errors = Settings.from_mapping(
+        {"maxNewTokens": 16, "relativeThreshold": 0.5, "mode": "monitor", "logAll": True}
+    )
     assert errors == []
     assert (s.max_new_tokens, s.relative_threshold, s.mode, s.log_all) == (16, 0.5, "monitor", True)
 
 
 def test_invalid_values_keep_defaults_and_each_gives_one_message():
     s, errors = Settings.from_mapping(
-        {"mutants": -3, "mode": "loud", "temperature": "hot", "schemes": ["REP_R", "NOPE"], "bogus": 1, "logAll": "yes"}
+        {
+            "mutants": -3,
+            "mode": "loud",
+            "temperature": "hot",
+            "schemes": ["REP_R", "NOPE"],
+            "bogus": 1,
+            "logAll": "yes",
+        }
     )
     d = Settings()
-    assert (s.mutants, s.mode, s.temperature, s.schemes, s.log_all) == (d.mutants, d.mode, d.temperature, d.schemes, d.log_all)
+    assert (s.mutants, s.mode, s.temperature, s.schemes, s.log_all) == (
+        d.mutants,
+        d.mode,
+        d.temperature,
+        d.schemes,
+        d.log_all,
+    )
     assert len(errors) == 6
     assert any("bogus" in e for e in errors)
     assert all(e.startswith("cctest:") for e in errors)

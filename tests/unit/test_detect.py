@@ -7,7 +7,9 @@ import pytest
 from cctest.detect import absolute_threshold, outlier_counts, select_outliers, similarity_matrix
 
 
-def block(n_same: int, n_odd: int, same: float = 0.9, cross: float = 0.1, odd: float = 0.5) -> list[list[float]]:
+def block(
+    n_same: int, n_odd: int, same: float = 0.9, cross: float = 0.1, odd: float = 0.5
+) -> list[list[float]]:
     """n_same mutually similar completions followed by n_odd that resemble nothing."""
     n = n_same + n_odd
     m = [[1.0] * n for _ in range(n)]

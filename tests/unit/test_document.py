@@ -36,7 +36,12 @@ def test_read_source_errors(tmp_path):
     (tmp_path / "bin.py").write_bytes(b"\x00\x01abc")
     (tmp_path / "latin.py").write_bytes("x = 'é'\n".encode("latin-1"))
     (tmp_path / "crlf.py").write_bytes(b"a = 1\r\nb = 2\r\n")
-    for name, fragment in [("missing.py", "no such file"), ("bin.py", "binary"), ("latin.py", "UTF-8"), (".", "directory")]:
+    for name, fragment in [
+        ("missing.py", "no such file"),
+        ("bin.py", "binary"),
+        ("latin.py", "UTF-8"),
+        (".", "directory"),
+    ]:
         with pytest.raises(InputError, match=fragment):
             read_source(tmp_path / name)
     assert read_source(tmp_path / "crlf.py") == "a = 1\nb = 2\n"

@@ -21,14 +21,16 @@ class SuffixRecorder(RuleBackend):
 
 
 async def test_renamed_mutants_get_renamed_suffixes():
-    prompt = Prompt(text="def scale(values):\n    factor = 2\n    ", suffix="\n    return [v * factor for v in values]\n")
+    prompt = Prompt(
+        text="def scale(values):\n    factor = 2\n    ", suffix="\n    return [v * factor for v in values]\n"
+    )
     backend = SuffixRecorder()
     result = await Engine(backend, Settings(schemes=("REL_R", "REL_C"), mutants=4)).run(prompt)
     assert result.mutants
     [suffixes] = backend.suffixes
     assert suffixes is not None and suffixes[0] == prompt.suffix
-    for m, s in zip(result.mutants, suffixes[1:]):
-        (new, old), = m.renames.items()
+    for m, s in zip(result.mutants, suffixes[1:], strict=True):
+        ((new, old),) = m.renames.items()
         assert old == "factor"
         assert s == prompt.suffix.replace("factor", new)
 

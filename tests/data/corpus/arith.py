@@ -89,11 +89,23 @@ checks = Checks()
 
 @checks.case
 def arithmetic_results(m):
-    return (m.compound(5), m.chained_minus(10), m.literals_on_both_sides(12345), m.loop_counters([1, 2, 3, 4, 6]),
-            m.negative_floor(-17), m.big_values(100))
+    return (
+        m.compound(5),
+        m.chained_minus(10),
+        m.literals_on_both_sides(12345),
+        m.loop_counters([1, 2, 3, 4, 6]),
+        m.negative_floor(-17),
+        m.big_values(100),
+    )
 
 
-@checks.prop(st.integers(-10**6, 10**6))
+@checks.prop(st.integers(-(10**6), 10**6))
 def arithmetic_prop(m, n):
-    return (m.compound(abs(n) % 7), m.chained_minus(n), m.literals_on_both_sides(n), m.loop_counters([n, n + 1, abs(n)]),
-            m.negative_floor(n), m.big_values(abs(n) % 50))
+    return (
+        m.compound(abs(n) % 7),
+        m.chained_minus(n),
+        m.literals_on_both_sides(n),
+        m.loop_counters([n, n + 1, abs(n)]),
+        m.negative_floor(n),
+        m.big_values(abs(n) % 50),
+    )

@@ -97,7 +97,12 @@ def coroutines(m):
     a = [1]
     alias = a
     r = _asyncio.run(m.add_later(a, [2]))
-    return r is alias, alias, _asyncio.run(m.add_later(b=2, a=1)), _asyncio.run(m.gather_sums([(1, 2), ("a", "b")]))
+    return (
+        r is alias,
+        alias,
+        _asyncio.run(m.add_later(b=2, a=1)),
+        _asyncio.run(m.gather_sums([(1, 2), ("a", "b")])),
+    )
 
 
 @checks.case

@@ -206,7 +206,14 @@ def account_errors(m):
 def interest_through_self_and_class(m):
     a = m.Account("c", 4)
     s = m.Savings("d", 4)
-    return a.accrue(), s.accrue(), s.balance, m.Account.fee(1234.5), m.Account.fee(amount=100, rate=0.5), m.Account.opened
+    return (
+        a.accrue(),
+        s.accrue(),
+        s.balance,
+        m.Account.fee(1234.5),
+        m.Account.fee(amount=100, rate=0.5),
+        m.Account.opened,
+    )
 
 
 @checks.case
@@ -214,7 +221,14 @@ def temperature_property(m):
     t = m.Temperature(100)
     f = t.fahrenheit
     t.fahrenheit = -40
-    return f, t._celsius, t == m.Temperature(-40.0), t == 5, t < m.Temperature(0), sorted([m.Temperature(3), t])[0]._celsius
+    return (
+        f,
+        t._celsius,
+        t == m.Temperature(-40.0),
+        t == 5,
+        t < m.Temperature(0),
+        sorted([m.Temperature(3), t])[0]._celsius,
+    )
 
 
 @checks.case
@@ -222,7 +236,12 @@ def vector_iadd_identity(m):
     v = m.Vector(1, 2)
     alias = v
     result = m.translate(v, m.Vector(10, 20))
-    return result is alias, repr(alias), repr(m.scaled_sum([m.Vector(1, 1), m.Vector(2, -1)], 3)), bool(m.Vector(0, 0))
+    return (
+        result is alias,
+        repr(alias),
+        repr(m.scaled_sum([m.Vector(1, 1), m.Vector(2, -1)], 3)),
+        bool(m.Vector(0, 0)),
+    )
 
 
 @checks.case
@@ -240,7 +259,12 @@ def shared_class_list(m):
 
 @checks.case
 def class_body_names(m):
-    return m.Shape().describe(), m.Square().describe(), m.Shape.label, sorted(k for k in vars(m.Shape) if not k.startswith("__"))
+    return (
+        m.Shape().describe(),
+        m.Square().describe(),
+        m.Shape.label,
+        sorted(k for k in vars(m.Shape) if not k.startswith("__")),
+    )
 
 
 @checks.case

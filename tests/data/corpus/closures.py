@@ -76,7 +76,7 @@ def square(x):
 @register("cube")
 @counted
 def cube(x):
-    return x ** 3
+    return x**3
 
 
 def factorial(n):
@@ -220,7 +220,13 @@ def decorators(m):
 
 @checks.case
 def recursion(m):
-    return m.factorial(10), m.fib_memo(60), len(m.fib_memo.__defaults__[0]), m.hanoi(3), m.hanoi(n=2, spare="S")
+    return (
+        m.factorial(10),
+        m.fib_memo(60),
+        len(m.fib_memo.__defaults__[0]),
+        m.hanoi(3),
+        m.hanoi(n=2, spare="S"),
+    )
 
 
 @checks.case

@@ -6,7 +6,9 @@ import itertools
 
 
 def pythagorean(limit):
-    return [(a, b, c) for c in range(1, limit) for b in range(1, c) for a in range(1, b) if a * a + b * b == c * c]
+    return [
+        (a, b, c) for c in range(1, limit) for b in range(1, c) for a in range(1, b) if a * a + b * b == c * c
+    ]
 
 
 def transpose(matrix):
@@ -54,7 +56,7 @@ def fib_pairs(n):
 def windowed_max(xs, k):
     best = []
     for i in range(len(xs) - k + 1):
-        window = xs[i:i + k]
+        window = xs[i : i + k]
         best.append(max(window))
     return best
 
@@ -67,7 +69,9 @@ def matrix_power_trace(m, p):
     size = len(m)
     result = [[int(i == j) for j in range(size)] for i in range(size)]
     for _ in range(p):
-        result = [[sum(result[i][k] * m[k][j] for k in range(size)) for j in range(size)] for i in range(size)]
+        result = [
+            [sum(result[i][k] * m[k][j] for k in range(size)) for j in range(size)] for i in range(size)
+        ]
     return sum(result[i][i] for i in range(size))
 
 
@@ -98,22 +102,44 @@ checks = Checks()
 
 @checks.case
 def comprehension_results(m):
-    return (m.pythagorean(20), m.transpose([[1, 2, 3], [4, 5, 6]]), m.transpose([]), m.index_words(["a", "b", "a"]),
-            sorted(m.unique_lengths(["a", "bb", "cc"])), m.consume_twice([1, 2, 3]))
+    return (
+        m.pythagorean(20),
+        m.transpose([[1, 2, 3], [4, 5, 6]]),
+        m.transpose([]),
+        m.index_words(["a", "b", "a"]),
+        sorted(m.unique_lengths(["a", "bb", "cc"])),
+        m.consume_twice([1, 2, 3]),
+    )
 
 
 @checks.case
 def iteration_results(m):
-    return (m.pairs_sorted({"a": 2, "b": 2, "c": 1}), m.interleave([1, 2, 3], "ab"), m.fib_pairs(6),
-            m.windowed_max([1, 3, 2, 5, 4], 2), m.cumulative([1, 2.5, -1]), m.matrix_power_trace([[1, 1], [1, 0]], 5))
+    return (
+        m.pairs_sorted({"a": 2, "b": 2, "c": 1}),
+        m.interleave([1, 2, 3], "ab"),
+        m.fib_pairs(6),
+        m.windowed_max([1, 3, 2, 5, 4], 2),
+        m.cumulative([1, 2.5, -1]),
+        m.matrix_power_trace([[1, 1], [1, 0]], 5),
+    )
 
 
 @checks.case
 def scopes(m):
-    return m.nested_scopes_in_comprehension([1, 2, 3], offset=10), m.enumerate_from("ab", start=5), m.min_max([3, -1, 7, 2])
+    return (
+        m.nested_scopes_in_comprehension([1, 2, 3], offset=10),
+        m.enumerate_from("ab", start=5),
+        m.min_max([3, -1, 7, 2]),
+    )
 
 
 @checks.prop(st.lists(st.integers(-9, 9), max_size=10))
 def comprehension_prop(m, xs):
-    return (m.consume_twice(xs), m.cumulative(xs), m.min_max(xs), m.windowed_max(xs, 2), m.interleave(xs, xs[::-1]),
-            m.nested_scopes_in_comprehension([abs(x) for x in xs][:4], 1))
+    return (
+        m.consume_twice(xs),
+        m.cumulative(xs),
+        m.min_max(xs),
+        m.windowed_max(xs, 2),
+        m.interleave(xs, xs[::-1]),
+        m.nested_scopes_in_comprehension([abs(x) for x in xs][:4], 1),
+    )

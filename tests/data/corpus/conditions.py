@@ -255,7 +255,14 @@ def and_counts_bool_calls(m):
 @checks.case
 def equality_non_bool(m):
     w = Weird()
-    return m.equal(w, 1), m.not_equal(w, 1), m.not_of_equal(w, 1), m.equal(nan, nan), m.not_equal(nan, nan), m.not_of_equal(nan, nan)
+    return (
+        m.equal(w, 1),
+        m.not_equal(w, 1),
+        m.not_of_equal(w, 1),
+        m.equal(nan, nan),
+        m.not_equal(nan, nan),
+        m.not_of_equal(nan, nan),
+    )
 
 
 @checks.case
@@ -298,7 +305,13 @@ def first_truthy_cases(m):
 
 @checks.case
 def comprehension_conditions(m):
-    return m.all_positive([1, 2]), m.all_positive([1, nan]), m.all_positive([]), m.contains("abc", "bc"), m.contains([nan], nan)
+    return (
+        m.all_positive([1, 2]),
+        m.all_positive([1, nan]),
+        m.all_positive([]),
+        m.contains("abc", "bc"),
+        m.contains([nan], nan),
+    )
 
 
 @checks.case
@@ -326,18 +339,40 @@ def assertion_fails(m):
     return m.assert_positive(nan)
 
 
-anything = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(), st.text(max_size=2),
-                     st.lists(st.integers(0, 1), max_size=2))
+anything = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(),
+    st.text(max_size=2),
+    st.lists(st.integers(0, 1), max_size=2),
+)
 
 
 @checks.prop(st.tuples(anything, anything, anything))
 def truthiness_prop(m, abc):
     a, b, c = abc
-    return (m.pick(a, b, c), m.pick_not(a, b, c), m.both(a, b), m.either(a, c), m.both_truth(a, b),
-            m.neither(b, c), m.ternary(c, a, b), m.is_missing(a), m.first_truthy([a, b, c]))
+    return (
+        m.pick(a, b, c),
+        m.pick_not(a, b, c),
+        m.both(a, b),
+        m.either(a, c),
+        m.both_truth(a, b),
+        m.neither(b, c),
+        m.ternary(c, a, b),
+        m.is_missing(a),
+        m.first_truthy([a, b, c]),
+    )
 
 
 @checks.prop(st.tuples(st.one_of(st.integers(), st.floats()), st.one_of(st.integers(), st.floats())))
 def comparison_prop(m, ab):
     a, b = ab
-    return m.equal(a, b), m.not_equal(a, b), m.not_of_equal(a, b), m.in_range(a, b, a), m.classify(a), m.self_equal(b)
+    return (
+        m.equal(a, b),
+        m.not_equal(a, b),
+        m.not_of_equal(a, b),
+        m.in_range(a, b, a),
+        m.classify(a),
+        m.self_equal(b),
+    )

@@ -221,7 +221,14 @@ def parsing_error_escapes(m):
 @checks.case
 def try_else_finally(m):
     log = []
-    return m.safe_int("21"), m.safe_int("x"), m.safe_int(None, default=-1), m.finally_wins(log), log, m.finally_overrides()
+    return (
+        m.safe_int("21"),
+        m.safe_int("x"),
+        m.safe_int(None, default=-1),
+        m.finally_wins(log),
+        log,
+        m.finally_overrides(),
+    )
 
 
 @checks.case
@@ -258,15 +265,31 @@ def walrus_unbound(m):
 
 @checks.case
 def match_statement(m):
-    shapes = [{"kind": "circle", "r": 2}, {"kind": "rect", "w": 3, "h": 3}, {"kind": "rect", "w": 3, "h": 4},
-              [1, 2], [1, 2, 3], "hi", m.Point(0, 7), m.Point(1, 2), 1, 2.0, None, {"kind": "other"}]
+    shapes = [
+        {"kind": "circle", "r": 2},
+        {"kind": "rect", "w": 3, "h": 3},
+        {"kind": "rect", "w": 3, "h": 4},
+        [1, 2],
+        [1, 2, 3],
+        "hi",
+        m.Point(0, 7),
+        m.Point(1, 2),
+        1,
+        2.0,
+        None,
+        {"kind": "other"},
+    ]
     return [m.describe_shape(s) for s in shapes]
 
 
 @checks.case
 def loops_with_else(m):
-    return (m.find_first_negative([[1, 2], [3, -4, 5], [-1]]), m.find_first_negative([[1]]),
-            m.while_else(3), m.while_else(10))
+    return (
+        m.find_first_negative([[1, 2], [3, -4, 5], [-1]]),
+        m.find_first_negative([[1]]),
+        m.while_else(3),
+        m.while_else(10),
+    )
 
 
 @checks.case

@@ -161,15 +161,24 @@ def grouping(m):
 @checks.case
 def deep_get_cases(m):
     d = {"a": {"b": {"c": 0}}, "x": [1]}
-    return (m.deep_get(d, "a.b.c"), m.deep_get(d, "a.b.z", default="none"),
-            m.deep_get(d, "x.y"), m.deep_get(path="a.b", d=d))
+    return (
+        m.deep_get(d, "a.b.c"),
+        m.deep_get(d, "a.b.z", default="none"),
+        m.deep_get(d, "x.y"),
+        m.deep_get(path="a.b", d=d),
+    )
 
 
 @checks.case
 def misc(m):
-    return (m.top_n("abracadabra", 2), m.common_keys({"a": 1, "b": 2}, {"b": 3, "a": 0}, {"a": 5}),
-            m.common_keys(), m.squares_by_parity(7), m.nested_totals([("x", 1), ("y", 2.5), ("x", -1)]),
-            m.frozen_pairs([(1, 2), (2, 1), (3, 3)]))
+    return (
+        m.top_n("abracadabra", 2),
+        m.common_keys({"a": 1, "b": 2}, {"b": 3, "a": 0}, {"a": 5}),
+        m.common_keys(),
+        m.squares_by_parity(7),
+        m.nested_totals([("x", 1), ("y", 2.5), ("x", -1)]),
+        m.frozen_pairs([(1, 2), (2, 1), (3, 3)]),
+    )
 
 
 @checks.prop(words)

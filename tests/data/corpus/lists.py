@@ -76,7 +76,7 @@ def chunks(xs, size):
     result = []
     start = 0
     while start < len(xs):
-        result.append(xs[start:start + size])
+        result.append(xs[start : start + size])
         start += size
     return result
 

@@ -71,7 +71,7 @@ def fib(n):
 def power_sum(n, p=2):
     s = 0
     for i in range(1, n + 1):
-        s += i ** p
+        s += i**p
     return s
 
 
@@ -180,7 +180,14 @@ def division_on_specials(m):
 
 @checks.case
 def negative_zero(m):
-    return m.negate(0.0), m.negate(-0.0), m.add_assign(-0.0, 0.0), m.add_assign(-0.0, -0.0), m.sub_assign(0.0, 0.0), m.double(-0.0)
+    return (
+        m.negate(0.0),
+        m.negate(-0.0),
+        m.add_assign(-0.0, 0.0),
+        m.add_assign(-0.0, -0.0),
+        m.sub_assign(0.0, 0.0),
+        m.double(-0.0),
+    )
 
 
 @checks.case
@@ -200,7 +207,14 @@ def clamp_cases(m):
 
 @checks.case
 def number_theory(m):
-    return m.gcd(1071, 462), m.gcd(-12, 18), m.fib(50), m.power_sum(10), m.power_sum(4, p=3), m.integer_sqrt(10**30 + 7)
+    return (
+        m.gcd(1071, 462),
+        m.gcd(-12, 18),
+        m.fib(50),
+        m.power_sum(10),
+        m.power_sum(4, p=3),
+        m.integer_sqrt(10**30 + 7),
+    )
 
 
 @checks.case
@@ -220,7 +234,13 @@ def exact_numbers(m):
 
 @checks.case
 def ratios(m):
-    return m.safe_ratio(1, 0), m.safe_ratio(-2, 0), m.safe_ratio(0, 0), m.safe_ratio(1, 4), m.is_close(0.1 + 0.2, 0.3)
+    return (
+        m.safe_ratio(1, 0),
+        m.safe_ratio(-2, 0),
+        m.safe_ratio(0, 0),
+        m.safe_ratio(1, 4),
+        m.is_close(0.1 + 0.2, 0.3),
+    )
 
 
 @checks.case
@@ -229,7 +249,7 @@ def signs(m):
 
 
 floats = st.floats(allow_nan=True, allow_infinity=True)
-numbers = st.one_of(st.integers(-10**6, 10**6), floats, st.booleans(), st.fractions(max_denominator=50))
+numbers = st.one_of(st.integers(-(10**6), 10**6), floats, st.booleans(), st.fractions(max_denominator=50))
 
 
 @checks.prop(st.tuples(numbers, numbers))
@@ -241,7 +261,14 @@ def arithmetic_prop(m, ab):
             out.append(fn(a, b) if fn is not m.clamp.__call__ else fn(a, b, b))
         except (OverflowError, TypeError) as e:
             out.append(type(e).__name__)
-    out.append((m.negate(a), m.double(a), m.sign(a) if a == a else None, m.is_close(a, b) if all(map(_math.isfinite, (a, b))) else None))
+    out.append(
+        (
+            m.negate(a),
+            m.double(a),
+            m.sign(a) if a == a else None,
+            m.is_close(a, b) if all(map(_math.isfinite, (a, b))) else None,
+        )
+    )
     return out
 
 

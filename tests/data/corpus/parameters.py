@@ -111,8 +111,15 @@ checks = Checks()
 
 @checks.case
 def positional_calls(m):
-    return (m.clamp(5, 0, 3), m.clamp(-1, 0, 3), m.clamp(2.5, 0, 3), m.mean([1, 2, 4]),
-            m.merge_counts({"a": 1}, {"a": 2, "b": 3}), m.safe_div(1, 0), m.safe_div(6, 4))
+    return (
+        m.clamp(5, 0, 3),
+        m.clamp(-1, 0, 3),
+        m.clamp(2.5, 0, 3),
+        m.mean([1, 2, 4]),
+        m.merge_counts({"a": 1}, {"a": 2, "b": 3}),
+        m.safe_div(1, 0),
+        m.safe_div(6, 4),
+    )
 
 
 @checks.case
@@ -122,8 +129,12 @@ def keyword_calls_keep_their_names(m):
 
 @checks.case
 def generators_closures_lambdas(m):
-    return (list(m.count_down(10, 3)), m.make_adder(5)(1), m.scaled([1, 2.5, "x"], 2),
-            m.under_limit([1, 5, 9], 6))
+    return (
+        list(m.count_down(10, 3)),
+        m.make_adder(5)(1),
+        m.scaled([1, 2.5, "x"], 2),
+        m.under_limit([1, 5, 9], 6),
+    )
 
 
 @checks.case

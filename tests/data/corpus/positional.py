@@ -134,8 +134,18 @@ checks = Checks()
 
 @checks.case
 def positional_calls(m):
-    return (m.hypot2(3, 4), m.hypot2(1.5, -0.0), m.power(2, 10), m.power(3, 5, mod=7), m.count_matching([1, -2, 3], lambda v: v > 0),
-            m.make_scaler(3)("ab"), m.depth([[1, [2]], 3]), m.depth(5), m.join_all("-", 1, "a", None), m.join_all(","))
+    return (
+        m.hypot2(3, 4),
+        m.hypot2(1.5, -0.0),
+        m.power(2, 10),
+        m.power(3, 5, mod=7),
+        m.count_matching([1, -2, 3], lambda v: v > 0),
+        m.make_scaler(3)("ab"),
+        m.depth([[1, [2]], 3]),
+        m.depth(5),
+        m.join_all("-", 1, "a", None),
+        m.join_all(","),
+    )
 
 
 @checks.case
@@ -149,7 +159,13 @@ def positional_by_keyword_still_fails(m):
 
 @checks.case
 def kwargs_are_data(m):
-    return m.describe_kwargs(zeta=1, alpha=2), m.spread(1, 2, key="v"), m.spread(args=1, kwargs=2), m.describe_kwargs(kwargs=1), m.relay(1, other=2)
+    return (
+        m.describe_kwargs(zeta=1, alpha=2),
+        m.spread(1, 2, key="v"),
+        m.spread(args=1, kwargs=2),
+        m.describe_kwargs(kwargs=1),
+        m.relay(1, other=2),
+    )
 
 
 @checks.case
@@ -159,8 +175,15 @@ def global_shadowing(m):
 
 @checks.case
 def integer_counters(m):
-    return (m.mean_int([1, 2, 3, 4]), m.mean_int([]), m.triangle(10), m.bit_length(1023), m.checksum(b"hello world"),
-            m.apply_twice(abs, -3), m.lambda_default_param(5))
+    return (
+        m.mean_int([1, 2, 3, 4]),
+        m.mean_int([]),
+        m.triangle(10),
+        m.bit_length(1023),
+        m.checksum(b"hello world"),
+        m.apply_twice(abs, -3),
+        m.lambda_default_param(5),
+    )
 
 
 @checks.case
@@ -171,4 +194,10 @@ def float_inputs(m):
 @checks.prop(st.tuples(st.lists(st.integers(-100, 100), max_size=8), st.integers(0, 300)))
 def integer_prop(m, vn):
     values, n = vn
-    return m.mean_int(values), m.triangle(n), m.bit_length(n), m.checksum(bytes(abs(v) % 256 for v in values)), m.power(n % 7, 5, mod=11)
+    return (
+        m.mean_int(values),
+        m.triangle(n),
+        m.bit_length(n),
+        m.checksum(bytes(abs(v) % 256 for v in values)),
+        m.power(n % 7, 5, mod=11),
+    )

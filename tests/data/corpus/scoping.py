@@ -220,7 +220,14 @@ checks = Checks()
 
 @checks.case
 def docstrings(m):
-    return m.__doc__, m.documented.__doc__, m.Documented.__doc__, m.Documented.method.__doc__, m.documented(1), m.Documented().method(3)
+    return (
+        m.__doc__,
+        m.documented.__doc__,
+        m.Documented.__doc__,
+        m.Documented.method.__doc__,
+        m.documented(1),
+        m.Documented().method(3),
+    )
 
 
 @checks.case
@@ -253,15 +260,27 @@ def module_globals(m):
 
 @checks.case
 def functional_scopes(m):
-    return (m.lambdas_over_params(5, 1, 9, 4, 6), m.comprehension_over_params(6), m.shadow_in_nested_function(2),
-            m.super_in_method())
+    return (
+        m.lambdas_over_params(5, 1, 9, 4, 6),
+        m.comprehension_over_params(6),
+        m.shadow_in_nested_function(2),
+        m.super_in_method(),
+    )
 
 
 @checks.case
 def enclosing_scope_expressions(m):
-    return (m.defaults_from_locals(), m.decorator_from_local(), m.comprehension_reuses_name(), m.class_base_from_local(),
-            m.annotation_from_local("42"), m.doubly_nested_nonlocal(), m.generator_late_binding(), m.global_in_nested(),
-            m.COUNT)
+    return (
+        m.defaults_from_locals(),
+        m.decorator_from_local(),
+        m.comprehension_reuses_name(),
+        m.class_base_from_local(),
+        m.annotation_from_local("42"),
+        m.doubly_nested_nonlocal(),
+        m.generator_late_binding(),
+        m.global_in_nested(),
+        m.COUNT,
+    )
 
 
 @checks.case

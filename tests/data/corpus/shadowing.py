@@ -89,12 +89,25 @@ def shadowed_print(m):
 
 @checks.case
 def shadowed_builtins(m):
-    return m.uses_shadowed_len([1, 2]), m.str(3), m.bool(0), m.condition_with_shadowed_bool(0), m.condition_with_shadowed_bool("x"), list(m.OUTPUT)
+    return (
+        m.uses_shadowed_len([1, 2]),
+        m.str(3),
+        m.bool(0),
+        m.condition_with_shadowed_bool(0),
+        m.condition_with_shadowed_bool("x"),
+        list(m.OUTPUT),
+    )
 
 
 @checks.case
 def fresh_name_collisions(m):
-    return m.uses_globals(1, 2), m.uses_more_globals(3), m.add(1, b=2), m.compare(a=2, b=1), m.accumulate([1], [2])
+    return (
+        m.uses_globals(1, 2),
+        m.uses_more_globals(3),
+        m.add(1, b=2),
+        m.compare(a=2, b=1),
+        m.accumulate([1], [2]),
+    )
 
 
 @checks.case

@@ -89,7 +89,13 @@ checks = Checks()
 
 @checks.case
 def keyword_calls(m):
-    return m.area(width=2, height=5), m.area(height=4, width=3), m.area(7), m.scale(value=2), m.scale(2, factor=10)
+    return (
+        m.area(width=2, height=5),
+        m.area(height=4, width=3),
+        m.area(7),
+        m.scale(value=2),
+        m.scale(2, factor=10),
+    )
 
 
 @checks.case
@@ -115,7 +121,14 @@ def keyword_only_positional_fails(m):
 
 @checks.case
 def varargs(m):
-    return m.total(), m.total(1, 2, 3), m.total(1.5, start=10), m.options(b=2, a=1), m.forward(2, height=9), m.forward(width=4)
+    return (
+        m.total(),
+        m.total(1, 2, 3),
+        m.total(1.5, start=10),
+        m.options(b=2, a=1),
+        m.forward(2, height=9),
+        m.forward(width=4),
+    )
 
 
 @checks.case
@@ -135,8 +148,13 @@ def shadowing_parameter(m):
 
 @checks.case
 def annotations_and_kwonly(m):
-    return (m.with_annotations(3), m.with_annotations(count=4, label="k"), m.keyword_only_defaults(),
-            m.keyword_only_defaults(second=0, first=5), m.with_annotations.__annotations__)
+    return (
+        m.with_annotations(3),
+        m.with_annotations(count=4, label="k"),
+        m.keyword_only_defaults(),
+        m.keyword_only_defaults(second=0, first=5),
+        m.with_annotations.__annotations__,
+    )
 
 
 @checks.case
@@ -152,10 +170,19 @@ def defaults_once(m):
 
 @checks.case
 def reassigned_and_unused(m):
-    return m.parameter_reassigned(2, 3), m.parameter_reassigned(y=[1], x=[0]), m.unused_parameters(c=3, b=2, a=1)
+    return (
+        m.parameter_reassigned(2, 3),
+        m.parameter_reassigned(y=[1], x=[0]),
+        m.unused_parameters(c=3, b=2, a=1),
+    )
 
 
 @checks.prop(st.tuples(st.integers(-100, 100), st.integers(-100, 100)))
 def keyword_prop(m, ab):
     a, b = ab
-    return m.area(width=a, height=b), m.total(a, b, start=a), m.parameter_reassigned(x=a, y=b), m.everything(a, c=b)
+    return (
+        m.area(width=a, height=b),
+        m.total(a, b, start=a),
+        m.parameter_reassigned(x=a, y=b),
+        m.everything(a, c=b),
+    )

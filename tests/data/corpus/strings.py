@@ -126,7 +126,12 @@ def palindromes(m):
 
 @checks.case
 def describe_cases(m):
-    return m.describe("x", 5), m.describe("yy", 2.5, width=3), m.describe("n", float("nan")), m.describe("i", -0.0)
+    return (
+        m.describe("x", 5),
+        m.describe("yy", 2.5, width=3),
+        m.describe("n", float("nan")),
+        m.describe("i", -0.0),
+    )
 
 
 @checks.case
@@ -159,8 +164,11 @@ def bytes_cases(m):
 
 @checks.case
 def prefix_and_wrap(m):
-    return (m.longest_common_prefix(["flower", "flow", "flight"]), m.longest_common_prefix([]),
-            m.wrap("the quick brown fox jumps over the lazy dog", 10))
+    return (
+        m.longest_common_prefix(["flower", "flow", "flight"]),
+        m.longest_common_prefix([]),
+        m.wrap("the quick brown fox jumps over the lazy dog", 10),
+    )
 
 
 @checks.prop(st.tuples(texts, st.integers(-30, 30)))
