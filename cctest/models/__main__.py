@@ -1,4 +1,6 @@
-"""``python -m cctest.models``: print the bundled model's card (Markdown) from its training.json."""
+"""``python -m cctest.models``: print the bundled model's card (Markdown) from its training.json,
+with the trainer's recorded samples and the same prompts completed live through cctest's ``hf``
+backend (token healing, stopped at the end of the cursor's block)."""
 
 from __future__ import annotations
 
@@ -26,14 +28,32 @@ def card() -> str:
         "Greedy completions (48 new tokens, as recorded by the trainer):",
         "",
     ]
-    for sample in info.get("samples", []):
-        completion = sample["completion"]
-        if completion.strip():
-            text = sample["prompt"] + completion.rstrip()
-        else:
-            text = sample["prompt"].rstrip() + "\n# (the model wrote only blank lines here)"
-        lines += ["```python", text, "```", ""]
+    samples = info.get("samples", [])
+    for sample in samples:
+        lines += _block(sample["prompt"], sample["completion"])
+    prompts = [sample["prompt"] for sample in samples]
+    if prompts:
+        lines += ["The same prompts through cctest's `hf` backend (greedy, 48 new tokens, token", ""]
+        lines[-2] += " healing, cut at the end of the cursor's block):"
+        for prompt, completion in zip(prompts, _complete(prompts), strict=True):
+            lines += _block(prompt, completion)
     return "\n".join(lines)
+
+
+def _block(prompt: str, completion: str) -> list[str]:
+    if completion.strip():
+        text = prompt + completion.rstrip()
+    else:
+        text = prompt.rstrip() + "\n# (the model wrote nothing here)"
+    return ["```python", text, "```", ""]
+
+
+def _complete(prompts: list[str]) -> list[str]:
+    from ..backends.base import GenerationOptions
+    from ..backends.hf import HFBackend
+
+    backend = HFBackend(None, options=GenerationOptions(max_new_tokens=48), threads=1)
+    return [g.text for g in backend.generate(prompts)]
 
 
 if __name__ == "__main__":

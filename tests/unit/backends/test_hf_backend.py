@@ -193,7 +193,10 @@ def test_bundled_model_ships_its_training_record() -> None:
     json.dumps(info)
     text = card()  # the model card the README quotes
     assert f"held-out loss {info['held_out_loss']}" in text
-    assert text.count("```python") == len(info["samples"])
+    # the trainer's recorded samples, then the same prompts completed live through the backend
+    assert text.count("```python") == 2 * len(info["samples"])
+    live = text.split("through cctest's `hf` backend", 1)[1]
+    assert all(sample["prompt"].rstrip() in live for sample in info["samples"])
 
 
 @pytest.mark.parametrize(
