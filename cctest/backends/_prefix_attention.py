@@ -129,11 +129,11 @@ def shared_prefix_attention(
         own = rk.shape[-2]
         hidden = torch.ones(q_len, own, dtype=torch.bool, device=query.device).triu(own - q_len + 1)
         scores[..., p_len:] = scores[..., p_len:].masked_fill(hidden, float("-inf"))
-    elif attention_mask is not None:
+    elif attention_mask is not None:  # in place: scores is this call's own fresh tensor
         if attention_mask.dtype == torch.bool:
-            scores = scores.masked_fill(~attention_mask, float("-inf"))
+            scores.masked_fill_(attention_mask.logical_not(), float("-inf"))
         else:
-            scores = scores + attention_mask
+            scores.add_(attention_mask)
     # every query sees at least the prefix, so no row of the softmax is fully masked (no NaN)
     weights = torch.softmax(scores, dim=-1).to(query.dtype)
     w_prefix = weights[..., :p_len].transpose(0, 1).reshape(heads, batch * q_len, p_len)
