@@ -23,7 +23,7 @@ from .types import ORIGINAL, Completion, EngineResult, Mutant, Prompt, Verdict
 
 @dataclass
 class _Request:
-    """A prompt between its mutants and its completions: what ``Engine.finish`` needs."""
+    """A prompt between its mutants and its completions: what ``Engine._finish`` needs."""
 
     prompt: Prompt
     mutants: tuple[Mutant, ...]
@@ -59,12 +59,7 @@ class Engine:
         Raises BackendError only when no prompt at all could be completed because of errors.
         """
         request = self._prepare(prompt, k, schemes, original)
-        t = time.perf_counter()
-        raw = await self.backend.complete(
-            request.texts, suffixes=request.suffixes if request.prompt.suffix else None
-        )
-        request.timings["complete"] = (time.perf_counter() - t) * 1000
-        return self._finish(request, raw, wall=True)
+        return self._finish(request, await self._complete(request), wall=True)
 
     async def run_many(
         self,
@@ -113,15 +108,19 @@ class Engine:
                 out.append(exc)
         return out
 
-    async def _alone(self, request: _Request) -> EngineResult | Exception:
-        """One prepared prompt in a backend call of its own; its failure as the result."""
+    async def _complete(self, request: _Request) -> list[Any]:
+        """One prepared prompt's variants in a backend call of their own, timed."""
         t = time.perf_counter()
+        raw = await self.backend.complete(
+            request.texts, suffixes=request.suffixes if request.prompt.suffix else None
+        )
+        request.timings["complete"] = (time.perf_counter() - t) * 1000
+        return raw
+
+    async def _alone(self, request: _Request) -> EngineResult | Exception:
+        """``_complete`` and ``_finish`` for one prompt of ``run_many``; its failure as the result."""
         try:
-            raw = await self.backend.complete(
-                request.texts, suffixes=request.suffixes if request.prompt.suffix else None
-            )
-            request.timings["complete"] = (time.perf_counter() - t) * 1000
-            return self._finish(request, raw, wall=False)
+            return self._finish(request, await self._complete(request), wall=False)
         except Exception as exc:  # noqa: BLE001
             return exc
 
