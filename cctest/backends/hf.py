@@ -14,7 +14,7 @@ byte-level BPE merges ``"\n    "`` with the word after it (``"\n   "`` + ``" ret
 ending in ``"\n    "`` shows the model a token it has only seen before more whitespace, and it
 answers with a blank line or a new top-level ``def``. So the trailing whitespace tokens (or the
 last token, when it is not whitespace) are taken off the prompt and the first generated tokens
-are constrained to write that text back (``_Healing``); the completion is what follows it.
+are constrained to write that text back (a logits processor); the completion is what follows it.
 transformers' own ``token_healing`` strips the prompt's leading and trailing whitespace (in code
 that is the indentation) and re-tokenizes with its own padding, so it cannot serve here.
 
