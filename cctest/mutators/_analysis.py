@@ -57,6 +57,7 @@ import threading
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 _BUILTINS = frozenset(dir(builtins))
 # builtins whose meaning a scheme relies on; each is checked for rebinding in the document
@@ -103,6 +104,15 @@ class FunctionFacts:
 
 _head_cache: dict[str, frozenset[str]] = {}
 _head_lock = threading.Lock()
+_REMEMBERED = 16  # answers kept per cache: the windows a few open documents are typed in
+
+
+def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
+    """Store ``value`` in one of the small per-window caches, emptied when it is full."""
+    with _head_lock:
+        if len(cache) > _REMEMBERED:
+            cache.clear()
+        cache[key] = value
 
 
 def shadowed_in_prompt(head: str, rest: str) -> frozenset[str]:
@@ -110,10 +120,7 @@ def shadowed_in_prompt(head: str, rest: str) -> frozenset[str]:
     got = _head_cache.get(head)
     if got is None:
         got = shadowed_builtins(head)
-        with _head_lock:
-            if len(_head_cache) > 16:
-                _head_cache.clear()
-            _head_cache[head] = got
+        _remember(_head_cache, head, got)
     return got | shadowed_builtins(rest)
 
 
@@ -268,10 +275,7 @@ def _words(text: str) -> frozenset[str]:
     got = _words_cache.get(text)
     if got is None:
         got = frozenset(_WORD.findall(text))
-        with _head_lock:
-            if len(_words_cache) > 16:
-                _words_cache.clear()
-            _words_cache[text] = got
+        _remember(_words_cache, text, got)
     return got
 
 
@@ -279,10 +283,7 @@ def _scan_remembered(text: str) -> KeywordFacts:
     got = _scan_cache.get(text)
     if got is None:
         got = _scan(text)
-        with _head_lock:
-            if len(_scan_cache) > 16:
-                _scan_cache.clear()
-            _scan_cache[text] = got
+        _remember(_scan_cache, text, got)
     return got
 
 
@@ -335,10 +336,7 @@ def enclosing_class(head: str, indent: str) -> str | None:
         m = _HEADER.match(stripped)
         out = "?" if m is None else (m[2] if m[1] == "class" else None)
         break
-    with _head_lock:
-        if len(_class_cache) > 16:
-            _class_cache.clear()
-        _class_cache[key] = out
+    _remember(_class_cache, key, out)
     return out
 
 
