@@ -1,8 +1,8 @@
 """The nine mutation schemes of CCTest and the two entry points that apply them.
 
 ``generate_mutants(prompt)`` makes up to k program-structure-consistent mutants of the text before
-a cursor (half-typed code is fine: see ``cctest.context``), spread round-robin over the schemes
-that apply, each scored with pycode-similar and split into kept and dropped by ``max_distance``.
+a cursor (half-typed code is fine: see ``cctest.context``), spread over the schemes that apply
+(variety before quantity: ``_for_variety``), each scored with pycode-similar and split into kept and dropped by ``max_distance``.
 ``mutate_whole(source, scheme)`` applies one scheme at every site of a whole parsable file.
 
 Per-keystroke cost: only a small window near the cursor is parsed, and the mutated windows are
@@ -228,14 +228,38 @@ def _mutant(window: Window, m: _Made) -> Mutant:
     )
 
 
-def _round_robin(per_scheme: list[list[Variant]]) -> list[Variant]:
+def _for_variety(names: list[str], per_scheme: list[list[Variant]]) -> list[Variant]:
+    """The candidates in the order they are tried: variety before quantity.
+
+    Round after round, each scheme offers its next variant, the first scheme of every family
+    before the second of any (REP_R, REL_R, ..., then REP_C, REL_C, ...), so that k smaller than
+    the number of schemes still spans the families. A variant at a site where the same scheme
+    already has one (the other form of one condition, a rename overlapping another) waits until
+    every scheme's distinct sites are used up.
+    """
+    first: list[int] = []
+    second: list[int] = []
+    families: set[str] = set()
+    for i, n in enumerate(names):
+        fam = SCHEMES[n].family
+        (second if fam in families else first).append(i)
+        families.add(fam)
+    order = first + second
+    used: dict[str, set[object]] = {n: set() for n in names}
     out: list[Variant] = []
+    later: list[Variant] = []
     depth = max((len(v) for v in per_scheme), default=0)
-    for i in range(depth):
-        for variants in per_scheme:
-            if i < len(variants):
-                out.append(variants[i])
-    return out
+    for d in range(depth):
+        for i in order:
+            if d < len(per_scheme[i]):
+                v = per_scheme[i][d]
+                where = SCHEMES[v.scheme].sites(v)
+                if where & used[v.scheme]:
+                    later.append(v)
+                else:
+                    used[v.scheme] |= where
+                    out.append(v)
+    return out + later
 
 
 def _make(
@@ -256,7 +280,7 @@ def _make(
         doc=doc,
         outer_class=outer,
     )
-    queue = _round_robin([SCHEMES[n].ordered(a, seed) for n in names])
+    queue = _for_variety(names, [SCHEMES[n].ordered(a, seed) for n in names])
     kept: list[_Made] = []
     dropped: list[_Made] = []
     seen = {window.body}

@@ -11,6 +11,7 @@ the enclosing scope, where the old name may mean something else.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import libcst as cst
 
@@ -106,6 +107,10 @@ class RenameScheme(Scheme):
             for f in a.functions
             if self._candidates(f)
         ]
+
+    def sites(self, v: Variant) -> frozenset[Any]:
+        index, names = v.key
+        return frozenset((index, n) for n in names)  # renaming all names overlaps each single one
 
     def _new_name(self, f: FunctionFacts, old: str, pool: NamePool) -> str:
         if self.style == "R":

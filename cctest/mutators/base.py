@@ -104,6 +104,16 @@ class Scheme(ABC):
         """The variants that make up "applied at every site" (``cctest mutate --whole``)."""
         return self.variants(a)
 
+    def sites(self, v: Variant) -> frozenset[Any]:
+        """Where ``v`` rewrites: two variants of one scheme that share a site are look-alikes
+        (``not not`` and ``bool(...)`` around the same condition), taken only after variety runs out."""
+        return frozenset((v.key[0],))
+
+    @property
+    def family(self) -> str:
+        """REP_R and REP_C are two variants of one family, REP."""
+        return self.name.split("_")[0]
+
     def ordered(self, a: Analysis, seed: int) -> list[Variant]:
         out = self.variants(a)
         if seed:

@@ -48,9 +48,9 @@ async def test_a_keyword_call_after_the_cursor_keeps_that_parameter_name():
 
 
 async def test_a_mutant_that_changes_the_answer_is_flagged_and_not_chosen():
-    # the backend answers differently whenever the prompt contains dead code: GRA's mutants
-    result = await run(RuleBackend(fragile=["if False"]), mutants=10)
-    gra = [i for i, m in enumerate(result.mutants, start=1) if m.scheme.startswith("GRA")]
+    # the backend answers differently whenever the prompt contains GRA_C's dead code
+    result = await run(RuleBackend(fragile=["if False: Add_TempVar"]), mutants=10)
+    gra = [i for i, m in enumerate(result.mutants, start=1) if m.scheme == "GRA_C"]
     assert gra and len(gra) < len(result.mutants) / 2, "GRA should apply, to a minority of the mutants"
     assert set(result.outliers) == set(gra) and not result.original_is_outlier
     assert result.completion == "return a + b\n"

@@ -159,3 +159,31 @@ def test_splicing_equals_transforming_on_real_windows():
                     assert spliced.code == full.code, (name, scheme.name, v)
                     checked += 1
     assert checked > 100
+
+
+def test_variety_before_quantity_no_scheme_twice_at_one_site_while_others_can_fill_k():
+    from cctest.mutators import generate_mutants
+
+    prompt = "def f(a, /):\n    x = 1\n    if a:\n        x = 2\n    y = x\n    "
+    # one condition: RTF's second form of it waits while GRA has distinct sites left
+    out = generate_mutants(prompt, schemes=("RTF", "GRA_R"), k=3)
+    assert [m.scheme for m in out.mutants].count("RTF") == 1
+    assert len(out.mutants) == 3
+    # quantity still comes when variety runs out: both forms of the one condition
+    rtf = generate_mutants(prompt, schemes=("RTF",), k=10).mutants
+    assert sorted("bool(" in m.text for m in rtf) == [False, True]
+    # the first k mutants span the families before any family's second scheme (k = 4: 4 families)
+    four = generate_mutants(prompt, schemes=("REL_R", "REL_C", "GRA_R", "GRA_C", "RTF", "INI"), k=4)
+    assert len({m.scheme.split("_")[0] for m in four.mutants}) == 4
+
+
+def test_a_rename_of_all_locals_waits_for_the_single_renames():
+    from cctest.mutators import generate_mutants
+
+    prompt = "def f(a, /):\n    x = a\n    y = x\n    "
+    got = [sorted(m.renames.values()) for m in generate_mutants(prompt, schemes=("REL_R",), k=3).mutants]
+    assert got[:2] in (
+        [["y"], ["x"]],
+        [["x"], ["y"]],
+    )  # distinct sites first
+    assert got[2] == ["x", "y"]
