@@ -2,7 +2,8 @@
 
 ``generate_mutants(prompt)`` makes up to k program-structure-consistent mutants of the text before
 a cursor (half-typed code is fine: see ``cctest.context``), spread over the schemes that apply
-(variety before quantity: ``_for_variety``), each scored with pycode-similar and split into kept and dropped by ``max_distance``.
+(variety before quantity: ``_for_variety``), each scored with pycode-similar and split into kept
+and dropped by ``max_distance``.
 ``mutate_whole(source, scheme)`` applies one scheme at every site of a whole parsable file.
 
 Per-keystroke cost: only a small window near the cursor is parsed, and the mutated windows are
