@@ -1,9 +1,16 @@
 """Typed settings shared by the CLI, the language server and the benchmarks.
 
-One dataclass, ``Settings``, with snake_case fields. ``Settings.from_mapping`` accepts the
-camelCase names the language server receives on the wire (``maxNewTokens``) as well as
-snake_case, validates every value, and returns the settings plus one message per rejected
-value (the rejected value keeps its default), so a caller can warn and carry on.
+One dataclass, ``Settings``, with snake_case fields. Each field is described once, by the
+``Spec`` in its metadata: its type, whether it may be null, its allowed values or bounds, its
+description, and whether changing it rebuilds the backend. Everything else derives from that
+description: validation here, the language server's settings table (``lsp_server/settings.py``),
+the VS Code extension's ``package.json`` and the settings table in ``docs/lsp.md`` (both written
+by ``tools/sync_settings.py``).
+
+``Settings.from_mapping`` accepts the camelCase names the language server receives on the wire
+(``maxNewTokens``) as well as snake_case, validates every value, and returns the settings plus
+one message per rejected value (the rejected value keeps its default), so a caller can warn and
+carry on.
 """
 
 from __future__ import annotations
@@ -11,16 +18,19 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import ConfigError
 
 BACKENDS = ("hf", "http", "rules")
 PROVIDERS = ("openai", "ollama", "tgi")
 MODES = ("repair", "monitor", "off")
+DTYPES = ("auto", "float32", "float16", "bfloat16")
+
+_T = TypeVar("_T")
 
 
 def default_defect_log() -> Path:
@@ -29,32 +39,217 @@ def default_defect_log() -> Path:
     return Path(user_cache_dir("cctest")) / "defects.sqlite3"
 
 
+def _scheme_names() -> tuple[str, ...]:
+    from .mutators import SCHEMES  # late: the mutators pull in libcst
+
+    return tuple(SCHEMES)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """The one description of a setting.
+
+    ``kind`` is ``str``, ``int``, ``float``, ``bool`` or ``tuple`` (a list of strings);
+    ``choices`` the allowed values (of the items, for a list), or a function that returns them;
+    ``minimum``/``maximum`` bound a number (``exclusive_minimum``: the minimum itself is not
+    allowed); ``path``: a string that names a file, ``~`` expanded; ``backend``: a change to it
+    re-creates the backend (and, for ``hf``, reloads the model).
+    """
+
+    kind: type
+    description: str
+    nullable: bool = False
+    choices: tuple[str, ...] | Callable[[], tuple[str, ...]] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    path: bool = False
+    backend: bool = True
+
+    def allowed(self) -> tuple[str, ...]:
+        """The allowed values (for a list: of its items); empty when any value of the kind is."""
+        return self.choices() if callable(self.choices) else self.choices
+
+    def json_type(self) -> str:
+        """The JSON-schema type(s), ``|``-separated: ``"integer"``, ``"string|null"``.
+
+        >>> Spec(str, "", nullable=True).json_type()
+        'string|null'
+        """
+        names = {str: "string", int: "integer", float: "number", bool: "boolean", tuple: "array"}
+        return names[self.kind] + ("|null" if self.nullable else "")
+
+    def what(self) -> str:
+        """What a valid value is, in words (the end of an error message).
+
+        >>> Spec(int, "", minimum=0, maximum=64).what()
+        'an integer from 0 to 64'
+        >>> Spec(float, "", minimum=0, exclusive_minimum=True).what()
+        'a number above 0'
+        """
+        allowed = self.allowed()
+        if self.kind is tuple:
+            return "a list of " + (f"names from {', '.join(allowed)}" if allowed else "strings")
+        if self.kind is bool:
+            return "true or false"
+        if self.kind is str:
+            return "one of " + ", ".join(allowed) if allowed else "a non-empty string"
+        what = "an integer" if self.kind is int else "a number"
+        low, high = self.minimum, self.maximum
+        if low is not None and high is not None:
+            return f"{what} from {low:g} to {high:g}"
+        if low is not None:
+            return f"{what} {'above' if self.exclusive_minimum else 'of at least'} {low:g}"
+        return what if high is None else f"{what} of at most {high:g}"
+
+    def validate(self, raw: Any) -> Any:
+        """``raw`` as this setting's value; ``ConfigError`` (one sentence) when it is not valid."""
+        if raw is None and self.nullable:
+            return None
+        if self.kind is str and self.nullable and raw == "":
+            return None
+        if not self._accepts(raw):
+            suffix = " or null" if self.nullable else ""
+            raise ConfigError(f"{raw!r} is not {self.what()}{suffix}.")
+        if self.kind is tuple:
+            return tuple(raw)
+        if self.kind is float:
+            return float(raw)
+        if self.path:
+            return os.path.expanduser(raw)
+        return raw
+
+    def _accepts(self, raw: Any) -> bool:
+        allowed = self.allowed()
+        if self.kind is tuple:
+            items = isinstance(raw, (list, tuple)) and all(isinstance(x, str) for x in raw)
+            return items and (not allowed or all(x in allowed for x in raw))
+        if self.kind is bool:
+            return isinstance(raw, bool)
+        if self.kind is str:
+            return isinstance(raw, str) and raw != "" and (not allowed or raw in allowed)
+        numbers = (int,) if self.kind is int else (int, float)
+        if not isinstance(raw, numbers) or isinstance(raw, bool):
+            return False
+        low, high = self.minimum, self.maximum
+        if low is not None and (raw <= low if self.exclusive_minimum else raw < low):
+            return False
+        return high is None or raw <= high
+
+
+def setting(default: _T, kind: type, description: str, **spec: Any) -> _T:
+    """A ``Settings`` field: its default and its ``Spec``."""
+    meta = {"spec": Spec(kind, description, **spec)}
+    return dataclasses.field(default=default, metadata=meta)  # type: ignore[no-any-return]
+
+
 @dataclass(frozen=True)
 class Settings:
-    backend: str = "hf"  # hf | http | rules
-    model: str | None = None  # a model directory (hf), a server URL (http); None: the bundled model
-    provider: str = "openai"  # http only: openai | ollama | tgi
-    model_name: str | None = None  # http only: the "model" field some servers require
-    api_key_env: str = "CCTEST_API_KEY"  # http only: the environment variable holding the key
-    schemes: tuple[str, ...] = ()  # empty: every scheme
-    mutants: int = 10  # k
-    threshold: float | None = None  # absolute T of Algorithm 1; None: use relative_threshold
-    relative_threshold: float = 0.8  # T = relative_threshold * (n - 1)
-    max_distance: float = 0.1  # structural-distance bound for mutants
-    max_new_tokens: int = 64
-    temperature: float = 0.0
-    top_p: float = 1.0
-    stop: tuple[str, ...] = ()
-    device: str = "auto"  # auto | cpu | cuda | cuda:N
-    dtype: str = "auto"  # auto | float32 | float16 | bfloat16
-    threads: int = 0  # CPU threads for torch; 0: torch's default
-    timeout: float = 30.0  # seconds per backend call
-    max_concurrency: int = 8  # http: variants in flight at once
-    seed: int = 0
-    mode: str = "repair"  # repair | monitor | off
-    defect_log: str | None = None  # None: the default path under the user's cache directory
-    log_all: bool = False  # record every request, not only suspected defects
-    debounce_ms: int = 0
+    backend: str = setting(
+        "hf",
+        str,
+        "Where completions come from: `hf` (a local transformers model; default: the bundled one), "
+        "`http` (a completion server), `rules` (a deterministic model-free backend for demos and tests).",
+        choices=BACKENDS,
+    )
+    model: str | None = setting(
+        None,
+        str,
+        "`hf`: a model directory (null: the bundled model); `http`: the server's base URL; "
+        "`rules`: optionally `fragile=WORD,...;fail_on=WORD,...` (prompts containing a fragile word "
+        "get a different completion, ones containing a fail_on word fail), to demonstrate outliers.",
+        nullable=True,
+    )
+    provider: str = setting(
+        "openai",
+        str,
+        "`http` only: the API flavour (`openai` /v1/completions, `ollama`, `tgi`).",
+        choices=PROVIDERS,
+    )
+    model_name: str | None = setting(
+        None, str, "`http` only: the `model` field some servers require.", nullable=True
+    )
+    api_key_env: str = setting(
+        "CCTEST_API_KEY",
+        str,
+        "`http` only: the environment variable (of the server process) holding the API key; "
+        "the key itself is never a setting.",
+    )
+    schemes: tuple[str, ...] = setting(
+        (), tuple, "Mutation schemes to use (empty: all).", choices=_scheme_names, backend=False
+    )
+    mutants: int = setting(
+        10, int, "k, the number of mutants per request.", minimum=0, maximum=64, backend=False
+    )
+    threshold: float | None = setting(
+        None,
+        float,
+        "Absolute threshold T of Algorithm 1 (null: use relativeThreshold).",
+        nullable=True,
+        minimum=0,
+        backend=False,
+    )
+    relative_threshold: float = setting(
+        0.8,
+        float,
+        "T as a fraction of the other completions, T = relativeThreshold x (n-1).",
+        minimum=0,
+        maximum=1,
+        backend=False,
+    )
+    max_distance: float = setting(
+        0.1,
+        float,
+        "Drop mutants whose structural distance to the prompt exceeds this.",
+        minimum=0,
+        maximum=1,
+        backend=False,
+    )
+    max_new_tokens: int = setting(64, int, "Longest completion, in tokens.", minimum=1)
+    temperature: float = setting(0.0, float, "Sampling temperature; 0 is greedy.", minimum=0)
+    top_p: float = setting(1.0, float, "Nucleus sampling mass.", minimum=0, maximum=1)
+    stop: tuple[str, ...] = setting((), tuple, "Extra stop sequences.")
+    device: str = setting("auto", str, "`hf`: `auto`, `cpu`, `cuda` or `cuda:N`.")
+    dtype: str = setting("auto", str, "`hf`: the weights' type.", choices=DTYPES)
+    threads: int = setting(0, int, "`hf`: CPU threads for torch (0: torch's default).", minimum=0)
+    timeout: float = setting(
+        30.0,
+        float,
+        "Seconds per backend call before it counts as failed (the language server gives a whole "
+        "request this plus one second).",
+        minimum=0,
+        exclusive_minimum=True,
+    )
+    max_concurrency: int = setting(8, int, "`http`: variant requests in flight at once.", minimum=1)
+    seed: int = setting(0, int, "Seed for mutant generation and sampling.", minimum=0)
+    mode: str = setting(
+        "repair",
+        str,
+        "`repair`: answer with the repaired completion; `monitor`: answer with the plain completion "
+        "at once and check it in the background; `off`: answer nothing.",
+        choices=MODES,
+        backend=False,
+    )
+    defect_log: str | None = setting(
+        None,
+        str,
+        "Path of the SQLite defect log (null: `defects.sqlite3` under the user cache directory, "
+        "e.g. `~/.cache/cctest/`).",
+        nullable=True,
+        path=True,
+        backend=False,
+    )
+    log_all: bool = setting(
+        False, bool, "Record every request in the defect log, not only suspected defects.", backend=False
+    )
+    debounce_ms: int = setting(
+        0,
+        int,
+        "Wait this long (milliseconds) after a request before starting model work; a newer request "
+        "for the same document in the meantime wins.",
+        minimum=0,
+        backend=False,
+    )
 
     def defect_log_path(self) -> Path:
         return Path(self.defect_log).expanduser() if self.defect_log else default_defect_log()
@@ -64,22 +259,24 @@ class Settings:
         """Settings from a mapping (camelCase or snake_case keys); invalid values keep defaults."""
         errors: list[str] = []
         values: dict[str, Any] = {}
-        fields = {f.name: f for f in dataclasses.fields(cls)}
+        specs = SPECS
         for key, raw in (data or {}).items():
             name = _snake(key)
-            if name not in fields:
+            if name not in specs:
                 errors.append(f"cctest: unknown setting '{key}' was ignored.")
                 continue
             try:
-                values[name] = _coerce(name, raw)
+                values[name] = specs[name].validate(raw)
             except ConfigError as exc:
                 errors.append(f"cctest: setting '{key}': {str(exc)[:-1]}; the default is used.")
         return cls(**values), errors
 
     def replace(self, **changes: Any) -> Settings:
         for name, value in changes.items():
+            if name not in SPECS:
+                raise ConfigError(f"no such setting '{name}'.")
             try:
-                changes[name] = _coerce(name, value)
+                changes[name] = SPECS[name].validate(value)
             except ConfigError as exc:
                 raise ConfigError(f"{name.replace('_', '-')}: {exc}") from None
         return dataclasses.replace(self, **changes)
@@ -91,70 +288,28 @@ class Settings:
         }
 
 
+# every setting's description, in the fields' order
+SPECS: dict[str, Spec] = {f.name: f.metadata["spec"] for f in dataclasses.fields(Settings)}
+
+
+def backend_key(settings: Settings) -> tuple[Any, ...]:
+    """The part of the settings that decides which backend (and model) is built."""
+    return tuple((name, getattr(settings, name)) for name, spec in SPECS.items() if spec.backend)
+
+
 def _snake(key: str) -> str:
     return re.sub(r"(?<!^)([A-Z])", r"_\1", key).lower()
 
 
-def _coerce(name: str, raw: Any) -> Any:
-    def need(cond: bool, what: str) -> None:
-        if not cond:
-            raise ConfigError(f"{raw!r} is not {what}.")
-
-    if name in ("backend", "provider", "mode"):
-        choices = {"backend": BACKENDS, "provider": PROVIDERS, "mode": MODES}[name]
-        need(isinstance(raw, str) and raw in choices, "one of " + ", ".join(choices))
-        return raw
-    if name in ("model", "model_name", "defect_log"):
-        need(raw is None or isinstance(raw, str), "a string")
-        return os.path.expanduser(raw) if (raw and name == "defect_log") else (raw or None)
-    if name in ("api_key_env", "device", "dtype"):
-        need(isinstance(raw, str) and raw != "", "a non-empty string")
-        if name == "dtype":
-            need(raw in ("auto", "float32", "float16", "bfloat16"), "auto, float32, float16 or bfloat16")
-        return raw
-    if name in ("schemes", "stop"):
-        need(isinstance(raw, (list, tuple)) and all(isinstance(x, str) for x in raw), "a list of strings")
-        if name == "schemes":
-            from .mutators import SCHEMES
-
-            unknown = [x for x in raw if x not in SCHEMES]
-            need(not unknown, "a list of scheme names (" + ", ".join(SCHEMES) + ")")
-        return tuple(raw)
-    if name in ("mutants", "max_new_tokens", "threads", "max_concurrency", "seed", "debounce_ms"):
-        need(isinstance(raw, int) and not isinstance(raw, bool), "an integer")
-        low = {
-            "mutants": 0,
-            "max_new_tokens": 1,
-            "threads": 0,
-            "max_concurrency": 1,
-            "seed": 0,
-            "debounce_ms": 0,
-        }[name]
-        need(raw >= low, f"an integer of at least {low}")
-        if name == "mutants":
-            need(raw <= 64, "at most 64 mutants")
-        return raw
-    if name == "threshold":
-        need(
-            raw is None or (isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw >= 0),
-            "a number >= 0",
-        )
-        return None if raw is None else float(raw)
-    if name in ("relative_threshold", "max_distance", "top_p"):
-        need(
-            isinstance(raw, (int, float)) and not isinstance(raw, bool) and 0 <= raw <= 1,
-            "a number from 0 to 1",
-        )
-        return float(raw)
-    if name in ("temperature", "timeout"):
-        need(isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw >= 0, "a number >= 0")
-        if name == "timeout":
-            need(raw > 0, "a positive number of seconds")
-        return float(raw)
-    if name == "log_all":
-        need(isinstance(raw, bool), "true or false")
-        return raw
-    raise ConfigError(f"no such setting '{name}'.")  # pragma: no cover - fields are enumerated above
-
-
-__all__ = ["Settings", "BACKENDS", "PROVIDERS", "MODES", "default_defect_log"]
+__all__ = [
+    "Settings",
+    "Spec",
+    "SPECS",
+    "BACKENDS",
+    "PROVIDERS",
+    "MODES",
+    "DTYPES",
+    "backend_key",
+    "default_defect_log",
+    "setting",
+]

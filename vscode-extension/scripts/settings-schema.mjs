@@ -1,6 +1,6 @@
-// The `contributes.configuration` of package.json, derived from the language server's own list
-// of settings (lsp_server/settings.py OPTIONS), so the two cannot drift: `npm run sync-settings`
-// writes it, and a unit test fails when package.json and the server disagree.
+// The `contributes.configuration` of package.json, as the repository's generator writes it
+// (tools/sync_settings.py, from each setting's one description in cctest/config.py), so the two
+// cannot drift: `npm run sync-settings` rewrites it, and a unit test fails when they disagree.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 export const EXTENSION_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const REPO_ROOT = path.resolve(EXTENSION_ROOT, '..');
+const GENERATOR = path.join(REPO_ROOT, 'tools', 'sync_settings.py');
 
 /** The repository's virtual environment interpreter (CCTEST_PYTHON overrides it). */
 export function repoPython() {
@@ -18,40 +19,12 @@ export function repoPython() {
   return candidate;
 }
 
-const DUMP = `
-import dataclasses, json
-from lsp_server.settings import OPTIONS, SECTION
-try:
-    from cctest.mutators import SCHEMES
-    schemes = list(SCHEMES)
-except Exception:
-    schemes = None
-print(json.dumps({"section": SECTION, "options": [dataclasses.asdict(o) for o in OPTIONS], "schemes": schemes}))
-`;
-
-/** The server's settings as the server itself describes them. */
-export function serverOptions(python = repoPython()) {
-  return JSON.parse(execFileSync(python, ['-c', DUMP], { cwd: REPO_ROOT, encoding: 'utf8' }));
+/** The configuration the generator derives from the server's settings. */
+export function generatedConfiguration(python = repoPython()) {
+  return JSON.parse(execFileSync(python, [GENERATOR, '--vscode'], { cwd: REPO_ROOT, encoding: 'utf8' }));
 }
 
-/** One package.json property per server option (JSON-schema types, defaults, enums, markdown). */
-export function configurationFromOptions({ section, options, schemes }) {
-  const properties = {
-    [`${section}.interpreter`]: {
-      type: 'string',
-      default: '',
-      markdownDescription:
-        'The Python interpreter that runs the cctest language server (it needs the `cctest` package). ' +
-        'Empty: the interpreter selected in the Python extension, else `python3`.',
-    },
-  };
-  for (const o of options) {
-    const types = o.type.split('|');
-    const prop = { type: types.length === 1 ? types[0] : types, default: o.default, markdownDescription: o.description };
-    if (o.enum.length) prop.enum = o.enum;
-    if (o.name === 'schemes') prop.items = schemes ? { type: 'string', enum: schemes } : { type: 'string' };
-    if (o.name === 'stop') prop.items = { type: 'string' };
-    properties[`${section}.${o.name}`] = prop;
-  }
-  return { title: 'cctest', properties };
+/** Rewrite package.json (and the docs' settings table) from the server's settings. */
+export function syncSettings(python = repoPython()) {
+  return execFileSync(python, [GENERATOR], { cwd: REPO_ROOT, encoding: 'utf8' });
 }

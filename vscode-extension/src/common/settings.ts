@@ -3,8 +3,8 @@
  * resolved, and which changes need a server restart.
  *
  * The list of server settings is not repeated here: it is package.json's
- * `contributes.configuration` (itself generated from lsp_server/settings.py, see
- * scripts/settings-schema.mjs), read at run time.
+ * `contributes.configuration` (itself generated from cctest/config.py by
+ * tools/sync_settings.py), read at run time.
  */
 import * as os from 'node:os';
 import * as path from 'node:path';

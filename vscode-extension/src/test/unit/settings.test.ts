@@ -34,7 +34,7 @@ describe('package.json mirrors the server settings', () => {
   it('matches the configuration generated from the server (types, defaults, enums, descriptions)', async () => {
     // the same generator `npm run sync-settings` uses; a mismatch means package.json is stale
     const schema = await import(path.join(EXTENSION_ROOT, 'scripts', 'settings-schema.mjs'));
-    const expected = schema.configurationFromOptions(schema.serverOptions(REPO_PYTHON));
+    const expected = schema.generatedConfiguration(REPO_PYTHON);
     assert.deepEqual(packageJSON.contributes.configuration, expected);
   });
 
@@ -43,7 +43,8 @@ describe('package.json mirrors the server settings', () => {
     for (const o of serverOptions()) {
       assert.deepEqual(props[`cctest.${o.name}`].default, o.default, o.name);
       if (o.enum.length) {
-        assert.deepEqual(props[`cctest.${o.name}`].enum, o.enum, o.name);
+        const prop = props[`cctest.${o.name}`];
+        assert.deepEqual(prop.type === 'array' ? prop.items.enum : prop.enum, o.enum, o.name);
       }
     }
     assert.equal(props['cctest.backend'].default, 'hf', 'no configuration must mean the bundled model');
