@@ -12,6 +12,7 @@
     │   ├── BackendResponseError     a server answered with an error status or unreadable content
     │   └── BackendOutOfMemory       the model ran out of (GPU or CPU) memory
     ├── DatasetError                 a benchmark dataset that is missing or malformed
+    │   └── TaskError                a coding task that is malformed, or whose reference fails its own checks
     └── DefectLogError               the defect log cannot be opened or written
 
 Every message is one sentence a user can act on; the CLI prints it to stderr and exits with 2.
@@ -66,6 +67,10 @@ class BackendOutOfMemory(BackendError):
 
 class DatasetError(CCTestError):
     """A benchmark dataset is missing or malformed."""
+
+
+class TaskError(DatasetError):
+    """A natural-language coding task is malformed, or its reference fails its own tests or inputs."""
 
 
 class DefectLogError(CCTestError):

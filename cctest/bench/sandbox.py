@@ -71,6 +71,7 @@ class RunResult:
     seconds: float = 0.0
     isolation: dict[str, Any] = field(default_factory=dict)  # which layers were in force
     sandbox_id: str = ""  # the name of the sample's temporary directory, unique to this run
+    output: str = ""  # the end of what the sample printed, when asked for (``output_bytes``)
 
     @property
     def passed(self) -> bool:
@@ -274,8 +275,12 @@ def _python() -> str:
     return getattr(sys, "_base_executable", None) or sys.executable
 
 
-def run_program(source: str, limits: Limits | None = None) -> RunResult:
-    """Run ``source`` as a fresh program in the sandbox and say how it ended."""
+def run_program(source: str, limits: Limits | None = None, *, output_bytes: int = 0) -> RunResult:
+    """Run ``source`` as a fresh program in the sandbox and say how it ended.
+
+    ``output_bytes``: keep the last that many bytes of the program's stdout and stderr in
+    ``RunResult.output`` (for a program that reports through its output, like the task oracle).
+    """
     limits = limits or Limits()
     root = os.geteuid() == 0
     uid = _sandbox_uid() if root else None
@@ -327,6 +332,7 @@ def run_program(source: str, limits: Limits | None = None) -> RunResult:
             seconds = time.perf_counter() - start
             result_file.seek(0)
             raw = result_file.read()
+        output = _tail(os.path.join(workdir, ".out"), output_bytes) if output_bytes > 0 else ""
         report: dict[str, Any] = {}
         if raw:
             try:
@@ -340,13 +346,14 @@ def run_program(source: str, limits: Limits | None = None) -> RunResult:
                 seconds,
                 report.get("isolation", {}),
                 sid,
+                output,
             )
         if report.get("outcome") in OUTCOMES:
             return RunResult(
-                report["outcome"], report.get("detail", ""), seconds, report.get("isolation", {}), sid
+                report["outcome"], report.get("detail", ""), seconds, report.get("isolation", {}), sid, output
             )
         outcome, detail = _classify_exit(proc.returncode, _tail(os.path.join(workdir, ".out")), limits)
-        return RunResult(outcome, detail, seconds, sandbox_id=sid)
+        return RunResult(outcome, detail, seconds, sandbox_id=sid, output=output)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -406,6 +413,8 @@ def run_many(
     limits: Limits | None = None,
     workers: int = 2,
     on_done: Callable[[int, RunResult], None] | None = None,
+    *,
+    output_bytes: int = 0,
 ) -> list[RunResult]:
     """Run several programs, at most ``workers`` at a time; results in the order given."""
     results: list[RunResult | None] = [None] * len(sources)
@@ -413,7 +422,7 @@ def run_many(
         return []
 
     def one(i: int) -> None:
-        results[i] = run_program(sources[i], limits)
+        results[i] = run_program(sources[i], limits, output_bytes=output_bytes)
         if on_done is not None:
             on_done(i, results[i])  # type: ignore[arg-type]
 
