@@ -33,9 +33,9 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from .errors import DefectLogError
+from .redact import redact_settings
 from .types import EngineResult
 
 SCHEMA_VERSION = 1
@@ -77,9 +77,6 @@ CREATE TABLE IF NOT EXISTS acceptances (
     defect_id INTEGER REFERENCES defects(id) ON DELETE SET NULL
 );
 """
-
-# settings whose values could hold a credential; the URL ones are stripped of user:password
-_URL_SETTINGS = ("model",)
 
 
 @dataclass(frozen=True)
@@ -128,21 +125,12 @@ def now_iso() -> str:
 
 
 def safe_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """Settings fit to be stored: URLs lose any ``user:password@`` part.
+    """Settings fit to be stored: URLs lose their credentials (``cctest.redact``).
 
-    >>> safe_settings({"model": "http://me:pw@host:8000/v1", "mutants": 3})
-    {'model': 'http://host:8000/v1', 'mutants': 3}
+    >>> safe_settings({"model": "http://me:pw@host:8000/v1?api_key=sk-1", "mutants": 3})
+    {'model': 'http://host:8000/v1?api_key=REDACTED', 'mutants': 3}
     """
-    out = dict(settings)
-    for key in _URL_SETTINGS:
-        value = out.get(key)
-        if isinstance(value, str) and "@" in value and "://" in value:
-            parts = urlsplit(value)
-            host = parts.hostname or ""
-            if parts.port:
-                host += f":{parts.port}"
-            out[key] = urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
-    return out
+    return redact_settings(settings)
 
 
 def _create_private_file(path: Path) -> None:
@@ -342,6 +330,8 @@ class DefectStore:
         values = dict(zip(_COLUMNS, row, strict=True))
         for name in _JSON_COLUMNS:
             values[name] = json.loads(values[name])
+        # records written by older versions may hold a URL's credentials: never show or export them
+        values["settings"] = safe_settings(values["settings"])
         values["suspect"] = bool(values["suspect"])
         values["accepted"] = None if values["accepted"] is None else bool(values["accepted"])
         return DefectRecord(**values)

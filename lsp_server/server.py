@@ -47,6 +47,7 @@ from cctest.config import Settings
 from cctest.defects import EXPORT_FORMATS, DefectStore
 from cctest.engine import Engine
 from cctest.errors import BackendError, BackendTimeout, CCTestError, DefectLogError
+from cctest.redact import redact_settings
 from cctest.types import EngineResult, Prompt
 
 from . import convert
@@ -241,7 +242,7 @@ class CCTestServer(LanguageServer):
         self.overrides.update(section)
         errors += self.apply_settings()
         self._warn_all(errors)
-        log.info("settings: %s", wire.to_wire(self.settings))
+        log.info("settings: %s", redact_settings(wire.to_wire(self.settings)))
 
     async def _pull_configuration(self) -> Any:
         caps = self.client_capabilities.workspace if self.client_capabilities else None

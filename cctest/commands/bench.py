@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..redact import redact_url
 from ._common import add_backend_arguments, settings_from_args
 
 
@@ -139,7 +140,7 @@ def _bench(args: argparse.Namespace) -> int:
         dataset_source=dataset.source,
         tasks=len(tasks),
         backend=settings.backend,
-        model=settings.model,
+        model=None if settings.model is None else redact_url(settings.model),
         k=settings.mutants,
         schemes=list(settings.schemes),
         thresholds=thresholds,

@@ -1,0 +1,71 @@
+"""Credentials out of URLs: the one helper used wherever cctest records or shows a URL.
+
+A server URL may carry a secret in its ``user:password@`` part or in a query parameter
+(``?api_key=…``, ``token=…``, ``access_token=…``, ``sig=…``). Everything that writes a URL where a
+person or a file can read it (the HTTP backend's ``describe()``, its log lines and error messages,
+the defect log's settings and exports, the language server's settings log, a bench run's
+``config.json``) passes it through :func:`redact_url` first; settings go through
+:func:`redact_settings`. The request itself still goes to the URL as given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+REDACTED = "REDACTED"
+
+# query parameter names that hold a secret (matched anywhere in the name, case-insensitively)
+_SECRET_PARAM = re.compile(r"key|token|secret|passw|pwd|auth|sig|credential|session|bearer", re.IGNORECASE)
+# settings whose values are URLs (or may be: --model is a path, a rules spec or a server URL)
+URL_SETTINGS = ("model",)
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its ``user:password@`` dropped and secret query values replaced.
+
+    >>> redact_url("http://me:pw@host:8000/v1?api_key=sk-1&api-version=2")
+    'http://host:8000/v1?api_key=REDACTED&api-version=2'
+    >>> redact_url("https://h/generate?token=abc#frag")
+    'https://h/generate?token=REDACTED'
+    >>> redact_url("/models/coder")  # not a URL: unchanged
+    '/models/coder'
+    """
+    if "://" not in url:
+        return url
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:  # a malformed URL: show none of it rather than a secret
+        return "<a URL that cannot be parsed>"
+    if ":" in host:  # IPv6 literals keep their brackets
+        host = f"[{host}]"
+    netloc = f"{host}:{port}" if port is not None else host
+    query = urlencode(
+        [
+            (k, REDACTED if _SECRET_PARAM.search(k) else v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        ],
+        safe="",
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def redact_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``settings`` fit to be stored or logged: every URL setting redacted.
+
+    >>> redact_settings({"model": "http://me:pw@host:8000/v1", "mutants": 3})
+    {'model': 'http://host:8000/v1', 'mutants': 3}
+    """
+    out = dict(settings)
+    for key in URL_SETTINGS:
+        value = out.get(key)
+        if isinstance(value, str):
+            out[key] = redact_url(value)
+    return out
+
+
+__all__ = ["REDACTED", "URL_SETTINGS", "redact_settings", "redact_url"]
