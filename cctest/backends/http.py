@@ -10,24 +10,38 @@ Each provider is one request builder and one response parser (the shape of llm-l
 
 The prompts of one ``complete`` call go out concurrently, at most ``max_concurrency`` at a time
 (a batching server such as ``cctest serve`` or vLLM then runs them together). Every prompt has
-one deadline, ``timeout`` seconds, that covers its retries too: 429 and 5xx answers are retried
-with exponential backoff, or after the server's Retry-After when it sends one, while time is
-left. A prompt that fails gets a typed error in its place (BackendUnavailable, BackendTimeout,
-BackendResponseError); nothing waits longer than the deadline. The API key is read from the
-environment variable ``api_key_env`` names and sent as a Bearer token; it never appears in
-``describe()``, a log line or an error message. Completions are cut at their natural end by the
-same rules as the local backend (``_stop``).
+one deadline, ``timeout`` seconds from the moment ``complete`` is called: it covers the wait for
+a free slot under ``max_concurrency``, the retries and any Retry-After wait. 429 and 5xx answers
+are retried with exponential backoff, or after the server's Retry-After when it sends one, while
+time is left. A prompt that fails gets a typed error in its place (BackendUnavailable,
+BackendTimeout, BackendResponseError); nothing waits longer than the deadline.
+
+What a server sends is bounded: at most ``max_response_bytes`` on the wire and again once
+unpacked (gzip and deflate are unpacked here, chunk by chunk, so a small "zip bomb" stops at the
+bound instead of filling memory), and a completion longer than ``CHARS_PER_TOKEN`` characters
+per requested token is cut there. An answer that is too large, not JSON, nested too deeply to
+parse, or without a completion where the provider puts one becomes a one-line
+BackendResponseError.
+
+The API key is read from the environment variable ``api_key_env`` names and sent as a Bearer
+token. A URL's ``user:password@`` is sent as HTTP Basic authentication when no API key is set; when
+both are given the API key wins and the URL's credentials are not sent (logged once). Neither
+appears in ``describe()``, a log line or an error message: URLs are shown through
+``cctest.redact.redact_url``. Completions are cut at their natural end by the same rules as the
+local backend (``_stop``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import email.utils
 import json
 import logging
 import os
 import random
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,12 +57,17 @@ from ..errors import (
     BackendUnavailable,
     ConfigError,
 )
+from ..redact import redact_url
 from ._stop import BoundaryStopper
 from .base import Backend, GenerationOptions, Outcome
 
 log = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # per answer, on the wire and again unpacked
+CHARS_PER_TOKEN = 64  # a completion is cut at max_new_tokens * this many characters
+MIN_COMPLETION_CHARS = 4096
+_READ_CHUNK = 64 * 1024
 
 
 # -- providers: one request builder and one response parser each ---------------------------------
@@ -153,11 +172,12 @@ def endpoint_url(base: str, provider: str) -> URL:
         url = URL(base.strip())
     except (ValueError, TypeError) as exc:
         raise ConfigError(
-            f"'{base}' is not a URL; give the server's address, e.g. http://127.0.0.1:8000."
+            f"'{redact_url(base)}' is not a URL; give the server's address, e.g. http://127.0.0.1:8000."
         ) from exc
     if url.scheme not in ("http", "https") or not url.host:
         raise ConfigError(
-            f"'{_redact(url)}' is not an http(s) URL; give the server's address, e.g. http://127.0.0.1:8000."
+            f"'{redact_url(str(url))}' is not an http(s) URL; give the server's address, "
+            "e.g. http://127.0.0.1:8000."
         )
     endpoint = PROVIDER_TABLE[provider].path
     path = url.path.rstrip("/")
@@ -166,14 +186,6 @@ def endpoint_url(base: str, provider: str) -> URL:
     if provider == "openai" and path.endswith("/v1"):
         return url.with_path(path + "/completions")
     return url.with_path(path + endpoint)
-
-
-def _redact(url: URL) -> str:
-    """The URL without user, password, query or fragment: safe to print."""
-    try:
-        return str(url.with_user(None).with_query(None).with_fragment(None))
-    except ValueError:
-        return "<the server URL>"
 
 
 # -- the backend ---------------------------------------------------------------------------------
@@ -196,8 +208,17 @@ class HTTPBackend(Backend):
         max_concurrency: int = 8,
         max_retries: int = 3,
         boundaries: bool = True,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
-        self.url = endpoint_url(url, provider)
+        full = endpoint_url(url, provider)
+        # the URL's user:password is kept apart and sent as a header of ours (or not at all, when
+        # an API key is set), never left to aiohttp, which refuses it next to an Authorization header
+        self._url_auth = (
+            "Basic " + base64.b64encode(f"{full.user or ''}:{full.password or ''}".encode()).decode()
+            if full.user or full.password
+            else None
+        )
+        self.url = full.with_user(None)
         self.provider = PROVIDER_TABLE[provider]
         if provider == "ollama" and not model_name:
             raise ConfigError("the ollama provider needs the model's name; pass --model-name NAME.")
@@ -210,7 +231,10 @@ class HTTPBackend(Backend):
         self.max_concurrency = max(1, int(max_concurrency))
         self.max_retries = max(0, int(max_retries))
         self.boundaries = boundaries
-        self._shown_url = _redact(self.url)
+        self.max_response_bytes = max(1024, int(max_response_bytes))
+        self.max_completion_chars = max(MIN_COMPLETION_CHARS, CHARS_PER_TOKEN * self.options.max_new_tokens)
+        self._shown_url = redact_url(str(self.url))
+        self._auth_note_logged = False
         self._session: aiohttp.ClientSession | None = None
         self._session_loop: asyncio.AbstractEventLoop | None = None
         self._inflight = 0  # complete() calls running on the shared session
@@ -249,19 +273,39 @@ class HTTPBackend(Backend):
         self._session = None
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        # only encodings unpacked here, under the size bound (the session does not unpack)
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip, deflate",
+        }
         key = os.environ.get(self.api_key_env, "")
         if key:
             headers["Authorization"] = f"Bearer {key}"
+            if self._url_auth is not None and not self._auth_note_logged:
+                self._auth_note_logged = True
+                log.warning(
+                    "%s: the API key in $%s is sent; the user:password in the URL is not",
+                    self._shown_url,
+                    self.api_key_env,
+                )
+        elif self._url_auth is not None:
+            headers["Authorization"] = self._url_auth
         return headers
 
     def _get_session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._session_loop is not loop:
             # a session belongs to one event loop; a caller on a new loop gets a new session
-            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=self.max_concurrency))
+            self._session = self._new_session()
             self._session_loop = loop
         return self._session
+
+    def _new_session(self) -> aiohttp.ClientSession:
+        # auto_decompress off: _read unpacks the body itself, bounded
+        return aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=self.max_concurrency), auto_decompress=False
+        )
 
     async def complete(
         self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
@@ -269,46 +313,47 @@ class HTTPBackend(Backend):
         # suffixes: the providers' plain completion endpoints take no suffix, so it is not sent
         if not prompts:
             return []
+        # the user's deadline starts now, before any prompt waits for a free slot
+        deadline = asyncio.get_running_loop().time() + self.timeout
         if self._closed:
-            async with aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self.max_concurrency)
-            ) as own:
-                return await self._complete_all(own, prompts)
+            async with self._new_session() as own:
+                return await self._complete_all(own, prompts, deadline)
         session = self._get_session()
         self._inflight += 1
         try:
-            return await self._complete_all(session, prompts)
+            return await self._complete_all(session, prompts, deadline)
         finally:
             self._inflight -= 1
 
-    async def _complete_all(self, session: aiohttp.ClientSession, prompts: Sequence[str]) -> list[Outcome]:
+    async def _complete_all(
+        self, session: aiohttp.ClientSession, prompts: Sequence[str], deadline: float
+    ) -> list[Outcome]:
         gate = asyncio.Semaphore(self.max_concurrency)
 
         async def one(prompt: str) -> Outcome:
-            async with gate:
-                try:
-                    text = await self._complete_one(session, prompt)
-                except BackendError as exc:
-                    return exc
+            try:
+                async with asyncio.timeout_at(deadline):
+                    async with gate:
+                        text = await self._complete_one(session, prompt, deadline)
+            except TimeoutError:  # aiohttp's own timeouts derive from it too
+                return self._timeout_error()
+            except BackendError as exc:
+                return exc
+            text = text[: self.max_completion_chars]  # a runaway answer is cut before it is trimmed
             return BoundaryStopper(prompt, self.options.stop, boundaries=self.boundaries).trim(text)
 
         return list(await asyncio.gather(*(one(p) for p in prompts)))
 
-    async def _complete_one(self, session: aiohttp.ClientSession, prompt: str) -> str:
+    async def _complete_one(self, session: aiohttp.ClientSession, prompt: str, deadline: float) -> str:
+        """One prompt's completion, retried while ``deadline`` allows (the caller enforces it)."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.timeout
         body = self.provider.build(prompt, self.options, self.model_name)
         attempt = 0
         while True:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise self._timeout_error()
-            try:
-                status, reason, retry_after, payload = await asyncio.wait_for(
-                    self._post(session, body, remaining), remaining
-                )
-            except asyncio.TimeoutError as exc:  # aiohttp's own timeouts derive from it too
-                raise self._timeout_error() from exc
+            status, reason, retry_after, payload = await self._post(session, body, remaining)
             if status == 200:
                 return self._parse(payload)
             error = self._status_error(status, reason, payload)
@@ -332,9 +377,9 @@ class HTTPBackend(Backend):
             async with session.post(
                 self.url, json=body, headers=self._headers(), timeout=aiohttp.ClientTimeout(total=remaining)
             ) as resp:
-                payload = await resp.read()
+                payload = await self._read(resp)
                 return resp.status, resp.reason or "", _retry_after(resp.headers.get("Retry-After")), payload
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise  # aiohttp's timeout errors are also connection errors; they mean "too slow"
         except aiohttp.ClientConnectorError as exc:
             err = exc.os_error
@@ -355,15 +400,69 @@ class HTTPBackend(Backend):
             raise BackendUnavailable(
                 f"the request to {self._shown_url} failed ({type(exc).__name__})."
             ) from exc
+        except ValueError as exc:  # e.g. a header aiohttp refuses; its text may quote the header
+            raise BackendUnavailable(
+                f"the request to {self._shown_url} could not be sent ({type(exc).__name__}); "
+                f"check the URL and ${self.api_key_env}."
+            ) from exc
+
+    async def _read(self, resp: aiohttp.ClientResponse) -> bytes:
+        """The body, unpacked, or BackendResponseError once it passes ``max_response_bytes`` on
+        the wire or unpacked. Reading stops there: nothing beyond the bound is held."""
+        limit = self.max_response_bytes
+        if resp.content_length is not None and resp.content_length > limit:
+            raise self._too_large()
+        encoding = resp.headers.get(aiohttp.hdrs.CONTENT_ENCODING, "identity").strip().lower()
+        if encoding in ("gzip", "x-gzip", "deflate"):
+            unpack = zlib.decompressobj(wbits=32 + zlib.MAX_WBITS)  # gzip or zlib header
+        elif encoding in ("", "identity"):
+            unpack = None
+        else:
+            raise BackendResponseError(
+                f"{self._shown_url} answered in an encoding cctest does not read ({encoding[:40]})."
+            )
+        wire = 0
+        out = bytearray()
+        try:
+            async for chunk in resp.content.iter_chunked(_READ_CHUNK):
+                wire += len(chunk)
+                if wire > limit:
+                    raise self._too_large()
+                if unpack is None:
+                    out += chunk
+                else:
+                    out += unpack.decompress(chunk, limit + 1 - len(out))
+                    if unpack.unconsumed_tail:  # more output is waiting than the bound allows
+                        raise self._too_large()
+                if len(out) > limit:
+                    raise self._too_large()
+            if unpack is not None:
+                out += unpack.flush(limit + 1 - len(out))
+                if len(out) > limit:
+                    raise self._too_large()
+        except zlib.error as exc:
+            raise BackendResponseError(
+                f"{self._shown_url} sent a {encoding} body that does not unpack."
+            ) from exc
+        return bytes(out)
+
+    def _too_large(self) -> BackendResponseError:
+        return BackendResponseError(
+            f"{self._shown_url} sent an answer larger than {self.max_response_bytes // 1024} KiB; "
+            "it was not read."
+        )
 
     def _parse(self, payload: bytes) -> str:
         try:
             data = json.loads(payload)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BackendResponseError(f"{self._shown_url} answered something that is not JSON.") from exc
+        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+            raise BackendResponseError(
+                f"{self._shown_url} answered something that is not JSON"
+                + (" (nested too deeply to read)." if isinstance(exc, RecursionError) else ".")
+            ) from exc
         try:
             return self.provider.parse(data)
-        except (KeyError, IndexError, TypeError) as exc:
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
             raise BackendResponseError(
                 f"{self._shown_url} answered JSON without a completion (expected {self.provider.expects})."
             ) from exc
@@ -402,7 +501,7 @@ def _error_detail(payload: bytes) -> str:
     """The server's own error message, shortened to one line, if it sent one as JSON."""
     try:
         data = json.loads(payload)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):
         return ""
     msg: Any = data.get("error") if isinstance(data, dict) else None
     if isinstance(msg, dict):
