@@ -23,6 +23,7 @@ COMMANDS = {
     "serve": ("cctest.commands.serve", "serve a local model over an OpenAI-compatible /v1/completions API"),
     "bench": ("cctest.commands.bench", "benchmark a model's robustness on a dataset"),
     "defects": ("cctest.commands.defects", "list, show and export the suspected-defect log"),
+    "formula": ("cctest.commands.formula", "mutate or reduce an equation (syntactic robustness)"),
 }
 
 

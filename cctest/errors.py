@@ -3,7 +3,8 @@
     CCTestError                      base of every error cctest raises on purpose
     ├── InputError                   bad input from a user: a path, a position, a setting, a scheme name
     │   ├── UnknownSchemeError       a mutation scheme that does not exist
-    │   └── PositionError            a cursor outside the document
+    │   ├── PositionError            a cursor outside the document
+    │   └── FormulaError             an equation outside the formula grammar (``cctest.formula``)
     ├── ConfigError                  settings that cannot be used together or are out of range
     ├── BackendError                 a completion backend failed (base of the ones below)
     │   ├── ModelLoadError           a model path that is missing, not a model, or lacks a tokenizer
@@ -35,6 +36,10 @@ class UnknownSchemeError(InputError):
 
 class PositionError(InputError):
     """A cursor position outside the document."""
+
+
+class FormulaError(InputError):
+    """An equation that is not in the formula grammar of ``cctest.formula``."""
 
 
 class ConfigError(CCTestError):
