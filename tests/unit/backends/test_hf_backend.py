@@ -352,3 +352,18 @@ def test_healed_rows_count_and_bound_only_their_new_tokens(hf_model: HFBackend) 
             assert g.completion_tokens <= budget
             if g.finish_reason == "length":
                 assert g.completion_tokens == budget and g.text
+
+
+def test_short_prompts_raise_no_attention_mask_warning(
+    hf_model: HFBackend, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A prompt alone in its call has no padding, so transformers drops its all-ones mask; the
+    model then warns on stderr when the pad id (the bundled model's BOS/EOS, the input of a
+    prompt healed down to nothing) is at an edge of the input. Nothing must be said."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.warning_once.cache_clear()  # type: ignore[attr-defined]  # it speaks once per process
+    with caplog.at_level("WARNING"):
+        out = [asyncio.run(hf_model.complete([p]))[0] for p in ("x", "", "def f(")]
+    assert all(isinstance(o, str) for o in out)
+    assert not [r.getMessage() for r in caplog.records if "attention_mask" in r.getMessage()]
