@@ -12,6 +12,7 @@ import importlib
 import sys
 from typing import NoReturn
 
+from . import __version__
 from .errors import CCTestError
 
 COMMANDS = {
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="cctest",
         description="Test and repair code completions with structure-consistent prompt mutants.",
     )
+    parser.add_argument("--version", action="version", version=f"cctest {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name, (module, help_text) in COMMANDS.items():

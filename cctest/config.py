@@ -18,12 +18,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .errors import ConfigError
+from .errors import ConfigError, UnknownSchemeError
 
 BACKENDS = ("hf", "http", "rules")
 PROVIDERS = ("openai", "ollama", "tgi")
@@ -45,6 +45,12 @@ def _scheme_names() -> tuple[str, ...]:
     return tuple(SCHEMES)
 
 
+def _parse_schemes(raw: Sequence[str]) -> tuple[str, ...]:
+    from .mutators import canonical_schemes  # the one parser: any case, `cctest mutate`'s sentence
+
+    return canonical_schemes(raw)
+
+
 @dataclass(frozen=True)
 class Spec:
     """The one description of a setting.
@@ -52,8 +58,10 @@ class Spec:
     ``kind`` is ``str``, ``int``, ``float``, ``bool`` or ``tuple`` (a list of strings);
     ``choices`` the allowed values (of the items, for a list), or a function that returns them;
     ``minimum``/``maximum`` bound a number (``exclusive_minimum``: the minimum itself is not
-    allowed); ``path``: a string that names a file, ``~`` expanded; ``backend``: a change to it
-    re-creates the backend (and, for ``hf``, reloads the model).
+    allowed); ``path``: a string that names a file, ``~`` expanded; ``parse``: the value's own
+    parser, given a value of the right kind, in place of the ``choices`` check (it raises its own
+    one-sentence error); ``backend``: a change to it re-creates the backend (and, for ``hf``,
+    reloads the model).
     """
 
     kind: type
@@ -64,6 +72,7 @@ class Spec:
     maximum: float | None = None
     exclusive_minimum: bool = False
     path: bool = False
+    parse: Callable[[Any], Any] | None = None
     backend: bool = True
 
     def allowed(self) -> tuple[str, ...]:
@@ -108,6 +117,8 @@ class Spec:
             return None
         if self.kind is str and self.nullable and raw == "":
             return None
+        if self.parse is not None and self._accepts(raw, choices=False):
+            return self.parse(raw)
         if not self._accepts(raw):
             suffix = " or null" if self.nullable else ""
             raise ConfigError(f"{raw!r} is not {self.what()}{suffix}.")
@@ -119,8 +130,8 @@ class Spec:
             return os.path.expanduser(raw)
         return raw
 
-    def _accepts(self, raw: Any) -> bool:
-        allowed = self.allowed()
+    def _accepts(self, raw: Any, *, choices: bool = True) -> bool:
+        allowed = self.allowed() if choices else ()
         if self.kind is tuple:
             items = isinstance(raw, (list, tuple)) and all(isinstance(x, str) for x in raw)
             return items and (not allowed or all(x in allowed for x in raw))
@@ -176,7 +187,12 @@ class Settings:
         "the key itself is never a setting.",
     )
     schemes: tuple[str, ...] = setting(
-        (), tuple, "Mutation schemes to use (empty: all).", choices=_scheme_names, backend=False
+        (),
+        tuple,
+        "Mutation schemes to use (empty: all).",
+        choices=_scheme_names,
+        parse=_parse_schemes,
+        backend=False,
     )
     mutants: int = setting(
         10, int, "k, the number of mutants per request.", minimum=0, maximum=64, backend=False
@@ -267,7 +283,7 @@ class Settings:
                 continue
             try:
                 values[name] = specs[name].validate(raw)
-            except ConfigError as exc:
+            except (ConfigError, UnknownSchemeError) as exc:
                 errors.append(f"cctest: setting '{key}': {str(exc)[:-1]}; the default is used.")
         return cls(**values), errors
 

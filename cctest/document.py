@@ -49,6 +49,21 @@ def read_source(path: str | Path) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
+
+
+def looks_like_python(path: str | Path, text: str) -> bool:
+    """Whether a file says it is Python: its suffix, or a ``#!`` line that runs python.
+
+    >>> looks_like_python("notes.md", "# Title\\n"), looks_like_python("tool", "#!/usr/bin/env python3\\n")
+    (False, True)
+    """
+    if Path(path).suffix.lower() in PYTHON_SUFFIXES:
+        return True
+    first = text.split("\n", 1)[0]
+    return first.startswith("#!") and "python" in first
+
+
 def offset_of(text: str, line: int, col: int) -> int:
     """Character offset of a 1-based cursor; COL may be one past the end of its line.
 

@@ -3,8 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..config import BACKENDS, PROVIDERS, Settings
+from ..document import looks_like_python, read_source
+
+
+def add_scheme_argument(p: argparse.ArgumentParser) -> None:
+    """``--scheme NAME`` (repeatable); the names are checked by ``cctest.mutators.canonical_schemes``."""
+    p.add_argument(
+        "--scheme",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="restrict to a mutation scheme, in any case (repeatable; default: all)",
+    )
 
 
 def add_backend_arguments(p: argparse.ArgumentParser) -> None:
@@ -51,3 +64,16 @@ def settings_from_args(args: argparse.Namespace, **extra: object) -> Settings:
     values = {n: getattr(args, n) for n in names if hasattr(args, n)}
     values.update(extra)
     return Settings().replace(**values)
+
+
+def read_python(path: str) -> str:
+    """The source at ``path`` (see ``read_source``), with one warning on stderr when the file does not
+    say it is Python: the schemes and the completion's boundaries are Python's."""
+    text = read_source(path)
+    if not looks_like_python(path, text):
+        print(
+            f"cctest: warning: {path} does not look like Python (no .py suffix or python #! line); "
+            "cctest mutates and completes Python code.",
+            file=sys.stderr,
+        )
+    return text

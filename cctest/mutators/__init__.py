@@ -93,14 +93,27 @@ _cache: OrderedDict[tuple[object, ...], _Entry] = OrderedDict()
 _lock = threading.Lock()
 
 
+def canonical_schemes(schemes: Sequence[str]) -> tuple[str, ...]:
+    """The registry's spelling of each scheme name, given in any case (``rel_r`` → ``REL_R``).
+
+    The one parser of scheme names (CLI, settings, language server): an unknown name raises
+    UnknownSchemeError, one sentence that lists the schemes.
+    """
+    by_upper = {name.upper(): name for name in SCHEMES}
+    names = []
+    for given in schemes:
+        name = by_upper.get(given.strip().upper())
+        if name is None:
+            raise UnknownSchemeError(
+                f"unknown mutation scheme '{given}'; the schemes are " + ", ".join(SCHEMES) + "."
+            )
+        names.append(name)
+    return tuple(names)
+
+
 def scheme_names(schemes: Sequence[str]) -> list[str]:
-    """Validate scheme names; () means all, in registry order."""
-    unknown = [s for s in schemes if s not in SCHEMES]
-    if unknown:
-        raise UnknownSchemeError(
-            f"unknown mutation scheme '{unknown[0]}'; the schemes are " + ", ".join(SCHEMES) + "."
-        )
-    wanted = set(schemes)
+    """Validate scheme names (in any case); () means all, in registry order."""
+    wanted = set(canonical_schemes(schemes))
     return [s for s in SCHEMES if not wanted or s in wanted]
 
 
@@ -345,7 +358,7 @@ def mutate_whole(source: str, scheme: str, *, context: str = "") -> Mutant:
     The text is unchanged when the scheme applies nowhere. Raises InputError (one sentence) when the
     source does not parse, UnknownSchemeError for a bad scheme name.
     """
-    scheme_names([scheme])
+    (scheme,) = canonical_schemes([scheme])
     try:
         ast.parse(source)
     except SyntaxError as exc:
@@ -373,4 +386,12 @@ def mutate_whole(source: str, scheme: str, *, context: str = "") -> Mutant:
     )
 
 
-__all__ = ["SCHEMES", "MutationOutcome", "generate_mutants", "mutate_whole", "Scheme", "scheme_names"]
+__all__ = [
+    "SCHEMES",
+    "MutationOutcome",
+    "generate_mutants",
+    "mutate_whole",
+    "Scheme",
+    "canonical_schemes",
+    "scheme_names",
+]

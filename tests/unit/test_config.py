@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cctest.config import Settings
-from cctest.errors import ConfigError
+from cctest.errors import ConfigError, UnknownSchemeError
 
 
 def test_camel_case_keys_from_the_wire():
@@ -55,3 +55,20 @@ def test_round_trip_to_dict():
     s = Settings(schemes=("REP_R",), stop=("\n\n",))
     again, errors = Settings.from_mapping(s.to_dict())
     assert errors == [] and again == s
+
+
+def test_scheme_names_in_any_case_and_one_sentence_for_an_unknown_one():
+    assert Settings().replace(schemes=["rel_r", "Gra_C"]).schemes == ("REL_R", "GRA_C")
+    s, errors = Settings.from_mapping({"schemes": ["ini"]})
+    assert (s.schemes, errors) == (("INI",), [])
+    with pytest.raises(UnknownSchemeError) as exc:  # the sentence `cctest mutate` prints, unprefixed
+        Settings().replace(schemes=("FOO",))
+    assert str(exc.value) == (
+        "unknown mutation scheme 'FOO'; the schemes are "
+        "REP_R, REP_C, REL_R, REL_C, IRR, RTF, GRA_R, GRA_C, INI."
+    )
+    _, errors = Settings.from_mapping({"schemes": ["FOO"]})
+    assert errors == [
+        "cctest: setting 'schemes': unknown mutation scheme 'FOO'; the schemes are REP_R, REP_C, REL_R, "
+        "REL_C, IRR, RTF, GRA_R, GRA_C, INI; the default is used."
+    ]

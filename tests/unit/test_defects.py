@@ -192,9 +192,23 @@ def test_cli_list_show_export(db: Path, tmp_path: Path) -> None:
     assert r.returncode == 0 and out.read_text(encoding="utf-8").startswith("id,request_id,time")
 
 
-def test_cli_errors_are_one_sentence(db: Path) -> None:
-    r = _cctest("--db", str(db), "list")
+def test_cli_before_anything_is_logged(db: Path, tmp_path: Path) -> None:
+    """A missing log is an empty one (a hint on stderr, exit 0), and the CLI does not create it."""
+    for args in (["list"], ["list", "--json"], ["export", "--format", "csv"]):
+        r = _cctest("--db", str(db), *args)
+        assert (r.returncode, r.stdout) == (0, ""), r.stderr
+        assert r.stderr.count("\n") == 1 and "no defect log" in r.stderr and "language server" in r.stderr
+    out = tmp_path / "e.jsonl"
+    r = _cctest("--db", str(db), "export", "--output", str(out))
+    assert r.returncode == 0 and f"{out} was not written" in r.stderr and not out.exists()
+    r = _cctest("--db", str(db), "show", "1")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no defect log" in r.stderr
+    assert not db.exists()
+
+
+def test_cli_errors_are_one_sentence(db: Path) -> None:
+    r = _cctest("--db", str(db), "list", "--limit", "0")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--limit" in r.stderr
     DefectStore(db).close()
     r = _cctest("--db", str(db), "show", "42")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no record 42" in r.stderr

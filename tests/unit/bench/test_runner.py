@@ -197,7 +197,7 @@ def test_resume_with_other_settings_is_refused(tmp_path: Path, capsys: pytest.Ca
         (["bench", "--dataset", "/no/such/file.jsonl"], "does not exist"),
         (["bench", "--dataset", "humaneval", "--resume"], "--resume needs --out"),
         (["bench", "--dataset", "humaneval", "--thresholds", "1,x"], "--thresholds must be numbers"),
-        (["bench", "--dataset", "humaneval", "--scheme", "FOO"], "not a list of scheme names"),
+        (["bench", "--dataset", "humaneval", "--scheme", "FOO"], "unknown mutation scheme 'FOO'"),
         (["bench"], "needs --dataset"),
         (["bench", "compare", "a"], "usage: cctest bench compare"),
     ],
