@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import ast
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
+
+from ._cache import LRU
 
 # a window larger than this is not analysed as a whole function (the cost of libcst grows with it)
 MAX_FUNCTION_LINES = 150
@@ -166,22 +166,13 @@ def _stub_for(body_lines: list[str]) -> str:
     return ""
 
 
-_parse_cache: OrderedDict[str, SyntaxError | None] = OrderedDict()
-_parse_lock = threading.Lock()  # the language server may ask from several threads
+_parse_cache: LRU[str, SyntaxError | None] = LRU(256)
 
 
 def _parses(source: str) -> SyntaxError | None:
     """The SyntaxError of ``source``, or None; remembered, since successive keystrokes in the
     unfinished line ask about the same complete lines again."""
-    with _parse_lock:
-        if source in _parse_cache:
-            return _parse_cache[source]
-    err = _compile_error(source)
-    with _parse_lock:
-        _parse_cache[source] = err
-        while len(_parse_cache) > 256:
-            _parse_cache.popitem(last=False)
-    return err
+    return _parse_cache.get_or_compute(source, lambda: _compile_error(source))
 
 
 def _compile_error(source: str) -> SyntaxError | None:

@@ -30,9 +30,9 @@ import dataclasses
 import logging
 import time
 import uuid
-from collections import Counter, OrderedDict
-from collections.abc import AsyncIterator, Coroutine, Hashable
-from typing import Any, Generic, TypeVar
+from collections import Counter
+from collections.abc import AsyncIterator, Coroutine
+from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -41,6 +41,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument
 
 from cctest import __version__
+from cctest._cache import LRU
 from cctest.backends import create_backend
 from cctest.backends.base import Backend
 from cctest.config import Settings
@@ -60,35 +61,6 @@ SERVED_SIZE = 4096  # request ids remembered for acceptance reports
 MAX_BACKGROUND = 2  # monitor-mode checks running at once; more are skipped (and counted)
 VERDICT_NOTIFICATION = "cctest/verdict"
 BACKEND_RETRY_S = 10.0  # a backend that failed to be built is not rebuilt sooner for the same settings
-
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
-
-
-class LRU(Generic[K, V]):
-    """A bounded mapping that forgets the least recently used entry."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._data: OrderedDict[K, V] = OrderedDict()
-
-    def get(self, key: K) -> V | None:
-        value = self._data.get(key)
-        if value is not None:
-            self._data.move_to_end(key)
-        return value
-
-    def put(self, key: K, value: V) -> None:
-        self._data[key] = value
-        self._data.move_to_end(key)
-        while len(self._data) > self.size:
-            self._data.popitem(last=False)
-
-    def clear(self) -> None:
-        self._data.clear()
-
-    def __len__(self) -> int:
-        return len(self._data)
 
 
 @dataclasses.dataclass

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+from .._cache import LRU  # noqa: E402
 from ..config import Settings  # noqa: E402
 from ..errors import BackendError, BackendOutOfMemory, ConfigError, ModelLoadError  # noqa: E402
 from ._stop import BoundaryStopper  # noqa: E402
@@ -124,7 +125,7 @@ class _Model:
                 cfg.pad_token_id = None
         self.lock = threading.Lock()
         self._texts: list[str] | None = None
-        self._allowed: dict[tuple[str, int], Any] = {}
+        self._allowed: LRU[tuple[str, int], Any] = LRU(256)
 
     def token_texts(self) -> list[str]:
         """Every token id's text ("" for special tokens), computed once."""
@@ -138,20 +139,16 @@ class _Model:
     def allowed(self, rest: str, vocab: int) -> Any:
         """A bool mask over ``vocab`` logits: the tokens that write ``rest`` back, i.e. whose
         text starts with it or is a (non-empty) beginning of it."""
-        key = (rest, vocab)
-        mask = self._allowed.get(key)
-        if mask is None:
-            import torch
+        return self._allowed.get_or_compute((rest, vocab), lambda: self._mask(rest, vocab))
 
-            texts = self.token_texts()
-            ok = [bool(t) and (t.startswith(rest) or rest.startswith(t)) for t in texts[:vocab]]
-            mask = torch.zeros(vocab, dtype=torch.bool)
-            mask[: len(ok)] = torch.tensor(ok, dtype=torch.bool)
-            if len(self._allowed) > 256:
-                self._allowed.clear()
-            self._allowed[key] = mask.to(self.device)
-            mask = self._allowed[key]
-        return mask
+    def _mask(self, rest: str, vocab: int) -> Any:
+        import torch
+
+        texts = self.token_texts()
+        ok = [bool(t) and (t.startswith(rest) or rest.startswith(t)) for t in texts[:vocab]]
+        mask = torch.zeros(vocab, dtype=torch.bool)
+        mask[: len(ok)] = torch.tensor(ok, dtype=torch.bool)
+        return mask.to(self.device)
 
 
 class HFBackend(Backend):

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import ast
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 
+from .._cache import LRU
 from ..context import Window, find_window
 from ..demutate import rename
 from ..errors import InputError, UnknownSchemeError
@@ -89,8 +88,7 @@ class _Entry:
     kept: int  # made[:kept] are within the distance bound; the rest were dropped
 
 
-_cache: OrderedDict[tuple[object, ...], _Entry] = OrderedDict()
-_lock = threading.Lock()
+_cache: LRU[tuple[object, ...], _Entry] = LRU(CACHE_SIZE)
 
 
 def canonical_schemes(schemes: Sequence[str]) -> tuple[str, ...]:
@@ -210,18 +208,12 @@ def _generate(
         max_distance,
         seed,
     )
-    with _lock:
-        entry = _cache.get(key)
-        if entry is not None:
-            _cache.move_to_end(key)
+    entry = _cache.get(key)
     # fresh names are chosen against the head and the body, so an entry made under another head
     # (an edit above the window) is not reused: the result depends on the prompt alone
     if entry is None or entry.head != window.head:
         entry = _make(window, shadowed, names, k, max_distance, seed, doc, outer)
-        with _lock:
-            _cache[key] = entry
-            while len(_cache) > CACHE_SIZE:
-                _cache.popitem(last=False)
+        _cache.put(key, entry)
     # a name typed in the unfinished line since is no longer fresh: that mutant is left out
     usable = [not any(n in window.tail for n in m.fresh_names) for m in entry.made]
     made = [m for m, ok in zip(entry.made, usable, strict=True) if ok]

@@ -53,11 +53,11 @@ import builtins
 import keyword
 import re
 import symtable
-import threading
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+
+from .._cache import LRU
 
 _BUILTINS = frozenset(dir(builtins))
 # builtins whose meaning a scheme relies on; each is checked for rebinding in the document
@@ -102,26 +102,13 @@ class FunctionFacts:
     first_param: str | None = None  # a name certainly in scope in the body (for GRA's dead code)
 
 
-_head_cache: dict[str, frozenset[str]] = {}
-_head_lock = threading.Lock()
 _REMEMBERED = 16  # answers kept per cache: the windows a few open documents are typed in
-
-
-def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
-    """Store ``value`` in one of the small per-window caches, emptied when it is full."""
-    with _head_lock:
-        if len(cache) > _REMEMBERED:
-            cache.clear()
-        cache[key] = value
+_head_cache: LRU[str, frozenset[str]] = LRU(_REMEMBERED)
 
 
 def shadowed_in_prompt(head: str, rest: str) -> frozenset[str]:
     """``shadowed_builtins(head + rest)``, remembering the answer for the (long, unchanging) head."""
-    got = _head_cache.get(head)
-    if got is None:
-        got = shadowed_builtins(head)
-        _remember(_head_cache, head, got)
-    return got | shadowed_builtins(rest)
+    return _head_cache.get_or_compute(head, lambda: shadowed_builtins(head)) | shadowed_builtins(rest)
 
 
 _BINDING_BEFORE = re.compile(r"(?:\b(?:def|class|import|as|for|global|nonlocal|lambda|del)|[,(*])[ \t]*$")
@@ -265,26 +252,18 @@ def _scan(text: str, start: int = 0) -> KeywordFacts:
     return KeywordFacts(tuple(sorted(counts.items())), frozenset(unpacked), introspected)
 
 
-_scan_cache: dict[str, KeywordFacts] = {}
-_words_cache: dict[str, frozenset[str]] = {}
+_scan_cache: LRU[str, KeywordFacts] = LRU(_REMEMBERED)
+_words_cache: LRU[str, frozenset[str]] = LRU(_REMEMBERED)
 _WORD = re.compile(r"[^\W\d]\w*")
 
 
 def _words(text: str) -> frozenset[str]:
     """The identifier-like words of a window (remembered: a keystroke re-asks for the same one)."""
-    got = _words_cache.get(text)
-    if got is None:
-        got = frozenset(_WORD.findall(text))
-        _remember(_words_cache, text, got)
-    return got
+    return _words_cache.get_or_compute(text, lambda: frozenset(_WORD.findall(text)))
 
 
 def _scan_remembered(text: str) -> KeywordFacts:
-    got = _scan_cache.get(text)
-    if got is None:
-        got = _scan(text)
-        _remember(_scan_cache, text, got)
-    return got
+    return _scan_cache.get_or_compute(text, lambda: _scan(text))
 
 
 def scan_document(text: str, context: str = "", *, head: str = "") -> KeywordFacts:
@@ -312,7 +291,7 @@ def scan_document(text: str, context: str = "", *, head: str = "") -> KeywordFac
     return facts
 
 
-_class_cache: dict[tuple[str, str], str | None] = {}
+_class_cache: LRU[tuple[str, str], str | None] = LRU(_REMEMBERED)
 _HEADER = re.compile(r"(class|def|async[ \t]+def)[ \t]+([^\W\d]\w*)")
 
 
@@ -321,9 +300,10 @@ def enclosing_class(head: str, indent: str) -> str | None:
     the nearest line above with less indentation. ``None`` when that is a ``def`` (a nested
     function, not a method) or there is none; ``"?"`` when it is something else (``if``, ``try``,
     a continuation line): it may be a class body, so functions there count as methods."""
-    key = (head, indent)
-    if key in _class_cache:
-        return _class_cache[key]
+    return _class_cache.get_or_compute((head, indent), lambda: _enclosing_class(head, indent))
+
+
+def _enclosing_class(head: str, indent: str) -> str | None:
     out: str | None = None
     end = len(head)
     while end > 0:
@@ -336,7 +316,6 @@ def enclosing_class(head: str, indent: str) -> str | None:
         m = _HEADER.match(stripped)
         out = "?" if m is None else (m[2] if m[1] == "class" else None)
         break
-    _remember(_class_cache, key, out)
     return out
 
 

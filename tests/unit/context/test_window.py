@@ -136,13 +136,13 @@ def test_a_fresh_name_typed_in_the_tail_is_not_reused():
 
 
 def test_results_depend_on_the_prompt_not_on_the_cache():
-    from cctest import mutators
+    from cctest._cache import clear_caches
 
     body = "def add(a, *b):\n    res = a + b\n    return "
     with_name = "Param1 = 0\n" + body
     generate_mutants(with_name, schemes=["REP_R"], k=4)  # Param1 taken: Param2 is used
     warm = generate_mutants("x = 0\n" + body, schemes=["REP_R"], k=4)
-    mutators._cache.clear()
+    clear_caches()
     cold = generate_mutants("x = 0\n" + body, schemes=["REP_R"], k=4)
     assert [m.text for m in warm.mutants] == [m.text for m in cold.mutants]
     assert any("Param1" in m.renames for m in cold.mutants)
