@@ -3,6 +3,9 @@
 The engine sends the original prompt and all its mutants in ONE call, so a backend can batch them
 (one ``generate`` call, or concurrent HTTP requests). A backend reports a failure of one prompt as
 a ``BackendError`` in that prompt's place; it raises only when the whole call failed.
+
+Instruction (chat) models are asked through ``chat``: conversations of messages in, one answer
+each out, with the same batching and error contract.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from ..errors import BackendError
 
 # the completion of one prompt: its text, or the error that prevented it
 Outcome = str | BackendError
+# one message of a chat: {"role": "system" | "user" | "assistant", "content": "..."}
+Message = dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,17 @@ class Backend(abc.ABC):
         ``suffixes``: the code after the cursor for each prompt (a renamed mutant's suffix uses the
         mutant's names), for backends that fill in the middle; None when there is none.
         """
+
+    async def chat(self, conversations: Sequence[Sequence[Message]]) -> list[Outcome]:
+        """One answer (or error) per conversation, in order: what an instruction model replies.
+
+        Unlike ``complete``, an answer is not cut at the end of a code block (answers hold prose
+        and fenced code). Backends that cannot chat answer each conversation with an error.
+        """
+        error = BackendError(
+            f"the {self.name} backend cannot answer chat messages; use the hf or http backend."
+        )
+        return [error for _ in conversations]
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release sockets, threads or model memory."""

@@ -1,5 +1,8 @@
 """Running a benchmark: the engine over every task of a dataset, tests in the sandbox, one record per task.
 
+The run directory, resume and progress bar are shared by every kind of run (``kinds``): the
+natural-language task runs (``cctest.tasks.run``) write the same files with their own records.
+
 A run lives in a directory::
 
     RUN_DIR/config.json     what was run (dataset, backend, model, k, schemes, thresholds, ...)
@@ -26,7 +29,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from .. import repair
 from ..config import Settings
@@ -81,8 +84,9 @@ def decide(
     return {"outliers": outliers, "chosen": repair.choose(matrix, outliers, eligible)}
 
 
-def _append(path: Path, record: dict[str, Any]) -> None:
-    # one write per line, then fsync: a kill leaves at most one torn line, at the end
+def append_record(path: Path, record: dict[str, Any]) -> None:
+    """Append one record to ``results.jsonl``: one write per line, then fsync, so a kill leaves
+    at most one torn line, at the end (``read_records`` drops it)."""
     line = json.dumps(record, ensure_ascii=False) + "\n"
     with open(path, "a", encoding="utf-8") as f:
         f.write(line)
@@ -116,8 +120,13 @@ def read_records(path: Path, repair_tail: bool = False) -> list[dict[str, Any]]:
     return records
 
 
-def prepare_run_dir(out: Path, config: RunConfig, resume: bool) -> list[dict[str, Any]]:
-    """Create or reopen the run directory; returns the records already there (resume)."""
+class _Config(Protocol):
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def prepare_run_dir(out: Path, config: _Config, resume: bool) -> list[dict[str, Any]]:
+    """Create or reopen the run directory for ``config`` (any run config with ``to_dict``);
+    returns the records already there (resume)."""
     cfg_path = out / CONFIG
     if resume:
         if not cfg_path.is_file():
@@ -235,8 +244,6 @@ async def run_benchmark(
     ``batch_prompts`` prompts at a time go through ``Engine.run_many``: all their variants in one
     backend call (greedy completions do not depend on the grouping). Records are appended as their
     batch finishes, shortest prompts first; readers order them by task."""
-    from tqdm import tqdm
-
     from ..backends import create_backend
     from ..engine import Engine, eligible_mask
 
@@ -247,15 +254,7 @@ async def run_benchmark(
     results_path = out / RESULTS
     thresholds = config.thresholds
     factory = backend_factory or create_backend
-    bar = tqdm(
-        total=len(tasks),
-        initial=len(tasks) - len(todo),
-        desc="cctest bench",
-        unit="prompt",
-        file=sys.stderr,
-        disable=not progress,
-        dynamic_ncols=True,
-    )
+    bar = progress_bar(len(tasks), len(tasks) - len(todo), "cctest bench", progress)
 
     async def finish(task: Task, record: dict[str, Any], previous: asyncio.Task[None] | None) -> None:
         if task.tests and record["completions"]:
@@ -263,7 +262,7 @@ async def run_benchmark(
             record["tests"] = await asyncio.to_thread(execute_tests, task, texts, limits, workers)
         if previous is not None:
             await previous  # records reach the file in the order their prompts were run
-        _append(results_path, record)
+        append_record(results_path, record)
         records.append(record)
         bar.update(1)
 
@@ -308,9 +307,34 @@ async def run_benchmark(
 def batches(todo: Sequence[tuple[int, Task]], size: int) -> list[list[tuple[int, Task]]]:
     """The tasks in groups of ``size`` whose variants go to the model in one call. Tasks are
     taken shortest prompt first, so a group's rows need little padding to a common length."""
-    ordered = sorted(todo, key=lambda item: (len(item[1].prompt), item[0]))
+    return batches_by_length(todo, size, lambda task: len(task.prompt))
+
+
+T = TypeVar("T")
+
+
+def batches_by_length(
+    todo: Sequence[tuple[int, T]], size: int, length: Callable[[T], int]
+) -> list[list[tuple[int, T]]]:
+    """``(index, item)`` pairs in groups of ``size``, shortest ``length`` first (ties by index)."""
+    ordered = sorted(todo, key=lambda pair: (length(pair[1]), pair[0]))
     size = max(1, size)
     return [ordered[i : i + size] for i in range(0, len(ordered), size)]
+
+
+def progress_bar(total: int, initial: int, desc: str, enabled: bool = True) -> Any:
+    """The progress bar every run shows on stderr (a tqdm bar; disabled: it counts silently)."""
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total,
+        initial=initial,
+        desc=desc,
+        unit="prompt",
+        file=sys.stderr,
+        disable=not enabled,
+        dynamic_ncols=True,
+    )
 
 
 def _ordered(records: Sequence[dict[str, Any]], tasks: Sequence[Task]) -> list[dict[str, Any]]:

@@ -2,16 +2,20 @@
 
 cctest bench --dataset humaneval|FILE.jsonl|DIR [-k N] [--thresholds 1,3,5,7,9] [--limit N]
              [--seed S] [--out RUN_DIR] [--resume] [--backend ... --model ...]
+cctest bench tasks --tasks FILE.jsonl [--chat] [--rounds R] ...   a natural-language task set
 cctest bench compare RUN_A RUN_B [--out DIR]
 cctest bench report RUN_DIR          rebuild summary.json and report.html from results.jsonl
+
+Task suites are actions too (``SUITES``): each names a module with ``add_arguments(parser)`` and
+``run(args, rest) -> int``; the options of ``cctest bench tasks`` (rounds, chat, the oracle's
+settings) are shared by all of them.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
+import importlib
 import sys
 import time
 from pathlib import Path
@@ -21,13 +25,19 @@ from ..errors import ConfigError
 from ..redact import redact_url
 from ._common import add_backend_arguments, add_scheme_argument, settings_from_args
 
+# action -> module with add_arguments(parser) and run(args, rest); a task suite adds its line
+SUITES: dict[str, str] = {"tasks": "cctest.commands.bench_tasks"}
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "action",
         nargs="*",
-        metavar="compare RUN_A RUN_B | report RUN_DIR",
-        help="compare two finished runs, or rebuild one run's report; omit to run a benchmark",
+        metavar="tasks | compare RUN_A RUN_B | report RUN_DIR",
+        help=(
+            "a natural-language task suite (tasks: a task file), compare two finished runs, or rebuild "
+            "one run's report; omit to run the completion benchmark on --dataset"
+        ),
     )
     p.add_argument(
         "--dataset",
@@ -73,6 +83,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--test-memory-mb", type=int, default=1024, help="address space per sample in MB (default 1024)"
     )
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
+    for module in dict.fromkeys(SUITES.values()):
+        importlib.import_module(module).add_arguments(p)
     add_backend_arguments(p)
 
 
@@ -99,8 +111,11 @@ def run(args: argparse.Namespace) -> int:
             if len(action) != 2:
                 raise ConfigError("usage: cctest bench report RUN_DIR.")
             return _report(Path(action[1]))
+        if action[0] in SUITES:
+            return int(importlib.import_module(SUITES[action[0]]).run(args, action[1:]))
         raise ConfigError(
-            f"unknown bench action '{action[0]}'; use 'compare', 'report', or --dataset to run a benchmark."
+            f"unknown bench action '{action[0]}'; use {', '.join(repr(a) for a in SUITES)}, 'compare', "
+            "'report', or --dataset to run a benchmark."
         )
     if not args.dataset:
         raise ConfigError(
@@ -184,16 +199,10 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _finish(out: Path, config: dict[str, Any], records: list[dict[str, Any]]) -> None:
-    from ..bench.metrics import summarize
-    from ..bench.report import terminal_report, write_report
+    from ..bench.report import finish_run
 
-    summary = summarize(records, config["thresholds"])
-    tmp = out / "summary.json.tmp"
-    tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, out / "summary.json")
-    report = write_report(out, config, summary, records)
-    sys.stdout.write(terminal_report(summary, config))
-    print(f"cctest: wrote {out / 'summary.json'} and {report}.", file=sys.stderr)
+    sys.stdout.write(finish_run(out, config, records))
+    print(f"cctest: wrote {out / 'summary.json'} and {out / 'report.html'}.", file=sys.stderr)
 
 
 def _report(run_dir: Path) -> int:
@@ -207,8 +216,7 @@ def _report(run_dir: Path) -> int:
 
 
 def _compare(a: Path, b: Path, out: Path | None) -> int:
-    from ..bench.metrics import summarize
-    from ..bench.report import compare_rows, text_table, write_compare
+    from ..bench.report import compare_runs
     from ..bench.runner import load_run
 
     runs = []
@@ -216,25 +224,10 @@ def _compare(a: Path, b: Path, out: Path | None) -> int:
         config, records = load_run(d)
         if not records:
             raise ConfigError(f"{d} has no results yet.")
-        runs.append((d.name or str(d), config, summarize(records, config["thresholds"])))
+        runs.append((d.name or str(d), config, records))
     if runs[0][0] == runs[1][0]:
         runs = [(str(a), runs[0][1], runs[0][2]), (str(b), runs[1][1], runs[1][2])]
-    (na, ca, sa), (nb, cb, sb) = runs
-    print(
-        text_table(
-            ["", na, nb],
-            [
-                [
-                    "backend / model",
-                    f"{ca['backend']} {ca.get('model') or ''}".strip(),
-                    f"{cb['backend']} {cb.get('model') or ''}".strip(),
-                ],
-                ["dataset", str(ca["dataset"]), str(cb["dataset"])],
-                ["k", str(ca["k"]), str(cb["k"])],
-                *compare_rows(sa, sb),
-            ],
-        )
-    )
-    path = write_compare(out or a.parent, runs)
+    table, path = compare_runs(runs, out or a.parent)
+    print(table)
     print(f"cctest: wrote {path}.", file=sys.stderr)
     return 0

@@ -17,11 +17,9 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..backends.base import Message
 from ..errors import ConfigError
 from .model import Task
-
-# one message of a chat: {"role": "system" | "user" | "assistant", "content": "..."}
-Message = dict[str, str]
 
 DEFAULT_INSTRUCTION = (
     "{description}\n\n"

@@ -1,0 +1,175 @@
+"""``cctest bench tasks``: a natural-language task set against a model, and the options every
+task suite shares (rounds, chat or completion, the oracle's settings).
+
+cctest bench tasks --tasks FILE.jsonl [--chat] [--rounds R] [--inputs N] [--abs-tol E] [--rel-tol E]
+                   [--instruction TEXT] [--system TEXT] [--limit N] [--out RUN_DIR] [--resume]
+                   [--backend ... --model ...]
+
+A suite's action builds its tasks and calls ``run_task_set`` with its own kind of run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ._common import settings_from_args
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("natural-language tasks (cctest bench tasks and the task suites)")
+    g.add_argument("--tasks", metavar="FILE.jsonl", help="the task file of 'cctest bench tasks'")
+    g.add_argument(
+        "--chat",
+        action="store_true",
+        help="ask as an instruction model (chat messages) instead of completing a function stub",
+    )
+    g.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="answers per prompt (default 1 at temperature 0, else 5)",
+    )
+    g.add_argument("--inputs", type=int, default=100, help="generated inputs per answer (default 100)")
+    g.add_argument("--abs-tol", type=float, default=0.0, help="absolute tolerance for floats (default 0)")
+    g.add_argument("--rel-tol", type=float, default=0.0, help="relative tolerance for floats (default 0)")
+    g.add_argument(
+        "--input-cpu", type=float, default=1.0, help="CPU seconds per call on one input (default 1)"
+    )
+    g.add_argument(
+        "--input-timeout",
+        type=float,
+        default=2.0,
+        help="wall-clock seconds per call on one input (default 2)",
+    )
+    g.add_argument(
+        "--instruction",
+        default=None,
+        help="the chat wording, a template over {description} {name} {signature} {arity}, or @FILE",
+    )
+    g.add_argument("--system", default=None, help="a system message for chat models")
+
+
+def _text_or_file(value: str | None) -> str | None:
+    if value is None or not value.startswith("@"):
+        return value
+    path = Path(value[1:]).expanduser()
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path} ({exc.strerror or exc.__class__.__name__}).") from None
+
+
+def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    from ..tasks.model import load_tasks
+
+    if rest:
+        raise ConfigError("usage: cctest bench tasks --tasks FILE.jsonl [options].")
+    if not args.tasks:
+        raise ConfigError("cctest bench tasks needs --tasks FILE.jsonl.")
+    tasks = load_tasks(args.tasks)
+    return run_task_set(args, tasks, kind="tasks", source=str(Path(args.tasks).resolve()))
+
+
+def run_task_set(
+    args: argparse.Namespace,
+    tasks: Sequence[Any],
+    *,
+    kind: str,
+    source: str,
+    suite: dict[str, Any] | None = None,
+) -> int:
+    """Run ``tasks`` (after --shuffle/--limit) in the run directory --out, with resume and reports;
+    ``kind`` names the RunKind that summarises the records (``cctest.bench.kinds``)."""
+    import random
+
+    from ..bench.report import finish_run
+    from ..bench.runner import prepare_run_dir
+    from ..bench.sandbox import Limits
+    from ..tasks.oracle import OracleSettings
+    from ..tasks.render import ChatStyle
+    from ..tasks.run import TaskRunConfig, default_rounds, run_tasks
+
+    if args.resume and not args.out:
+        raise ConfigError("--resume needs --out RUN_DIR, the run to continue.")
+    for name in ("limit", "rounds"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            raise ConfigError(f"--{name} must be at least 1.")
+    if args.inputs < 0:
+        raise ConfigError("--inputs must be at least 0.")
+    if args.workers < 1 or args.batch_prompts < 1:
+        raise ConfigError("--workers and --batch-prompts must be at least 1.")
+    settings = settings_from_args(args, seed=args.seed)
+    tasks = list(tasks)
+    if args.shuffle:
+        random.Random(args.seed).shuffle(tasks)
+    tasks = tasks[: args.limit] if args.limit is not None else tasks
+    oracle = OracleSettings(
+        inputs=args.inputs,
+        seed=args.seed,
+        abs_tol=args.abs_tol,
+        rel_tol=args.rel_tol,
+        input_cpu_seconds=args.input_cpu,
+        input_wall_seconds=args.input_timeout,
+        limits=Limits(
+            wall_seconds=args.test_timeout, cpu_seconds=args.test_cpu, memory_mb=args.test_memory_mb
+        ),
+    )
+    instruction = _text_or_file(args.instruction)
+    style = ChatStyle(**({"instruction": instruction} if instruction else {}), system=args.system)
+    rounds = args.rounds if args.rounds is not None else default_rounds(settings.temperature)
+    config = TaskRunConfig(
+        kind=kind,
+        source=source,
+        tasks=len(tasks),
+        backend=settings.backend,
+        model=settings.model,
+        mode="chat" if args.chat else "completion",
+        rounds=rounds,
+        temperature=settings.temperature,
+        max_new_tokens=settings.max_new_tokens,
+        seed=args.seed,
+        limit=args.limit,
+        instruction=instruction,
+        system=args.system,
+        oracle=oracle.to_dict(),
+        suite=suite or {},
+    )
+    out = (
+        Path(args.out)
+        if args.out
+        else Path("bench-runs") / f"{kind}-{settings.backend}-{time.strftime('%Y%m%d-%H%M%S')}"
+    )
+    done = prepare_run_dir(out, config, args.resume)
+    if done:
+        print(f"cctest: resuming {out}: {len(done)} of {len(tasks)} tasks already done.", file=sys.stderr)
+    try:
+        records = asyncio.run(
+            run_tasks(
+                tasks,
+                settings,
+                config,
+                out,
+                done=done,
+                oracle=oracle,
+                style=style,
+                workers=args.workers,
+                batch_prompts=args.batch_prompts,
+                progress=not args.no_progress,
+            )
+        )
+    except KeyboardInterrupt:
+        print(
+            f"cctest: interrupted; continue with the same command and --resume --out {out}.",
+            file=sys.stderr,
+        )
+        raise
+    sys.stdout.write(finish_run(out, config.to_dict(), records))
+    print(f"cctest: wrote {out / 'summary.json'} and {out / 'report.html'}.", file=sys.stderr)
+    return 0

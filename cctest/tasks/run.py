@@ -1,0 +1,332 @@
+"""Running a task set against a model: render, sample R rounds, judge, one record per task.
+
+A run uses the bench's run directory (``cctest.bench.runner``: ``config.json``, ``results.jsonl``
+appended and fsync'd per task, ``--resume``) and its reports (``cctest.bench.report``:
+``summary.json``, ``report.html``, ``cctest bench compare``). ``TasksKind`` summarises the records;
+a suite subclasses it to add its own metrics over the same records (the tasks' ``meta`` says
+which question and variant each one is) and registers it in ``cctest.bench.kinds.KINDS``.
+
+Each task is rendered once (``completion_prompt`` or ``chat_messages``) and sent ``rounds``
+times; the rendered prompts of ``batch_prompts`` tasks (times ``rounds``) go to the backend in
+ONE call, so a local model samples them as rows of one batch, seeded by ``Settings.seed``. The
+answers of a batch are judged (``judge_many``, in the sandbox) while the model works on the next
+batch. Before any model call, every task's reference is checked (``check_reference``), so a
+broken task stops the run with one sentence instead of blaming every answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..backends.base import Message
+from ..bench.kinds import RunKind, Table, model_label
+from ..bench.runner import RESULTS, append_record, batches_by_length, progress_bar
+from ..config import Settings
+from ..errors import BackendError, ConfigError, ModelLoadError
+from .model import Task
+from .oracle import CATEGORIES, Judgement, OracleSettings, check_reference, judge_many
+from .render import ChatStyle, chat_messages, completion_prompt
+
+MODES = ("completion", "chat")
+
+
+def default_rounds(temperature: float) -> int:
+    """Rounds per prompt when none is given: 1 for greedy decoding (it would repeat), else 5."""
+    return 1 if temperature == 0 else 5
+
+
+@dataclass(frozen=True)
+class TaskRunConfig:
+    """What a task run is; two runs with equal configs produce comparable records."""
+
+    kind: str  # the RunKind that summarises it: "tasks", or a suite's
+    source: str  # the task file (resolved), or the suite and its data
+    tasks: int
+    backend: str
+    model: str | None
+    mode: str  # completion | chat
+    rounds: int
+    temperature: float
+    max_new_tokens: int
+    seed: int
+    limit: int | None = None
+    instruction: str | None = None  # the chat wording (None: DEFAULT_INSTRUCTION)
+    system: str | None = None
+    oracle: dict[str, Any] = field(default_factory=dict)
+    suite: dict[str, Any] = field(default_factory=dict)  # a suite's own settings
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(f"mode must be one of {', '.join(MODES)} (got '{self.mode}').")
+        if self.rounds < 1:
+            raise ConfigError("--rounds must be at least 1.")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def render(task: Task, mode: str, style: ChatStyle | None = None) -> str | list[Message]:
+    """The prompt for ``task``: Python to continue (completion) or messages (chat)."""
+    return chat_messages(task, style) if mode == "chat" else completion_prompt(task)
+
+
+def check_tasks(tasks: Sequence[Task], oracle: OracleSettings, workers: int = 2) -> None:
+    """``check_reference`` on every task with a reference, ``workers`` at a time; the first
+    broken task raises its ``TaskError``."""
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        list(pool.map(lambda t: check_reference(t, oracle), [t for t in tasks if t.reference is not None]))
+
+
+def _record(
+    task: Task,
+    index: int,
+    mode: str,
+    prompt: str | list[Message],
+    answers: Sequence[str | BackendError],
+    judgements: Mapping[int, Judgement],
+) -> dict[str, Any]:
+    rounds = []
+    for r, answer in enumerate(answers):
+        entry: dict[str, Any] = {"round": r}
+        if isinstance(answer, BackendError):
+            entry.update(answer=None, error=str(answer), category=None)
+        else:
+            entry.update(answer=answer, error=None, **judgements[r].to_dict())
+        rounds.append(entry)
+    return {
+        "task_id": task.task_id,
+        "index": index,
+        "name": task.name,
+        "description": task.description,
+        "meta": dict(task.meta),
+        "mode": mode,
+        "prompt": prompt,
+        "error": None,
+        "rounds": rounds,
+    }
+
+
+async def run_tasks(
+    tasks: Sequence[Task],
+    settings: Settings,
+    config: TaskRunConfig,
+    out: Path,
+    *,
+    done: Sequence[dict[str, Any]] = (),
+    oracle: OracleSettings | None = None,
+    style: ChatStyle | None = None,
+    workers: int = 2,
+    batch_prompts: int = 8,
+    backend_factory: Callable[[Settings], Any] | None = None,
+    progress: bool = True,
+    check: bool = True,
+) -> list[dict[str, Any]]:
+    """Run every task not already in ``done``; returns all records (old and new), in task order."""
+    from ..backends import create_backend
+
+    oracle = oracle or OracleSettings()
+    finished = {r["task_id"] for r in done}
+    todo = [(i, t) for i, t in enumerate(tasks) if t.task_id not in finished]
+    records = list(done)
+    if not todo:
+        return _ordered(records, tasks)
+    if check:
+        await asyncio.to_thread(check_tasks, [t for _, t in todo], oracle, workers)
+    results_path = out / RESULTS
+    factory = backend_factory or create_backend
+    bar = progress_bar(len(tasks), len(tasks) - len(todo), f"cctest bench {config.kind}", progress)
+    prompts = {t.task_id: render(t, config.mode, style) for _, t in todo}
+
+    def judge_batch(
+        group: list[tuple[int, Task]], answers: list[list[str | BackendError]]
+    ) -> list[dict[str, Any]]:
+        items: list[tuple[Task, str, str | None]] = []
+        where: list[tuple[int, int]] = []
+        for g, ((_, task), task_answers) in enumerate(zip(group, answers, strict=True)):
+            stub = prompts[task.task_id] if config.mode == "completion" else None
+            for r, answer in enumerate(task_answers):
+                if not isinstance(answer, BackendError):
+                    items.append((task, answer, stub if isinstance(stub, str) else None))
+                    where.append((g, r))
+        judged = judge_many(items, oracle, workers=workers)
+        per_task: list[dict[int, Judgement]] = [{} for _ in group]
+        for (g, r), j in zip(where, judged, strict=True):
+            per_task[g][r] = j
+        return [
+            _record(task, index, config.mode, prompts[task.task_id], task_answers, per_task[g])
+            for g, ((index, task), task_answers) in enumerate(zip(group, answers, strict=True))
+        ]
+
+    async def finish(
+        group: list[tuple[int, Task]],
+        answers: list[list[str | BackendError]],
+        previous: asyncio.Task[None] | None,
+    ) -> None:
+        new = await asyncio.to_thread(judge_batch, group, answers)
+        if previous is not None:
+            await previous  # records reach the file in the order their batches were run
+        for record in new:
+            append_record(results_path, record)
+            records.append(record)
+            bar.update(1)
+
+    pending: asyncio.Task[None] | None = None
+    try:
+        async with factory(settings) as backend:
+            for group in batches_by_length(todo, batch_prompts, lambda t: len(str(prompts[t.task_id]))):
+                flat = [prompts[t.task_id] for _, t in group for _ in range(config.rounds)]
+                if config.mode == "chat":
+                    outcomes = await backend.chat([p for p in flat if not isinstance(p, str)])
+                else:
+                    outcomes = await backend.complete([p for p in flat if isinstance(p, str)])
+                for o in outcomes:
+                    if isinstance(o, ModelLoadError):
+                        raise o
+                answers = [
+                    list(outcomes[g * config.rounds : (g + 1) * config.rounds]) for g in range(len(group))
+                ]
+                # the model works on the next batch while this one is judged
+                pending = asyncio.create_task(finish(group, answers, pending))
+            if pending is not None:
+                await pending
+                pending = None
+    finally:
+        if pending is not None and not pending.done():
+            pending.cancel()
+        bar.close()
+    return _ordered(records, tasks)
+
+
+def _ordered(records: Sequence[dict[str, Any]], tasks: Sequence[Task]) -> list[dict[str, Any]]:
+    order = {t.task_id: i for i, t in enumerate(tasks)}
+    return sorted(records, key=lambda r: order.get(r["task_id"], len(order)))
+
+
+# -- the summary ---------------------------------------------------------------------------
+
+
+def summarize_tasks(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Categories of all answers, the pass rate, and per task how many rounds passed."""
+    categories = dict.fromkeys(CATEGORIES, 0)
+    errors = 0
+    per_task = []
+    for r in records:
+        rounds = r.get("rounds") or []
+        passed = 0
+        for a in rounds:
+            if a.get("category") is None:
+                errors += 1
+                continue
+            categories[a["category"]] = categories.get(a["category"], 0) + 1
+            passed += a["category"] == "passed"
+        judged = sum(a.get("category") is not None for a in rounds)
+        per_task.append({"task_id": r["task_id"], "rounds": judged, "passed": passed})
+    answers = sum(categories.values())
+    judged_tasks = [t for t in per_task if t["rounds"]]
+    return {
+        "counts": {
+            "tasks": len(records),
+            "answers": answers,
+            "backend_errors": errors,
+            "rounds": max((len(r.get("rounds") or []) for r in records), default=0),
+        },
+        "categories": categories,
+        "category_share": {c: (n / answers if answers else None) for c, n in categories.items()},
+        "pass_rate": categories["passed"] / answers if answers else None,
+        "tasks_all_rounds_passed": sum(t["passed"] == t["rounds"] for t in judged_tasks),
+        "tasks_any_round_passed": sum(t["passed"] > 0 for t in judged_tasks),
+        "per_task": per_task,
+    }
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.1f}%"
+
+
+class TasksKind(RunKind):
+    """A task set run against a model: answers by category and the pass rate."""
+
+    name = "tasks"
+    title = "cctest bench tasks"
+    docs = "docs/tasks.md"
+
+    def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        return summarize_tasks(records)
+
+    def headline(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
+        c = summary["counts"]
+        return (
+            f"{self.title} · {Path(str(config.get('source'))).name} · {config.get('backend')} "
+            f"{model_label(config)} · {config.get('mode')} · "
+            f"{c['tasks']} tasks × {config.get('rounds')} rounds"
+        )
+
+    def tables(self, summary: Mapping[str, Any]) -> dict[str, Table]:
+        c = summary["counts"]
+        return {
+            "Answers": (
+                ["", "value"],
+                [
+                    ["tasks", str(c["tasks"])],
+                    ["answers judged", str(c["answers"])],
+                    ["backend errors", str(c["backend_errors"])],
+                    ["pass rate", _pct(summary["pass_rate"])],
+                    ["tasks passed in every round", str(summary["tasks_all_rounds_passed"])],
+                    ["tasks passed in some round", str(summary["tasks_any_round_passed"])],
+                ],
+            ),
+            "Answers by category": (
+                ["category", "answers", "share"],
+                [[k, str(n), _pct(summary["category_share"][k])] for k, n in summary["categories"].items()],
+            ),
+        }
+
+    def examples(
+        self, config: Mapping[str, Any], summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
+    ) -> str:
+        import html
+
+        shown: dict[str, str] = {}  # one example per failing category
+        for r in records:
+            for a in r.get("rounds") or []:
+                cat = a.get("category")
+                if cat in (None, "passed") or cat in shown:
+                    continue
+                shown[cat] = (
+                    f"<h3>{html.escape(cat)} · {html.escape(r['task_id'])} round {a['round']}</h3>"
+                    f"<p class='note'>{html.escape(a.get('detail') or '')}</p>"
+                    f"<pre>{html.escape((a.get('answer') or '')[:1500])}</pre>"
+                )
+        if not shown:
+            return ""
+        return "<h2>Examples: one failing answer per category</h2>" + "".join(
+            shown[c] for c in CATEGORIES if c in shown
+        )
+
+    def compare_settings(self, ca: Mapping[str, Any], cb: Mapping[str, Any]) -> list[list[str]]:
+        return [
+            *super().compare_settings(ca, cb),
+            ["tasks", str(ca.get("source")), str(cb.get("source"))],
+            [
+                "mode / rounds",
+                f"{ca.get('mode')} / {ca.get('rounds')}",
+                f"{cb.get('mode')} / {cb.get('rounds')}",
+            ],
+        ]
+
+    def compare_rows(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> list[list[str]]:
+        rows = [
+            ["answers judged", str(a["counts"]["answers"]), str(b["counts"]["answers"])],
+            ["pass rate", _pct(a["pass_rate"]), _pct(b["pass_rate"])],
+        ]
+        rows += [
+            [c, _pct(a["category_share"].get(c)), _pct(b["category_share"].get(c))]
+            for c in CATEGORIES
+            if c != "passed"
+        ]
+        return rows
