@@ -112,14 +112,14 @@ class CompletionKind(RunKind):
     ) -> str:
         import html
 
-        from .report import examples
+        from .report import examples, examples_threshold
 
-        ts = list(summary["outliers_per_T"])
-        if not ts:
+        t = examples_threshold(summary)
+        if t is None:
             return ""
-        t_mid = ts[len(ts) // 2]
-        return f"<h2>Examples: original completion flagged at T={html.escape(t_mid)}</h2>" + examples(
-            records, t_mid
+        return (
+            f"<h2>Examples: original completion flagged at T={html.escape(t)}"
+            " (the T that flags the most)</h2>" + examples(records, t)
         )
 
     def compare_rows(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> list[list[str]]:

@@ -92,9 +92,9 @@ def tables(summary: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[s
         ["metric", "original", *[f"repaired T={t}" for t in ts]],
         [
             ["BLEU", fmt(b["original"], 2), *[fmt(b["repaired"][t], 2) for t in ts]],
-            ["  enhancement r", "", *[_ratio(er["bleu"][t]) for t in ts]],
+            ["  enhancement ratio", "", *[_ratio(er["bleu"][t]) for t in ts]],
             ["edit similarity", fmt(e["original"]), *[fmt(e["repaired"][t]) for t in ts]],
-            ["  enhancement r", "", *[_ratio(er["edit_similarity"][t]) for t in ts]],
+            ["  enhancement ratio", "", *[_ratio(er["edit_similarity"][t]) for t in ts]],
             ["pass@1", _pct(p["original"]), *[_pct(p["repaired"][t]) for t in ts]],
         ],
     )
@@ -319,6 +319,22 @@ def _html_table(headers: Sequence[str], rows: Sequence[Sequence[str]], cls: str 
 def _page(title: str, body: str) -> str:
     head = f'<meta charset="utf-8"><title>{html.escape(title)}</title><style>{_CSS}</style>'
     return f'<!doctype html><html lang="en"><head>{head}</head><body>{body}</body></html>\n'
+
+
+def examples_threshold(summary: Mapping[str, Any]) -> str | None:
+    """The T whose examples the report shows: the one that flags the most original completions
+    (the middle one among equals), so examples appear whenever any T flags one.
+
+    >>> flags = {"1": 2, "3": 2, "5": 0}
+    >>> examples_threshold({"outliers_per_T": flags, "original_flagged_per_T": flags})
+    '3'
+    """
+    ts = _ts(summary)
+    if not ts:
+        return None
+    flagged = summary.get("original_flagged_per_T", {})
+    mid = (len(ts) - 1) / 2
+    return max(ts, key=lambda t: (flagged.get(t, 0), -abs(ts.index(t) - mid)))
 
 
 def examples(records: Sequence[Mapping[str, Any]], t: str, n: int = 5) -> str:

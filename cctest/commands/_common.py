@@ -7,6 +7,7 @@ import sys
 
 from ..config import BACKENDS, PROVIDERS, Settings
 from ..document import looks_like_python, read_source
+from ..redact import redact_url
 
 
 def add_scheme_argument(p: argparse.ArgumentParser) -> None:
@@ -64,6 +65,15 @@ def settings_from_args(args: argparse.Namespace, **extra: object) -> Settings:
     values = {n: getattr(args, n) for n in names if hasattr(args, n)}
     values.update(extra)
     return Settings().replace(**values)
+
+
+def recorded_model(settings: Settings) -> str | None:
+    """The model as a run records it: the bundled model by name, a server URL without secrets."""
+    from ..models import BUNDLED_MODEL
+
+    if settings.model is None:
+        return f"{BUNDLED_MODEL} (bundled)" if settings.backend == "hf" else None
+    return redact_url(settings.model)
 
 
 def read_python(path: str) -> str:

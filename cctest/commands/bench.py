@@ -3,7 +3,7 @@
 cctest bench --dataset humaneval|FILE.jsonl|DIR [-k N] [--thresholds 1,3,5,7,9] [--limit N]
              [--seed S] [--out RUN_DIR] [--resume] [--backend ... --model ...]
 cctest bench tasks --tasks FILE.jsonl [--chat] [--rounds R] ...   a natural-language task set
-cctest bench compare RUN_A RUN_B [--out DIR]
+cctest bench compare RUN_A RUN_B [--out DIR]   compare.html in DIR (default: RUN_A's parent directory)
 cctest bench report RUN_DIR          rebuild summary.json and report.html from results.jsonl
 
 Task suites are actions too (``SUITES``): each names a module with ``add_arguments(parser)`` and
@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..redact import redact_url
-from ._common import add_backend_arguments, add_scheme_argument, settings_from_args
+from ._common import add_backend_arguments, add_scheme_argument, recorded_model, settings_from_args
 
 # action -> module with add_arguments(parser) and run(args, rest); a task suite adds its line
 SUITES: dict[str, str] = {"tasks": "cctest.commands.bench_tasks"}
@@ -63,7 +62,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--out",
         default=None,
-        help="run directory (default: bench-runs/DATASET-BACKEND-TIME; for compare: where compare.html goes)",
+        help=(
+            "run directory (default: bench-runs/DATASET-BACKEND-TIME); for compare, the directory "
+            "compare.html goes to (default: the one that holds RUN_A)"
+        ),
     )
     p.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
     p.add_argument(
@@ -129,6 +131,7 @@ def _bench(args: argparse.Namespace) -> int:
     from ..bench.datasets import load_dataset
     from ..bench.runner import RunConfig, prepare_run_dir, run_benchmark, select_tasks
     from ..bench.sandbox import Limits
+    from ..mutators import scheme_names
 
     if args.resume and not args.out:
         raise ConfigError("--resume needs --out RUN_DIR, the run to continue.")
@@ -150,9 +153,9 @@ def _bench(args: argparse.Namespace) -> int:
         dataset_source=dataset.source,
         tasks=len(tasks),
         backend=settings.backend,
-        model=None if settings.model is None else redact_url(settings.model),
+        model=recorded_model(settings),
         k=settings.mutants,
-        schemes=list(settings.schemes),
+        schemes=scheme_names(settings.schemes),  # the schemes used, named (none given: all of them)
         thresholds=thresholds,
         limit=args.limit,
         seed=args.seed,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ._common import settings_from_args
+from ._common import recorded_model, settings_from_args
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -129,7 +129,7 @@ def run_task_set(
         source=source,
         tasks=len(tasks),
         backend=settings.backend,
-        model=settings.model,
+        model=recorded_model(settings),
         mode="chat" if args.chat else "completion",
         rounds=rounds,
         temperature=settings.temperature,

@@ -19,6 +19,7 @@ from cctest.bench.runner import load_run, read_records
 from cctest.cli import main
 from cctest.config import Settings
 from cctest.detect import outlier_counts, similarity_matrix
+from cctest.mutators import SCHEMES
 
 DATA = Path(__file__).parents[2] / "data" / "bench"
 REQUIRED = {
@@ -81,8 +82,11 @@ def test_jsonl_run_report_and_exact_keys(tmp_path: Path, capsys: pytest.CaptureF
     assert html.count("data:image/png;base64,") >= 4 and "Table VI" in html
     config = json.loads((run / "config.json").read_text())
     assert (config["backend"], config["k"], config["thresholds"]) == ("rules", 4, [1.0, 2.0])
+    # no --scheme: the run names every scheme it used; the rules backend has no model to name
+    assert config["schemes"] == list(SCHEMES) and config["model"] is None
     out = capsys.readouterr().out
     assert "Table V" in out and "pass@1" in out
+    assert out.count("  enhancement ratio ") == 2  # the label as summary.json spells it
 
 
 def test_thresholds_match_the_engine(tmp_path: Path) -> None:
@@ -256,6 +260,15 @@ def test_compare_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "fragile=TempVar" in out and "pass@1 original" in out
     html = (tmp_path / "cmp" / "compare.html").read_text()
     assert "a vs b" in html and html.count("data:image/png;base64,") >= 3
+    # without --out, compare.html goes next to RUN_A, as --help says
+    assert main(["bench", "compare", str(a), str(b)]) == 0
+    assert (
+        tmp_path / "compare.html"
+    ).is_file() and f"wrote {tmp_path / 'compare.html'}" in capsys.readouterr().err
+    helptext = subprocess.run(
+        [sys.executable, "-m", "cctest", "bench", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "(default: the one that holds RUN_A)" in " ".join(helptext.split())
 
 
 @pytest.mark.slow
@@ -292,6 +305,9 @@ def test_small_real_run_with_the_bundled_model(tmp_path: Path) -> None:
         assert (outcome is not None) == c["is_result"]
     summary = json.loads((run / "summary.json").read_text())
     assert REQUIRED <= set(summary) and summary["counts"]["prompts"] == 1
+    config = json.loads((run / "config.json").read_text())
+    assert config["model"] == "cctest-code-small (bundled)"
+    assert "<td>model</td><td>cctest-code-small (bundled)</td>" in (run / "report.html").read_text()
 
 
 def test_failed_prompts_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
@@ -356,3 +372,24 @@ def test_batches_group_prompts_of_similar_length() -> None:
     lengths = [len(t.prompt) for _, t in flat]
     assert lengths == sorted(lengths)  # shortest first, so a group pads little
     assert batches(tasks, 1) == [[item] for item in flat] and batches([], 4) == []
+
+
+def test_report_examples_come_from_the_threshold_that_flags_the_most(tmp_path: Path) -> None:
+    """Five thresholds, the original flagged only at the lowest: the examples are shown there, not
+    at the middle T where nothing was flagged."""
+    from cctest.bench.metrics import summarize
+    from cctest.bench.report import examples_threshold, write_report
+
+    run = tmp_path / "run"
+    common = ["--dataset", str(DATA / "tasks.jsonl"), "--backend", "rules", "-k", "4", "--no-progress"]
+    assert main(["bench", *common, "--scheme", "rep_r", "--out", str(run)]) == 0
+    config, records = load_run(run)
+    assert config["schemes"] == ["REP_R"]  # named as the registry spells it
+    assert [t for t in records[0]["per_T"]] == ["1", "3", "5", "7", "9"]
+    records[0]["per_T"]["1"]["outliers"] = [0]  # the original flagged at T=1 only
+    summary = summarize(records, config["thresholds"])
+    assert summary["original_flagged_per_T"] == {"1": 1, "3": 0, "5": 0, "7": 0, "9": 0}
+    assert examples_threshold(summary) == "1"
+    html = write_report(run, config, summary, records).read_text()
+    assert "Examples: original completion flagged at T=1" in html
+    assert f"<h3>{records[0]['task_id']}</h3>" in html and "No original completion was flagged" not in html
