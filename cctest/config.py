@@ -221,6 +221,13 @@ class Settings:
         maximum=1,
         backend=False,
     )
+    reduce_formulas: bool = setting(
+        False,
+        bool,
+        "Send the model every equation in the prompt's comments and docstrings in its reduced form "
+        "(`a*x + b + a = 0 + a` as `a*x + b = 0`; see `cctest formula reduce`).",
+        backend=False,
+    )
     max_new_tokens: int = setting(64, int, "Longest completion, in tokens.", minimum=1)
     temperature: float = setting(0.0, float, "Sampling temperature; 0 is greedy.", minimum=0)
     top_p: float = setting(1.0, float, "Nucleus sampling mass.", minimum=0, maximum=1)

@@ -7,6 +7,7 @@ model, the figure the per-keystroke budget is about.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -132,6 +133,10 @@ class Engine:
             prompt = Prompt(text=prompt)
         timings: dict[str, float] = {}
         t0 = t = time.perf_counter()
+        if s.reduce_formulas:
+            from .formula.text import reduce_in_code  # late: SymPy loads only when asked for
+
+            prompt = dataclasses.replace(prompt, text=reduce_in_code(prompt.text))
 
         outcome = generate_mutants(
             prompt.text,

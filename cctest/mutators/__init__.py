@@ -1,4 +1,4 @@
-"""The nine mutation schemes of CCTest and the two entry points that apply them.
+"""The mutation schemes (CCTest's nine, and FORM for formulas) and the two entry points that apply them.
 
 ``generate_mutants(prompt)`` makes up to k program-structure-consistent mutants of the text before
 a cursor (half-typed code is fine: see ``cctest.context``), spread over the schemes that apply
@@ -25,7 +25,7 @@ from ..context import Window, find_window
 from ..demutate import rename
 from ..errors import InputError, UnknownSchemeError
 from ..types import Mutant
-from . import gra, ini, irr, rel, rep, rtf
+from . import form, gra, ini, irr, rel, rep, rtf
 from ._analysis import (
     KeywordFacts,
     NamePool,
@@ -53,6 +53,7 @@ SCHEMES: dict[str, Scheme] = {
         gra.GRA_R,
         gra.GRA_C,
         ini.SCHEME,
+        form.SCHEME,
     )
 }
 CACHE_SIZE = 128

@@ -23,7 +23,10 @@ def check(scheme: str, before: str, after: str | None) -> None:
 
 
 def test_registry_order_and_names():
-    assert list(SCHEMES) == ["REP_R", "REP_C", "REL_R", "REL_C", "IRR", "RTF", "GRA_R", "GRA_C", "INI"]
+    assert list(SCHEMES) == [
+        *("REP_R", "REP_C", "REL_R", "REL_C", "IRR", "RTF", "GRA_R", "GRA_C", "INI"),
+        "FORM",
+    ]
 
 
 # ---------------------------------------------------------------- REP: parameters
@@ -548,6 +551,7 @@ def test_whole_mutants_behave_like_the_original():
     src = textwrap.dedent(
         """
         def stats(xs, /, *extra):
+            # their mean x solves count*x = total
             count = 0
             total = 0
             for i in range(len(xs)):
