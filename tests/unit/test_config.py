@@ -65,10 +65,10 @@ def test_scheme_names_in_any_case_and_one_sentence_for_an_unknown_one():
         Settings().replace(schemes=("FOO",))
     assert str(exc.value) == (
         "unknown mutation scheme 'FOO'; the schemes are "
-        "REP_R, REP_C, REL_R, REL_C, IRR, RTF, GRA_R, GRA_C, INI."
+        "REP_R, REP_C, REL_R, REL_C, IRR, RTF, GRA_R, GRA_C, INI, FORM."
     )
     _, errors = Settings.from_mapping({"schemes": ["FOO"]})
     assert errors == [
         "cctest: setting 'schemes': unknown mutation scheme 'FOO'; the schemes are REP_R, REP_C, REL_R, "
-        "REL_C, IRR, RTF, GRA_R, GRA_C, INI; the default is used."
+        "REL_C, IRR, RTF, GRA_R, GRA_C, INI, FORM; the default is used."
     ]
