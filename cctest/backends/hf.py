@@ -7,6 +7,8 @@ row then only feeds its own suffix. Rows are laid out ``[prefix][padding][suffix
 attention mask over the padding, so ``generate`` derives the right position of every token from
 the mask. A stopping criterion decodes each row after every token and marks it finished once its
 natural boundary appears (``_stop.BoundaryStopper``); ``generate`` ends as soon as every row has.
+One call runs four steps: build the batch, prefill the shared prefix, generate (with the per-row
+controls of ``_rows.py``: stopping and token healing), collect each row's completion.
 
 Token healing: a prompt that ends in whitespace (the cursor after an auto-indent, a docstring's
 closing newline) or in part of a word tokenizes unlike the same text in the middle of a file: a
@@ -26,25 +28,17 @@ a lock makes one ``generate`` run at a time, so several threads (or the server) 
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-# never reach for a model hub, even if some code path below forgets local_files_only
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-from .._cache import LRU  # noqa: E402
-from ..config import Settings  # noqa: E402
-from ..errors import BackendError, BackendOutOfMemory, ConfigError, ModelLoadError  # noqa: E402
-from ._stop import BoundaryStopper  # noqa: E402
-from .base import Backend, GenerationOptions, Outcome  # noqa: E402
-
-if TYPE_CHECKING:
-    import torch
+from .._cache import LRU
+from ..config import Settings
+from ..errors import BackendError, BackendOutOfMemory, ConfigError, ModelLoadError
+from ._stop import BoundaryStopper
+from .base import Backend, GenerationOptions, Outcome
 
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
 _HEAL_MAX_TOKENS = 4  # at most this many trailing tokens are regenerated
@@ -57,6 +51,20 @@ class Encoding(NamedTuple):
     prefix: int  # how many leading tokens every row shares
     max_new: int  # new tokens allowed (max_new_tokens plus the healed tokens, within the context)
     heal: list[str]  # per row, the prompt text the first generated tokens must write back
+
+
+class _Batch(NamedTuple):
+    """An ``Encoding`` as tensors on the model's device."""
+
+    input_ids: Any  # (rows, prefix + width): [prefix][padding][suffix_i]
+    mask: Any  # 1 over tokens, 0 over the padding
+    prefix: int
+    width: int  # the longest row's own tokens
+
+    @property
+    def start(self) -> int:
+        """Where the generated tokens begin in every row."""
+        return self.prefix + self.width
 
 
 @dataclass(frozen=True)
@@ -101,11 +109,11 @@ class _Model:
                 hf_logging.enable_progress_bar()
         self.model = model.to(self.device).eval()
         config = model.config
-        self.cascade = _enable_shared_prefix(self.model)
         supports = getattr(self.model, "_supports_logits_to_keep", None)
         self.keeps_logits = bool(supports and supports())
         self.layers = int(getattr(config.get_text_config(decoder=True), "num_hidden_layers", 0) or 0)
-        self.cascade = self.cascade and self.layers > 0
+        # the prefix kept as one copy that attention reads for all rows (else a copy per row)
+        self.cascade = _enable_shared_prefix(self.model) and self.layers > 0
         self.context = int(
             getattr(config, "max_position_embeddings", 0) or getattr(config, "n_positions", 0) or 0
         )
@@ -314,114 +322,110 @@ class HFBackend(Backend):
         return ids[:cut], tail
 
     def _generate_locked(self, prompts: list[str], opts: GenerationOptions) -> list[Generation]:
+        """One batched ``generate``: build the batch, prefill the shared prefix once, generate
+        every row, collect each row's trimmed completion."""
         import torch
-        from transformers import LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
+
+        from ._rows import Healing, RowStops
 
         m = self._m
-        ids, prefix, max_new, heal = self.encode(prompts, opts.max_new_tokens)
-        rows = len(ids)
-        width = max(len(x) for x in ids) - prefix  # longest suffix
+        enc = self.encode(prompts, opts.max_new_tokens)
+        batch = self._build_batch(enc)
+        texts = m.token_texts()
+        stoppers = [BoundaryStopper(p, opts.stop, boundaries=self.boundaries) for p in prompts]
+        stops = RowStops(batch.start, enc.heal, stoppers, texts, m.tokenizer, m.eos_ids, opts.max_new_tokens)
+        healing = Healing(batch.start, enc.heal, texts, m.allowed) if any(enc.heal) else None
+        # with nothing to look for (no boundaries, no stop sequences, no healing) no row is decoded
+        watch = self.boundaries or bool(opts.stop) or healing is not None
+        kwargs = self._generate_kwargs(opts, enc.max_new, stops if watch else None, healing)
+        with torch.inference_mode():
+            past = self._prefill(batch, enc.max_new)
+            if past is not None:
+                kwargs["past_key_values"] = past
+            out = m.model.generate(input_ids=batch.input_ids, attention_mask=batch.mask, **kwargs)
+        return self._collect(out, batch.start, enc, stoppers, stops)
+
+    def _build_batch(self, enc: Encoding) -> _Batch:
+        """The rows as ``[prefix][padding][suffix_i]`` token ids, with the mask over the padding."""
+        import torch
+
+        m = self._m
+        rows, prefix = len(enc.ids), enc.prefix
+        width = max(len(x) for x in enc.ids) - prefix  # longest suffix
         input_ids = torch.full((rows, prefix + width), m.pad_id, dtype=torch.long)
         mask = torch.zeros((rows, prefix + width), dtype=torch.long)
-        for i, x in enumerate(ids):
+        for i, x in enumerate(enc.ids):
             suffix = x[prefix:]
             input_ids[i, :prefix] = torch.tensor(x[:prefix], dtype=torch.long)
             input_ids[i, prefix + width - len(suffix) :] = torch.tensor(suffix, dtype=torch.long)
             mask[i, :prefix] = 1
             mask[i, prefix + width - len(suffix) :] = 1
-        input_ids, mask = input_ids.to(m.device), mask.to(m.device)
-        stoppers = [BoundaryStopper(p, opts.stop, boundaries=self.boundaries) for p in prompts]
-        start = input_ids.shape[1]
-        tokenizer, eos_ids = m.tokenizer, m.eos_ids
+        return _Batch(input_ids.to(m.device), mask.to(m.device), prefix, width)
 
-        texts = m.token_texts()
-        budget = opts.max_new_tokens
+    def _generate_kwargs(
+        self, opts: GenerationOptions, max_new: int, stops: Any | None, healing: Any | None
+    ) -> dict[str, Any]:
+        """``generate``'s arguments: lengths, EOS, the row controls, greedy or seeded sampling."""
+        import torch
+        from transformers import LogitsProcessorList, StoppingCriteriaList
 
-        class RowStops(StoppingCriteria):
-            """Marks a row finished once its decoded text reaches a stop point, or once it has
-            ``budget`` new tokens besides those that wrote a healed tail back."""
-
-            def __init__(self) -> None:
-                self.done = [False] * rows
-                self.full = [False] * rows  # finished by the token budget
-
-            def __call__(self, seqs: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
-                new_tokens = seqs[:, start:].tolist()
-                for i in range(rows):
-                    if not self.done[i]:
-                        if (
-                            heal[i]
-                            and len(new_tokens[i]) - _healing_tokens(texts, new_tokens[i], heal[i]) >= budget
-                        ):
-                            self.done[i] = self.full[i] = True
-                            continue
-                        text = _healed(_decode(tokenizer, new_tokens[i], eos_ids), heal[i])
-                        self.done[i] = stoppers[i].stop_index(text) is not None
-                return torch.tensor(self.done, dtype=torch.bool, device=seqs.device)  # type: ignore[return-value]
-
-        class Healing(LogitsProcessor):
-            """Until a row has written its healed tail back, only tokens that continue it."""
-
-            def __init__(self) -> None:
-                self.pending = {i: h for i, h in enumerate(heal) if h}
-
-            def __call__(self, seqs: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-                for i, tail in list(self.pending.items()):
-                    written = "".join(texts[t] for t in seqs[i, start:].tolist())
-                    if len(written) >= len(tail):
-                        del self.pending[i]
-                        continue
-                    allowed = m.allowed(tail[len(written) :], scores.shape[-1])
-                    scores[i] = scores[i].masked_fill(~allowed, float("-inf"))
-                return scores
-
-        stops = RowStops()
+        m = self._m
         kwargs: dict[str, Any] = {
             "max_new_tokens": max_new,
             "pad_token_id": m.pad_id,
-            "eos_token_id": sorted(eos_ids) or None,
-            # with nothing to look for (no boundaries, no stop sequences) skip decoding every row
-            "stopping_criteria": StoppingCriteriaList(
-                [stops] if self.boundaries or opts.stop or any(heal) else []
-            ),
-            "logits_processor": LogitsProcessorList([Healing()] if any(heal) else []),
+            "eos_token_id": sorted(m.eos_ids) or None,
+            "stopping_criteria": StoppingCriteriaList([stops] if stops is not None else []),
+            "logits_processor": LogitsProcessorList([healing] if healing is not None else []),
         }
         if opts.temperature > 0:
             torch.manual_seed(self.seed)
             kwargs.update(do_sample=True, temperature=opts.temperature, top_p=opts.top_p, top_k=0)
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-        with torch.inference_mode():
-            prefix_cache = None
-            if prefix > 0:  # the shared prefix once (its cache is what counts, not its logits)
-                keep = {"logits_to_keep": 1} if m.keeps_logits else {}
-                prefix_cache = m.model(
-                    input_ids=input_ids[:1, :prefix], use_cache=True, **keep
-                ).past_key_values
-            if m.cascade:  # the prefix stays one copy that attention reads once for all rows
-                from ._prefix_attention import shared_prefix_cache
+        return kwargs
 
-                kwargs["past_key_values"] = shared_prefix_cache(prefix_cache, m.layers, width + max_new + 1)
-            elif prefix_cache is not None:  # a model without the attention interface: a copy per row
-                if rows > 1:
-                    prefix_cache.batch_repeat_interleave(rows)
-                kwargs["past_key_values"] = prefix_cache
-            out = m.model.generate(input_ids=input_ids, attention_mask=mask, **kwargs)
+    def _prefill(self, batch: _Batch, max_new: int) -> Any | None:
+        """The key/value cache ``generate`` starts from: the shared prefix run through the model
+        once (its cache is what counts, not its logits), one copy that attention reads for all
+        rows, or a copy per row for a model without the attention interface; None: no prefix."""
+        m = self._m
+        prefix_cache = None
+        if batch.prefix > 0:
+            keep = {"logits_to_keep": 1} if m.keeps_logits else {}
+            prefix_cache = m.model(
+                input_ids=batch.input_ids[:1, : batch.prefix], use_cache=True, **keep
+            ).past_key_values
+        if m.cascade:
+            from ._prefix_attention import shared_prefix_cache
+
+            return shared_prefix_cache(prefix_cache, m.layers, batch.width + max_new + 1)
+        if prefix_cache is not None and len(batch.input_ids) > 1:
+            prefix_cache.batch_repeat_interleave(len(batch.input_ids))
+        return prefix_cache
+
+    def _collect(
+        self, out: Any, start: int, enc: Encoding, stoppers: list[BoundaryStopper], stops: Any
+    ) -> list[Generation]:
+        """Each row's completion: its new tokens up to EOS, decoded, the healed tail dropped,
+        trimmed at its stop point, with what ended it."""
+        from ._rows import decode, healed, healing_tokens
+
+        m = self._m
+        texts = m.token_texts()
         results = []
-        for i in range(rows):
+        for i, stopper in enumerate(stoppers):
             new_ids = out[i, start:].tolist()
-            n_new = next((j for j, t in enumerate(new_ids) if t in eos_ids), None)
+            n_new = next((j for j, t in enumerate(new_ids) if t in m.eos_ids), None)
             hit_eos = n_new is not None and not stops.full[i]  # a row the budget ended is padded with EOS
             new_ids = new_ids[:n_new] if n_new is not None else new_ids
-            text = _healed(_decode(tokenizer, new_ids, eos_ids), heal[i])
-            cut = stoppers[i].stop_index(text)
-            trimmed = stoppers[i].trim(text) if cut is not None else text
+            text = healed(decode(m.tokenizer, new_ids, m.eos_ids), enc.heal[i])
+            cut = stopper.stop_index(text)
             results.append(
                 Generation(
-                    text=trimmed,
+                    text=stopper.trim(text) if cut is not None else text,
                     finish_reason="stop" if (hit_eos or cut is not None) else "length",
-                    prompt_tokens=len(ids[i]),
-                    completion_tokens=len(new_ids) - _healing_tokens(texts, new_ids, heal[i]),
+                    prompt_tokens=len(enc.ids[i]),
+                    completion_tokens=len(new_ids) - healing_tokens(texts, new_ids, enc.heal[i]),
                 )
             )
         return results
@@ -434,35 +438,6 @@ def _enable_shared_prefix(model: Any) -> bool:
         return enable(model)
     except Exception:  # an architecture or transformers version it does not fit: repeat the prefix
         return False
-
-
-def _decode(tokenizer: Any, ids: list[int], eos_ids: set[int]) -> str:
-    for j, t in enumerate(ids):
-        if t in eos_ids:
-            ids = ids[:j]
-            break
-    return str(tokenizer.decode(ids, skip_special_tokens=True))
-
-
-def _healed(text: str, tail: str) -> str:
-    """The completion in a row's generated ``text``: what follows the healed ``tail`` ("" while
-    the tail is not yet written back, or if EOS or the token limit came first)."""
-    return text[len(tail) :] if text.startswith(tail) else ""
-
-
-def _healing_tokens(texts: list[str], new_ids: list[int], tail: str) -> int:
-    """How many of a row's first generated tokens only wrote its healed ``tail`` back (a token
-    that writes past the tail's end counts as new)."""
-    if not tail:
-        return 0
-    written = 0
-    for n, t in enumerate(new_ids):
-        written += len(texts[t]) if t < len(texts) else 0
-        if written > len(tail):
-            return n
-        if written == len(tail):
-            return n + 1
-    return len(new_ids)
 
 
 def _shared_prefix(ids: list[list[int]]) -> int:

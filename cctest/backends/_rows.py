@@ -1,0 +1,114 @@
+"""The per-row controls of one batched ``generate`` in the HF backend, and the text they read.
+
+``generate`` runs every row of a batch together; these decide, row by row, what a row may write
+and when it is done:
+
+* ``RowStops`` (a stopping criterion) decodes each row after every token and marks it finished
+  once its text reaches a stop point (``_stop.BoundaryStopper``), or once it has ``budget`` new
+  tokens besides those that wrote a healed tail back;
+* ``Healing`` (a logits processor) lets a row whose prompt lost its last tokens to token healing
+  write only tokens that continue that tail, until the tail is written back.
+
+Imported by ``hf.py`` when it first generates (it needs torch and transformers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from transformers import LogitsProcessor, StoppingCriteria
+
+from ._stop import BoundaryStopper
+
+
+class RowStops(StoppingCriteria):
+    """Marks a row finished once its decoded text reaches a stop point, or once it has
+    ``budget`` new tokens besides those that wrote a healed tail back (``full``)."""
+
+    def __init__(
+        self,
+        start: int,
+        heal: Sequence[str],
+        stoppers: Sequence[BoundaryStopper],
+        texts: list[str],
+        tokenizer: Any,
+        eos_ids: set[int],
+        budget: int,
+    ) -> None:
+        self.start, self.heal, self.stoppers = start, heal, stoppers
+        self.texts, self.tokenizer, self.eos_ids, self.budget = texts, tokenizer, eos_ids, budget
+        self.done = [False] * len(heal)
+        self.full = [False] * len(heal)  # finished by the token budget
+
+    def __call__(self, seqs: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
+        new_tokens = seqs[:, self.start :].tolist()
+        for i, tail in enumerate(self.heal):
+            if self.done[i]:
+                continue
+            if tail and len(new_tokens[i]) - healing_tokens(self.texts, new_tokens[i], tail) >= self.budget:
+                self.done[i] = self.full[i] = True
+                continue
+            text = healed(decode(self.tokenizer, new_tokens[i], self.eos_ids), tail)
+            self.done[i] = self.stoppers[i].stop_index(text) is not None
+        return torch.tensor(self.done, dtype=torch.bool, device=seqs.device)  # type: ignore[return-value]
+
+
+class Healing(LogitsProcessor):
+    """Until a row has written its healed tail back, only tokens that continue it.
+
+    ``allowed(rest, vocab)`` is the bool mask of the tokens that write ``rest`` back."""
+
+    def __init__(
+        self, start: int, heal: Sequence[str], texts: list[str], allowed: Callable[[str, int], Any]
+    ) -> None:
+        self.start, self.texts, self.allowed = start, texts, allowed
+        self.pending = {i: h for i, h in enumerate(heal) if h}
+
+    def __call__(self, seqs: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        for i, tail in list(self.pending.items()):
+            written = "".join(self.texts[t] for t in seqs[i, self.start :].tolist())
+            if len(written) >= len(tail):
+                del self.pending[i]
+                continue
+            allowed = self.allowed(tail[len(written) :], scores.shape[-1])
+            scores[i] = scores[i].masked_fill(~allowed, float("-inf"))
+        return scores
+
+
+def decode(tokenizer: Any, ids: list[int], eos_ids: set[int]) -> str:
+    """The text of ``ids`` up to the first EOS."""
+    for j, t in enumerate(ids):
+        if t in eos_ids:
+            ids = ids[:j]
+            break
+    return str(tokenizer.decode(ids, skip_special_tokens=True))
+
+
+def healed(text: str, tail: str) -> str:
+    """The completion in a row's generated ``text``: what follows the healed ``tail`` ("" while
+    the tail is not yet written back, or if EOS or the token limit came first).
+
+    >>> healed("    return x", "    "), healed("  ", "    ")
+    ('return x', '')
+    """
+    return text[len(tail) :] if text.startswith(tail) else ""
+
+
+def healing_tokens(texts: list[str], new_ids: list[int], tail: str) -> int:
+    """How many of a row's first generated tokens only wrote its healed ``tail`` back (a token
+    that writes past the tail's end counts as new)."""
+    if not tail:
+        return 0
+    written = 0
+    for n, t in enumerate(new_ids):
+        written += len(texts[t]) if t < len(texts) else 0
+        if written > len(tail):
+            return n
+        if written == len(tail):
+            return n + 1
+    return len(new_ids)
+
+
+__all__ = ["Healing", "RowStops", "decode", "healed", "healing_tokens"]
