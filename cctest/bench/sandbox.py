@@ -8,23 +8,37 @@ machine lacks (no namespaces in a container, not root in CI) leaves the others i
    (``RLIMIT_CPU``), address space (``RLIMIT_AS``), size of any file written (``RLIMIT_FSIZE``),
    number of processes (``RLIMIT_NPROC``), no core dumps. The parent adds a wall-clock timeout.
 2. **Clean-up** (always): on timeout, and after every sample, the whole process group is killed
-   (``killpg``), so a process the sample forked does not outlive it.
-3. **Own user** (when cctest runs as root): the kernel does not enforce ``RLIMIT_NPROC`` for root,
-   so the child drops to a user id of its own (unused by anything else, one per sample). The
-   process limit then counts exactly the sample's processes, the sample cannot write anything
-   root owns, and after the sample ``kill(-1)`` as that user removes every process it left, even
-   ones that escaped the process group with ``setsid``.
-4. **No network** (when the kernel allows it): the child enters a new, empty network namespace
-   (``unshare(CLONE_NEWNET)`` as root, or inside a new user namespace otherwise); a socket then has
-   no route anywhere, loopback included.
-5. **Audit hook** (always; ``sys.addaudithook``, which Python code cannot remove): refuses to
+   (``killpg``), so a process the sample forked does not outlive it. The samples' directories live
+   under one directory per cctest process, locked while that process lives; a later run removes
+   the directories of a process that was killed before it could.
+3. **Private filesystem view** (when bubblewrap, ``bwrap``, is installed and the kernel lets it
+   make namespaces): the sample sees a read-only ``/usr`` (and the ``/bin``, ``/lib``… links into
+   it), the few files in ``/etc`` the dynamic loader reads, the interpreter's own ``lib``
+   directory, fresh ``/proc`` and ``/dev``, and its own directory, writable; nothing else
+   exists for it: no ``/root``, no ``/home``, no other ``/tmp`` entry, no ``/etc/shadow``.
+   Bubblewrap also gives it new network, pid, IPC and UTS namespaces, and kills it when cctest
+   dies. Where bubblewrap cannot run, one warning is logged and the sample sees the host's files
+   with the rights of its user (the layers below still apply).
+4. **Own user, no capabilities** (when cctest runs as root): the kernel does not enforce
+   ``RLIMIT_NPROC`` for root, so the child drops to a user id of its own (unused by anything
+   else, one per sample) and keeps no capability, not even in its bounding set, with
+   ``no_new_privs`` set. The process limit then counts exactly the sample's processes, the sample
+   can neither read nor write what root keeps to itself, and after the sample ``kill(-1)`` as that
+   user removes every process it left, even ones that escaped the process group with ``setsid``.
+   Without the private view, an interpreter installed under a directory only root may enter
+   (``/root/.pyenv``) is reached through directory descriptors opened before the drop.
+5. **No network, own pids** (bubblewrap, or else when the kernel allows it): the child enters a new,
+   empty network namespace (a socket has no route anywhere, loopback included) and a pid
+   namespace whose end kills every process left in it.
+6. **Audit hook** (always; ``sys.addaudithook``, which Python code cannot remove): refuses to
    create internet sockets or connect/bind, to start programs (``subprocess``, ``os.system``,
    ``exec``, ``spawn``), to load native libraries through ``ctypes``, to signal other processes,
    and to write, create, delete, rename or change files outside the sample's directory.
 
 The threat model is code written by a model that may be wrong or careless (an endless loop, a fork
-bomb, a huge list, a stray ``open('/x', 'w')``), not an attacker crafting an escape: a sample runs
-with the privileges that remain after the layers above, in the same kernel.
+bomb, a huge list, a stray ``open('/x', 'w')``, a read of a file it has no business with), not an
+attacker crafting a kernel escape: a sample runs with the privileges that remain after the layers
+above, in the same kernel.
 
 Each run ends in one outcome: ``passed``, ``syntax_error``, ``runtime_error``,
 ``assertion_failure``, ``timeout`` (wall clock or CPU time) or ``resource_limit`` (memory, file
@@ -33,11 +47,15 @@ size, process count).
 
 from __future__ import annotations
 
+import atexit
+import fcntl
 import itertools
 import json
+import logging
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -47,6 +65,8 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 OUTCOMES = ("passed", "syntax_error", "runtime_error", "assertion_failure", "timeout", "resource_limit")
 
@@ -82,11 +102,14 @@ class RunResult:
 
 
 # The child: trusted set-up, then the sample. Passed with ``-c`` so that nothing on disk has to be
-# readable by the sandbox's user. Argument: a JSON object (program path, result fd, limits, uid).
+# readable by the sandbox's user. Argument: a JSON object (program path, result fd, limits, uid,
+# and "view": "bwrap" when it runs inside bubblewrap's private view, "host" otherwise).
 _HARNESS = r"""
 import ctypes, ctypes.util, errno, json, os, resource, signal, sys
 cfg = json.loads(sys.argv[1])
-iso = {"network": "audit-hook", "user": "same", "nproc": "rlimit"}
+bwrap = cfg["view"] == "bwrap"
+iso = {"network": "audit-hook", "user": "same", "nproc": "rlimit",
+       "filesystem": "private view (bubblewrap)" if bwrap else "host"}
 
 MAIN = None  # the sample's pid, once the namespaces' processes are in place
 def report(outcome, detail=""):
@@ -98,9 +121,12 @@ def report(outcome, detail=""):
     except OSError:
         pass
 
+libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 4, 24, 38
+
 # counted before entering a user namespace, where other users' processes all look like "nobody"
 existing = 0
-if os.geteuid() != 0:
+if os.geteuid() != 0 and not bwrap:
     me = os.getuid()
     for p in os.listdir("/proc"):
         if p.isdigit():
@@ -109,60 +135,70 @@ if os.geteuid() != 0:
             except OSError:
                 pass
 
-# 4. an empty network namespace, and a pid namespace, when the kernel lets us make them
-libc = None
+# 5. an empty network namespace, and a pid namespace: bubblewrap made them, or we try here
 pidns = False
-try:
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    CLONE_NEWNET, CLONE_NEWUSER, CLONE_NEWPID = 0x40000000, 0x10000000, 0x20000000
-    if os.geteuid() == 0:
-        if libc.unshare(CLONE_NEWNET) == 0:
-            iso["network"] = "namespace"
-        pidns = libc.unshare(CLONE_NEWPID) == 0
-    else:
-        uid, gid = os.getuid(), os.getgid()
-        for flags in (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID, CLONE_NEWUSER | CLONE_NEWNET):
-            if libc.unshare(flags) == 0:
-                with open("/proc/self/setgroups", "w") as f: f.write("deny")
-                with open("/proc/self/uid_map", "w") as f: f.write(f"{uid} {uid} 1")
-                with open("/proc/self/gid_map", "w") as f: f.write(f"{gid} {gid} 1")
+if bwrap:
+    iso["network"] = "namespace"
+    iso["pid"] = "namespace"
+else:
+    try:
+        CLONE_NEWNET, CLONE_NEWUSER, CLONE_NEWPID = 0x40000000, 0x10000000, 0x20000000
+        if os.geteuid() == 0:
+            if libc.unshare(CLONE_NEWNET) == 0:
                 iso["network"] = "namespace"
-                pidns = bool(flags & CLONE_NEWPID)
-                break
-except Exception as exc:  # no namespaces here: the audit hook still refuses sockets
-    iso["network_error"] = repr(exc)[:200]
-iso["pid"] = "namespace" if pidns else "process group"
+            pidns = libc.unshare(CLONE_NEWPID) == 0
+        else:
+            uid, gid = os.getuid(), os.getgid()
+            for flags in (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID, CLONE_NEWUSER | CLONE_NEWNET):
+                if libc.unshare(flags) == 0:
+                    with open("/proc/self/setgroups", "w") as f: f.write("deny")
+                    with open("/proc/self/uid_map", "w") as f: f.write(f"{uid} {uid} 1")
+                    with open("/proc/self/gid_map", "w") as f: f.write(f"{gid} {gid} 1")
+                    iso["network"] = "namespace"
+                    pidns = bool(flags & CLONE_NEWPID)
+                    break
+    except Exception as exc:  # no namespaces here: the audit hook still refuses sockets
+        iso["network_error"] = repr(exc)[:200]
+    iso["pid"] = "namespace" if pidns else "process group"
 
-# 3. a user of our own when root, so that RLIMIT_NPROC applies and root's files are out of reach
+# 4. a user of our own when root, so that RLIMIT_NPROC applies and root's files are out of reach
 lim = cfg["limits"]
 nproc = lim["processes"]
 if cfg.get("uid") is not None and os.geteuid() == 0:
-    # keep one capability, reading and searching directories, so the interpreter can still import
-    # its standard library when it lives under a directory only root may enter (/root/.pyenv)
-    libc.prctl(8, 1, 0, 0, 0)  # PR_SET_KEEPCAPS
+    if not bwrap:
+        # the interpreter may live under a directory only root may enter (/root/.pyenv): keep the
+        # standard library reachable through descriptors of its directories, opened while root
+        for i, entry in enumerate(sys.path):
+            if os.path.isdir(entry):
+                sys.path[i] = "/proc/self/fd/%d" % os.open(entry, os.O_RDONLY | os.O_DIRECTORY)
+        sys.path_importer_cache.clear()
+    with open("/proc/sys/kernel/cap_last_cap") as f:
+        last_cap = int(f.read())
+    for cap in range(last_cap + 1):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    # without PR_SET_KEEPCAPS, leaving uid 0 clears the permitted, effective and ambient sets
     os.setgroups([]); os.setgid(cfg["uid"]); os.setuid(cfg["uid"])
-    class CapHeader(ctypes.Structure):
-        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-    class CapData(ctypes.Structure):
-        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                    ("inheritable", ctypes.c_uint32)]
-    caps = (CapData * 2)()
-    caps[0].effective = caps[0].permitted = 1 << 2  # CAP_DAC_READ_SEARCH
-    if libc.capset(ctypes.byref(CapHeader(0x20080522, 0)), caps) == 0:
-        iso["user"] = "uid %d (+CAP_DAC_READ_SEARCH)" % cfg["uid"]
-    else:
-        iso["user"] = "uid %d" % cfg["uid"]
-else:
+    # changing user makes the process undumpable, which hands /proc/self to root; take it back
+    libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+    iso["user"] = "uid %d" % cfg["uid"]
+elif not bwrap:
     # the limit counts every process of this user, so allow the ones that already exist
     nproc += existing
     iso["nproc"] = "rlimit (%d existing processes of this user)" % existing
+else:
+    nproc += 1  # the count is the user namespace's own, bubblewrap's init included
+libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # nothing it runs can gain a privilege
+with open("/proc/self/status") as f:
+    status = dict(line.split(":", 1) for line in f if line.startswith("Cap"))
+held = [k for k in ("CapEff", "CapPrm", "CapAmb") if int(status.get(k, "0"), 16)]
+iso["capabilities"] = "none" if not held else ", ".join("%s %s" % (k, status[k].strip()) for k in held)
 
 # 1. limits
 mb = 1024 * 1024
 resource.setrlimit(resource.RLIMIT_CPU, (lim["cpu_seconds"], lim["cpu_seconds"] + 1))
 resource.setrlimit(resource.RLIMIT_AS, (lim["memory_mb"] * mb, lim["memory_mb"] * mb))
 resource.setrlimit(resource.RLIMIT_FSIZE, (lim["file_mb"] * mb, lim["file_mb"] * mb))
-nproc += 2 if pidns else 0  # the namespace's two waiting processes
+nproc += 2 if pidns else 0  # the namespace's two waiting processes (only without bubblewrap)
 resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -189,7 +225,7 @@ if pidns:
                 relay(status)
 MAIN = os.getpid()  # an oversized write then fails with EFBIG instead of killing
 
-# 5. the audit hook
+# 6. the audit hook
 root = os.path.realpath(cfg["dir"])
 def inside(p):
     if isinstance(p, int) or p is None:
@@ -275,6 +311,199 @@ def _python() -> str:
     return getattr(sys, "_base_executable", None) or sys.executable
 
 
+# ---- the samples' directories: one locked directory per cctest process, swept once it is dead
+
+ROOT_PREFIX = "cctest-sandbox-"
+_LOCK_NAME = ".lock"
+_root_lock = threading.Lock()
+_root: tuple[int, str, str, int] | None = None  # pid, temporary directory, root, lock descriptor
+_root_cleanup_registered = False
+
+
+def _samples_root() -> str:
+    """This process's directory for its samples, made (and stale ones swept) on first use.
+
+    A directory named ``cctest-sandbox-PID-…`` in the temporary directory, holding a file this
+    process keeps locked (``flock``) while it lives; removed at exit, or by a later run if the
+    process was killed first (see :func:`sweep_stale`).
+    """
+    global _root, _root_cleanup_registered
+    with _root_lock:
+        tmp = tempfile.gettempdir()
+        if _root is not None and _root[:2] == (os.getpid(), tmp) and os.path.isdir(_root[2]):
+            return _root[2]
+        sweep_stale(tmp)
+        path = tempfile.mkdtemp(prefix=f"{ROOT_PREFIX}{os.getpid()}-", dir=tmp)
+        os.chmod(path, 0o711)  # a sample's own user passes through to its directory, lists nothing
+        fd = os.open(os.path.join(path, _LOCK_NAME), os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        _root = (os.getpid(), tmp, path, fd)
+        if not _root_cleanup_registered:
+            atexit.register(_remove_root)
+            _root_cleanup_registered = True
+        return path
+
+
+def _remove_root() -> None:
+    global _root
+    with _root_lock:
+        if _root is not None and _root[0] == os.getpid():
+            _remove_tree(_root[2])
+            os.close(_root[3])
+            _root = None
+
+
+def sweep_stale(tmp: str | None = None) -> list[str]:
+    """Remove the sample directories of cctest processes that died without removing them.
+
+    A process killed with SIGKILL cannot clean up; its lock died with it, so any later run (this
+    function runs when a process first uses the sandbox) can tell its directory from a live one,
+    also one of a process in another pid namespace. Only directories of the calling user are
+    touched. Returns the directories removed.
+    """
+    tmp = tmp or tempfile.gettempdir()
+    removed = []
+    try:
+        names = [n for n in os.listdir(tmp) if n.startswith(ROOT_PREFIX)]
+    except OSError:
+        return removed
+    for name in names:
+        path = os.path.join(tmp, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+            continue
+        try:
+            fd = os.open(os.path.join(path, _LOCK_NAME), os.O_RDWR | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            # made but not yet locked, or the process died in between: wait an hour to be sure
+            if time.time() - st.st_mtime > 3600:
+                _remove_tree(path)
+                removed.append(path)
+            continue
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # its process is alive (this one's own directory included)
+        else:
+            _remove_tree(path)
+            removed.append(path)
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _remove_tree(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    if os.path.lexists(path):
+        # a sample may have taken the permissions off its own sub-directories
+        for parent, dirs, _files in os.walk(path):
+            for d in dirs:
+                try:
+                    os.chmod(os.path.join(parent, d), 0o700, follow_symlinks=False)
+                except OSError:
+                    pass
+        shutil.rmtree(path, ignore_errors=True)
+
+
+# ---- the private filesystem view (bubblewrap)
+
+# what the dynamic loader and the interpreter read in /etc; nothing else of it is visible
+_ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
+_TOP_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_probe_lock = threading.Lock()
+_probed: tuple[str | None] | None = None  # (bwrap's path, or None when the view is unavailable)
+
+
+def _interpreter_paths() -> list[str]:
+    """What of the interpreter lies outside /usr: its executable and its prefixes' lib directories."""
+    paths = {os.path.realpath(_python())}
+    for prefix in {sys.base_prefix, sys.base_exec_prefix}:
+        for lib in ("lib", "lib64"):
+            d = os.path.realpath(os.path.join(prefix, lib))
+            if os.path.isdir(d):
+                paths.add(d)
+    return sorted(p for p in paths if p != "/usr" and not p.startswith("/usr/"))
+
+
+def view_args(workdir: str) -> list[str]:
+    """bubblewrap's options for a sample: the private view, ``workdir`` its only writable place."""
+    args = ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    args += ["--die-with-parent", "--ro-bind", "/usr", "/usr"]
+    for path in _TOP_DIRS:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    # bubblewrap would make the directories leading to a mount point private (0700): make them
+    # passable for the sample's user first
+    made: set[str] = set()
+    binds = [p for p in _ETC_FILES if os.path.exists(p)] + _interpreter_paths()
+    for path in [*binds, workdir]:
+        for parent in _ancestors(path):
+            if parent not in made:
+                made.add(parent)
+                args += ["--perms", "0755", "--dir", parent]
+        args += ["--bind", path, path] if path == workdir else ["--ro-bind", path, path]
+    args += ["--proc", "/proc", "--dev", "/dev", "--chdir", workdir]
+    return [*args, "--remount-ro", "/"]
+
+
+def _ancestors(path: str) -> list[str]:
+    """The directories above ``path``, outermost first, without ``/``: ``/a/b/c`` → ``/a``, ``/a/b``."""
+    parts = path.strip("/").split("/")[:-1]
+    return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def bubblewrap() -> str | None:
+    """bwrap's path when samples get the private view here, else None (warned about once).
+
+    Checked once per process by starting the interpreter inside the view: a kernel that refuses
+    the namespaces (a container's seccomp filter, user namespaces turned off) fails that check.
+    """
+    global _probed
+    with _probe_lock:
+        if _probed is None:
+            _probed = (_probe_bubblewrap(),)
+        return _probed[0]
+
+
+def _probe_bubblewrap() -> str | None:
+    exe = shutil.which("bwrap") or shutil.which("bwrap", path="/usr/bin:/bin")
+    if exe is None:
+        reason = "bubblewrap (bwrap) is not installed; on Debian or Ubuntu: apt-get install bubblewrap"
+    else:
+        workdir = tempfile.mkdtemp(prefix="cctest-probe-", dir=_samples_root())
+        try:
+            proc = subprocess.run(
+                [exe, *view_args(workdir), "--", _python(), "-I", "-S", "-c", "import encodings"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            reason = f"{exe} did not start: {exc}"
+        else:
+            if proc.returncode == 0:
+                return exe
+            said = proc.stderr.strip().splitlines()
+            reason = said[-1] if said else f"{exe} exited with status {proc.returncode}"
+        finally:
+            _remove_tree(workdir)
+    log.warning(
+        "cctest sandbox: no private filesystem view for samples (%s); they run with the other layers "
+        "only and can read whatever their user may read.",
+        reason,
+    )
+    return None
+
+
 def run_program(source: str, limits: Limits | None = None, *, output_bytes: int = 0) -> RunResult:
     """Run ``source`` as a fresh program in the sandbox and say how it ended.
 
@@ -284,7 +513,8 @@ def run_program(source: str, limits: Limits | None = None, *, output_bytes: int 
     limits = limits or Limits()
     root = os.geteuid() == 0
     uid = _sandbox_uid() if root else None
-    workdir = tempfile.mkdtemp(prefix="cctest-sample-")
+    bwrap = bubblewrap()
+    workdir = tempfile.mkdtemp(prefix="cctest-sample-", dir=_samples_root())
     sid = os.path.basename(workdir)
     start = time.perf_counter()
     try:
@@ -304,6 +534,7 @@ def run_program(source: str, limits: Limits | None = None, *, output_bytes: int 
                 "result_fd": result_file.fileno(),
                 "limits": asdict(limits),
                 "uid": uid,
+                "view": "bwrap" if bwrap else "host",
             }
             env = {
                 "HOME": workdir,
@@ -312,8 +543,11 @@ def run_program(source: str, limits: Limits | None = None, *, output_bytes: int 
                 "LANG": "C.UTF-8",
                 "PYTHONHASHSEED": "0",
             }
+            command = [_python(), "-I", "-S", "-c", _HARNESS, json.dumps(cfg)]
+            if bwrap:
+                command = [bwrap, *view_args(workdir), "--", *command]
             proc = subprocess.Popen(
-                [_python(), "-I", "-S", "-c", _HARNESS, json.dumps(cfg)],
+                command,
                 cwd=workdir,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -355,7 +589,7 @@ def run_program(source: str, limits: Limits | None = None, *, output_bytes: int 
         outcome, detail = _classify_exit(proc.returncode, _tail(os.path.join(workdir, ".out")), limits)
         return RunResult(outcome, detail, seconds, sandbox_id=sid, output=output)
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        _remove_tree(workdir)
 
 
 def _classify_exit(code: int, output: str, limits: Limits) -> tuple[str, str]:

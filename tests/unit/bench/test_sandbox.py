@@ -5,9 +5,16 @@ Real subprocesses, real limits; the limits are small so the suite stays fast.
 
 from __future__ import annotations
 
+import json
 import os
+import secrets
+import shutil
+import signal
 import socket
+import sys
+import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -202,3 +209,184 @@ def test_the_non_root_path() -> None:
     assert r["write"]["outcome"] == "runtime_error" and not Path("/tmp/cctest-nonroot-escape").exists()
     assert r["memory"]["outcome"] == "resource_limit"
     assert not _alive_with(r["fork"]["sandbox_id"])
+
+
+# ---- private files: what a sample may not read, and what its record may not hold
+
+
+def _caps_are_zero_sample() -> str:
+    return (
+        "status = dict(l.split(':', 1) for l in open('/proc/self/status') if l.startswith('Cap'))\n"
+        "held = {k: v.strip() for k, v in status.items() if int(v, 16)}\n"
+        "assert not held, held\n"
+    )
+
+
+def _read_sample(path: str) -> str:
+    # the way a careless (or nosy) completion leaks a file: into the exception, hence the record
+    return f"raise Exception(open({path!r}).read())\n"
+
+
+def test_files_private_to_root_or_to_the_home_stay_private(tmp_path: Path) -> None:
+    """A file only root may read, a secret in the invoking user's home and /etc/shadow are out of a
+    sample's reach, and its record holds no part of them; the sample holds no capability."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to make a file only root may read")
+    token = secrets.token_hex(16)
+    root_only = tmp_path / "root-only.txt"
+    root_only.write_text(f"root-only {token}\n")
+    root_only.chmod(0o600)
+    home_dir = Path(tempfile.mkdtemp(prefix=".cctest-test-secret-", dir=Path.home()))
+    try:
+        home_dir.chmod(0o755)
+        home_secret = home_dir / "credentials"
+        home_secret.write_text(f"home {token}\n")
+        home_secret.chmod(0o644)
+        shadow = Path("/etc/shadow")
+        shadow_lines = [
+            line for line in (shadow.read_text().splitlines() if shadow.exists() else []) if line.strip()
+        ]
+        results = {
+            str(p): run_program(_read_sample(str(p)), FAST) for p in (root_only, home_secret, shadow)
+        }
+        caps = run_program(_caps_are_zero_sample(), FAST)
+    finally:
+        shutil.rmtree(home_dir)
+    for path, r in results.items():
+        record = json.dumps(r.to_dict())
+        assert r.outcome == "runtime_error", (path, r)
+        assert token not in record, path
+        assert not any(line in record for line in shadow_lines), path
+    assert caps.outcome == "passed", caps.detail
+    assert caps.isolation["capabilities"] == "none"
+
+
+def test_the_private_view_holds_nothing_else() -> None:
+    """With bubblewrap, a sample sees no /home, no other temporary files, and no /etc beyond the loader's."""
+    r = run_program("import os\nraise Exception(repr(sorted(os.listdir('/'))))\n", FAST)
+    if "bubblewrap" not in r.isolation.get("filesystem", ""):
+        pytest.skip(f"no private view on this machine: {r.isolation.get('filesystem')}")
+    top = eval(r.detail.split(": ", 1)[1])  # the sample's own listing, a Python literal
+    assert "home" not in top and "var" not in top and "opt" not in top
+    r = run_program(
+        "import os, tempfile\n"
+        "here = os.path.dirname(os.getcwd())\n"
+        "assert os.listdir(here) == [os.path.basename(os.getcwd())], os.listdir(here)\n"
+        "assert sorted(os.listdir('/etc')) == sorted(set(os.listdir('/etc')) & "
+        "{'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'localtime'})\n"
+        "assert not os.path.exists(os.path.expanduser('~root/.ssh'))\n",
+        FAST,
+    )
+    assert r.outcome == "passed", r.detail
+
+
+FALLBACK_SCRIPT = r"""
+import ctypes, json, logging, os, sys
+sys.path.insert(0, sys.argv[1])
+secret, token = sys.argv[2], sys.argv[3]
+libc = ctypes.CDLL("libc.so.6", use_errno=True)
+r1, w1 = os.pipe(); r2, w2 = os.pipe()
+child = os.fork()
+if child:
+    # the parent maps every id one to one, so the child stays root with the same files
+    os.read(r1, 1)
+    for name in ("uid_map", "gid_map"):
+        with open("/proc/%d/%s" % (child, name), "w") as f:
+            f.write("0 0 4294967294")
+    os.write(w2, b"x")
+    os._exit(os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]))
+if libc.unshare(0x10000000) != 0:  # CLONE_NEWUSER
+    print(json.dumps({"skip": "no user namespace: errno %d" % ctypes.get_errno()})); os._exit(0)
+os.write(w1, b"x"); os.read(r2, 1)
+# this namespace may make no mount namespace: bubblewrap is refused as a container's kernel would
+with open("/proc/sys/user/max_mnt_namespaces", "w") as f:
+    f.write("0")
+warnings = []
+class Keep(logging.Handler):
+    def emit(self, record):
+        warnings.append(record.getMessage())
+logging.getLogger("sandbox").addHandler(Keep())
+import sandbox
+L = sandbox.Limits(wall_seconds=6, cpu_seconds=1, memory_mb=512, file_mb=1, processes=8)
+caps = ("status = dict(l.split(':', 1) for l in open('/proc/self/status') if l.startswith('Cap'))\n"
+        "assert not [v for v in status.values() if int(v, 16)], status\n")
+runs = sandbox.run_many([
+    "import hashlib, json\nassert hashlib.sha1(b'').hexdigest()\n",
+    "raise Exception(open(%r).read())\n" % secret,
+    "raise Exception(open('/etc/shadow').read())\n",
+    caps,
+], L, workers=2)
+print(json.dumps({"runs": [r.to_dict() for r in runs], "warnings": warnings}))
+sys.stdout.flush()
+os._exit(0)
+"""
+
+
+def test_without_a_private_view_one_warning_and_still_no_capability(tmp_path: Path) -> None:
+    """Where the kernel refuses bubblewrap's namespaces, one warning is logged and the sample still
+    runs as its own user without capabilities: root's files stay unreadable."""
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to make a user namespace that refuses mount namespaces")
+    token = secrets.token_hex(16)
+    secret = tmp_path / "root-only.txt"
+    secret.write_text(token)
+    secret.chmod(0o600)
+    bench_dir = str(Path(__file__).parents[3] / "cctest" / "bench")
+    proc = subprocess.run(
+        [sys.executable, "-I", "-c", FALLBACK_SCRIPT, bench_dir, str(secret), token],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    if "skip" in out:
+        pytest.skip(out["skip"])
+    ok, leak, shadow, caps = out["runs"]
+    assert len(out["warnings"]) == 1 and "no private filesystem view" in out["warnings"][0]
+    assert ok["outcome"] == "passed", ok["detail"]  # the standard library is still reachable
+    assert ok["isolation"]["filesystem"] == "host" and ok["isolation"]["user"].startswith("uid ")
+    assert leak["outcome"] == "runtime_error" and token not in json.dumps(leak)
+    assert shadow["outcome"] == "runtime_error" and "Permission denied" in shadow["detail"]
+    assert caps["outcome"] == "passed", caps["detail"]
+
+
+# ---- the samples' directories are removed, also after the cctest process was killed
+
+KILLED_SCRIPT = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import sandbox
+print(sandbox._samples_root(), flush=True)
+sandbox.run_program("import time\ntime.sleep(60)\n", sandbox.Limits(wall_seconds=60))
+"""
+
+
+def test_a_killed_process_leaves_nothing_behind(tmp_path: Path) -> None:
+    import subprocess
+
+    bench_dir = str(Path(__file__).parents[3] / "cctest" / "bench")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-c", KILLED_SCRIPT, bench_dir], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert proc.stdout is not None
+        root = Path(proc.stdout.readline().strip())
+        assert root.name.startswith("cctest-sandbox-")
+        for _ in range(1200):  # a minute at most, until the sample is in place
+            if any(root.glob("cctest-sample-*/sample.py")):
+                break
+            time.sleep(0.05)
+        from cctest.bench.sandbox import sweep_stale
+
+        assert sweep_stale(str(tmp_path)) == []  # alive: its directory stays
+        assert root.is_dir()
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert root.is_dir()  # a killed process cannot clean up after itself
+    assert sweep_stale(str(tmp_path)) == [str(root)]
+    assert list(tmp_path.iterdir()) == []
