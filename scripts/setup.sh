@@ -18,3 +18,13 @@ if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
   .venv/bin/python -m pip install -q -e ".[dev]"
   touch "$stamp"
 fi
+# the bench's sandbox gives each sample a private filesystem view with bubblewrap (docs/bench.md)
+if ! command -v bwrap >/dev/null; then
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
+  else
+    echo "setup: bubblewrap (bwrap) is not installed, so the bench's sandbox runs samples without" \
+      "a private filesystem view; install it (apt-get install bubblewrap) to give them one." >&2
+  fi
+fi

@@ -362,7 +362,7 @@ def sweep_stale(tmp: str | None = None) -> list[str]:
     touched. Returns the directories removed.
     """
     tmp = tmp or tempfile.gettempdir()
-    removed = []
+    removed: list[str] = []
     try:
         names = [n for n in os.listdir(tmp) if n.startswith(ROOT_PREFIX)]
     except OSError:

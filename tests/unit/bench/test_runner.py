@@ -149,7 +149,10 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path: Path) -> None:
         str(run),
         "--no-progress",
     ]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # its own temporary directory, to see what the killed run leaves there
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": str(tmp)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "cctest", *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -166,7 +169,13 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path: Path) -> None:
     # a kill during a write leaves a torn line: simulate the worst case on top of the real kill
     with open(results, "ab") as f:
         f.write(b'{"task_id": "HumanEval/9", "inde')
-    assert main(["bench", *args[1:], "--resume"]) == 0
+    assert any(p.name.startswith("cctest-") for p in tmp.iterdir())  # the killed run's samples
+    resumed = subprocess.run(
+        [sys.executable, "-m", "cctest", *args, "--resume"], env=env, capture_output=True, text=True
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    # the resumed run removed the killed run's sample directories, and its own
+    assert [p.name for p in tmp.iterdir() if p.name.startswith("cctest-")] == []
     after = _ids(run)
     expected = [t.task_id for t in load_humaneval().tasks[:8]]
     assert sorted(after) == sorted(expected) and len(after) == len(set(after))

@@ -223,8 +223,8 @@ def _caps_are_zero_sample() -> str:
 
 
 def _read_sample(path: str) -> str:
-    # the way a careless (or nosy) completion leaks a file: into the exception, hence the record
-    return f"raise Exception(open({path!r}).read())\n"
+    # the ways a careless (or nosy) completion leaks a file: its output, and its exception (the record)
+    return f"data = open({path!r}).read()\nprint(data)\nraise Exception(data)\n"
 
 
 def test_files_private_to_root_or_to_the_home_stay_private(tmp_path: Path) -> None:
@@ -247,7 +247,8 @@ def test_files_private_to_root_or_to_the_home_stay_private(tmp_path: Path) -> No
             line for line in (shadow.read_text().splitlines() if shadow.exists() else []) if line.strip()
         ]
         results = {
-            str(p): run_program(_read_sample(str(p)), FAST) for p in (root_only, home_secret, shadow)
+            str(p): run_program(_read_sample(str(p)), FAST, output_bytes=4096)
+            for p in (root_only, home_secret, shadow)
         }
         caps = run_program(_caps_are_zero_sample(), FAST)
     finally:
