@@ -20,6 +20,20 @@ from ..errors import BackendError
 Outcome = str | BackendError
 # one message of a chat: {"role": "system" | "user" | "assistant", "content": "..."}
 Message = dict[str, str]
+# where a model that continues plain_chat_template's text starts a turn of its own
+PLAIN_CHAT_STOP = "\n### "
+
+
+def plain_chat_template(messages: Sequence[Message]) -> str:
+    """Messages as plain text, for a model that has no chat template of its own.
+
+    Each message becomes a ``### System:`` / ``### User:`` / ``### Assistant:`` section; the text
+    ends with an open ``### Assistant:`` section for the model to continue, and the answer ends
+    where the model starts another section (``PLAIN_CHAT_STOP``).
+    """
+    parts = [f"### {m.get('role', 'user').capitalize()}:\n{m.get('content', '').strip()}\n" for m in messages]
+    parts.append("### Assistant:\n")
+    return "\n".join(parts)
 
 
 @dataclass(frozen=True)

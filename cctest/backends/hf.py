@@ -38,7 +38,7 @@ from .._cache import LRU
 from ..config import Settings
 from ..errors import BackendError, BackendOutOfMemory, ConfigError, ModelLoadError
 from ._stop import BoundaryStopper
-from .base import Backend, GenerationOptions, Outcome
+from .base import PLAIN_CHAT_STOP, Backend, GenerationOptions, Message, Outcome, plain_chat_template
 
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
 _HEAL_MAX_TOKENS = 4  # at most this many trailing tokens are regenerated
@@ -239,6 +239,42 @@ class HFBackend(Backend):
         if not prompts:
             return []
         return await asyncio.to_thread(self._complete_sync, list(prompts))
+
+    @property
+    def chat_template(self) -> str | None:
+        """The tokenizer's chat template (None: the model has none)."""
+        template = getattr(self._m.tokenizer, "chat_template", None)
+        return template if isinstance(template, str) and template else None
+
+    @property
+    def prefers_chat(self) -> bool:
+        """An instruction model (its tokenizer has a chat template): tasks are asked as chats."""
+        return self.chat_template is not None
+
+    def chat_prompt(self, messages: Sequence[Message]) -> str:
+        """The text a conversation becomes: the tokenizer's chat template with the assistant's
+        turn opened, or ``plain_chat_template`` for a model without one."""
+        if self.chat_template is None:
+            return plain_chat_template(messages)
+        text = self._m.tokenizer.apply_chat_template(
+            [dict(m) for m in messages], tokenize=False, add_generation_prompt=True
+        )
+        return str(text)
+
+    async def chat(self, conversations: Sequence[Sequence[Message]]) -> list[Outcome]:
+        """Answers to conversations, in one batched ``generate``: the chat prompts are generated
+        from as they are (no token healing) and end at EOS, a stop sequence or the token budget,
+        not at code boundaries (an answer holds prose and fenced code)."""
+        if not conversations:
+            return []
+        prompts = [self.chat_prompt(c) for c in conversations]
+        opts = self.options
+        if self.chat_template is None:
+            opts = GenerationOptions(
+                opts.max_new_tokens, opts.temperature, opts.top_p, (*opts.stop, PLAIN_CHAT_STOP)
+            )
+        view = self.with_options(opts, boundaries=False, token_healing=False)
+        return await asyncio.to_thread(view._complete_sync, prompts)
 
     def _complete_sync(self, prompts: list[str]) -> list[Outcome]:
         return [g if isinstance(g, BackendError) else g.text for g in self.generate_safe(prompts)]

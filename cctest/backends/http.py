@@ -8,6 +8,10 @@ Each provider is one request builder and one response parser (the shape of llm-l
 * ``ollama``: ``POST /api/generate`` with ``stream: false`` and ``raw: true`` (no chat template);
 * ``tgi``: ``POST /generate`` (HuggingFace text-generation-inference).
 
+Instruction models are asked through ``chat`` at each provider's chat endpoint beside the
+completion one: OpenAI ``POST /v1/chat/completions`` (TGI's Messages API too) and Ollama
+``POST /api/chat``; ``--model`` may name either endpoint or the server's base URL.
+
 The prompts of one ``complete`` call go out concurrently, at most ``max_concurrency`` at a time
 (a batching server such as ``cctest serve`` or vLLM then runs them together). Every prompt has
 one deadline, ``timeout`` seconds from the moment ``complete`` is called: it covers the wait for
@@ -59,7 +63,7 @@ from ..errors import (
 )
 from ..redact import redact_url
 from ._stop import BoundaryStopper
-from .base import Backend, GenerationOptions, Outcome
+from .base import Backend, GenerationOptions, Message, Outcome
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +160,88 @@ PROVIDER_TABLE: dict[str, Provider] = {
 }
 
 
+# -- chat (instruction models): one request builder and one response parser per provider ----------
+
+
+def openai_chat_request(
+    messages: Sequence[Message], opts: GenerationOptions, model_name: str | None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "messages": [dict(m) for m in messages],
+        "max_tokens": opts.max_new_tokens,
+        "temperature": opts.temperature,
+        "top_p": opts.top_p,
+        "n": 1,
+        "stream": False,
+    }
+    if model_name:
+        body["model"] = model_name
+    if opts.stop:
+        body["stop"] = list(opts.stop)
+    return body
+
+
+def openai_chat_response(data: Any) -> str:
+    text = data["choices"][0]["message"]["content"]
+    if text is None:  # an assistant message with no content: the model said nothing
+        return ""
+    if not isinstance(text, str):
+        raise TypeError("choices[0].message.content is not a string")
+    return text
+
+
+def ollama_chat_request(
+    messages: Sequence[Message], opts: GenerationOptions, model_name: str | None
+) -> dict[str, Any]:
+    body = ollama_request("", opts, model_name)
+    del body["prompt"], body["raw"]
+    body["messages"] = [dict(m) for m in messages]
+    return body
+
+
+def ollama_chat_response(data: Any) -> str:
+    text = data["message"]["content"]
+    if not isinstance(text, str):
+        raise TypeError("message.content is not a string")
+    return text
+
+
+@dataclass(frozen=True)
+class ChatProvider:
+    path: str  # the chat endpoint, in place of the completion endpoint
+    build: Callable[[Sequence[Message], GenerationOptions, str | None], dict[str, Any]]
+    parse: Callable[[Any], str]
+    expects: str
+
+
+_OPENAI_CHAT = ChatProvider(
+    "/v1/chat/completions", openai_chat_request, openai_chat_response, "choices[0].message.content"
+)
+# TGI serves chat through its OpenAI-compatible Messages API
+CHAT_PROVIDER_TABLE: dict[str, ChatProvider] = {
+    "openai": _OPENAI_CHAT,
+    "ollama": ChatProvider("/api/chat", ollama_chat_request, ollama_chat_response, "message.content"),
+    "tgi": _OPENAI_CHAT,
+}
+
+
+def chat_url(completion_url: URL, provider: str) -> URL:
+    """The chat endpoint beside a provider's completion endpoint.
+
+    >>> str(chat_url(URL("http://localhost:8000/v1/completions"), "openai"))
+    'http://localhost:8000/v1/chat/completions'
+    >>> str(chat_url(URL("http://localhost:11434/api/generate"), "ollama"))
+    'http://localhost:11434/api/chat'
+    >>> str(chat_url(URL("http://localhost:8080/generate"), "tgi"))
+    'http://localhost:8080/v1/chat/completions'
+    """
+    path = completion_url.path.rstrip("/")
+    base = (
+        path[: -len(PROVIDER_TABLE[provider].path)] if path.endswith(PROVIDER_TABLE[provider].path) else path
+    )
+    return completion_url.with_path(base + CHAT_PROVIDER_TABLE[provider].path)
+
+
 def endpoint_url(base: str, provider: str) -> URL:
     """The URL to POST to: ``base`` if it already names the endpoint, else base + the endpoint.
 
@@ -181,6 +267,10 @@ def endpoint_url(base: str, provider: str) -> URL:
         )
     endpoint = PROVIDER_TABLE[provider].path
     path = url.path.rstrip("/")
+    chat = CHAT_PROVIDER_TABLE[provider].path
+    if path.endswith(chat):  # the chat endpoint given: its server's completion endpoint
+        path = path[: -len(chat)]
+        url = url.with_path(path or "/")
     if path.endswith(endpoint):
         return url
     if provider == "openai" and path.endswith("/v1"):
@@ -325,37 +415,88 @@ class HTTPBackend(Backend):
         finally:
             self._inflight -= 1
 
+    async def chat(self, conversations: Sequence[Sequence[Message]]) -> list[Outcome]:
+        """One answer per conversation from the provider's chat endpoint (OpenAI
+        ``/v1/chat/completions``, Ollama ``/api/chat``; TGI's OpenAI-compatible one), with the
+        same deadline, retries, bounds and errors as ``complete``. Answers are not cut at code
+        boundaries (they hold prose and fenced code), only at the runaway-length bound."""
+        if not conversations:
+            return []
+        deadline = asyncio.get_running_loop().time() + self.timeout
+        chat = CHAT_PROVIDER_TABLE[self.provider.name]
+        url = chat_url(self.url, self.provider.name)
+        jobs = [
+            (url, chat.build(c, self.options, self.model_name), chat.parse, chat.expects)
+            for c in conversations
+        ]
+        if self._closed:
+            async with self._new_session() as own:
+                return await self._send_all(own, jobs, deadline, [None] * len(jobs))
+        session = self._get_session()
+        self._inflight += 1
+        try:
+            return await self._send_all(session, jobs, deadline, [None] * len(jobs))
+        finally:
+            self._inflight -= 1
+
     async def _complete_all(
         self, session: aiohttp.ClientSession, prompts: Sequence[str], deadline: float
     ) -> list[Outcome]:
+        p = self.provider
+        jobs = [
+            (self.url, p.build(prompt, self.options, self.model_name), p.parse, p.expects)
+            for prompt in prompts
+        ]
+        return await self._send_all(session, jobs, deadline, list(prompts))
+
+    async def _send_all(
+        self,
+        session: aiohttp.ClientSession,
+        jobs: Sequence[tuple[URL, dict[str, Any], Callable[[Any], str], str]],
+        deadline: float,
+        prompts: Sequence[str | None],
+    ) -> list[Outcome]:
+        """Each job's answer (or error), at most ``max_concurrency`` at a time; an answer to a
+        completion ``prompt`` is trimmed at its natural end (None: a chat answer, kept whole)."""
         gate = asyncio.Semaphore(self.max_concurrency)
 
-        async def one(prompt: str) -> Outcome:
+        async def one(
+            job: tuple[URL, dict[str, Any], Callable[[Any], str], str], prompt: str | None
+        ) -> Outcome:
             try:
                 async with asyncio.timeout_at(deadline):
                     async with gate:
-                        text = await self._complete_one(session, prompt, deadline)
+                        text = await self._request(session, *job, deadline)
             except TimeoutError:  # aiohttp's own timeouts derive from it too
                 return self._timeout_error()
             except BackendError as exc:
                 return exc
             text = text[: self.max_completion_chars]  # a runaway answer is cut before it is trimmed
+            if prompt is None:
+                return text
             return BoundaryStopper(prompt, self.options.stop, boundaries=self.boundaries).trim(text)
 
-        return list(await asyncio.gather(*(one(p) for p in prompts)))
+        return list(await asyncio.gather(*(one(j, p) for j, p in zip(jobs, prompts, strict=True))))
 
-    async def _complete_one(self, session: aiohttp.ClientSession, prompt: str, deadline: float) -> str:
-        """One prompt's completion, retried while ``deadline`` allows (the caller enforces it)."""
+    async def _request(
+        self,
+        session: aiohttp.ClientSession,
+        url: URL,
+        body: dict[str, Any],
+        parse: Callable[[Any], str],
+        expects: str,
+        deadline: float,
+    ) -> str:
+        """One request's answer, retried while ``deadline`` allows (the caller enforces it)."""
         loop = asyncio.get_running_loop()
-        body = self.provider.build(prompt, self.options, self.model_name)
         attempt = 0
         while True:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise self._timeout_error()
-            status, reason, retry_after, payload = await self._post(session, body, remaining)
+            status, reason, retry_after, payload = await self._post(session, body, remaining, url)
             if status == 200:
-                return self._parse(payload)
+                return self._parse(payload, parse, expects)
             error = self._status_error(status, reason, payload)
             if status not in RETRY_STATUSES or attempt >= self.max_retries:
                 raise error
@@ -371,11 +512,11 @@ class HTTPBackend(Backend):
             attempt += 1
 
     async def _post(
-        self, session: aiohttp.ClientSession, body: dict[str, Any], remaining: float
+        self, session: aiohttp.ClientSession, body: dict[str, Any], remaining: float, url: URL
     ) -> tuple[int, str, float | None, bytes]:
         try:
             async with session.post(
-                self.url, json=body, headers=self._headers(), timeout=aiohttp.ClientTimeout(total=remaining)
+                url, json=body, headers=self._headers(), timeout=aiohttp.ClientTimeout(total=remaining)
             ) as resp:
                 payload = await self._read(resp)
                 return resp.status, resp.reason or "", _retry_after(resp.headers.get("Retry-After")), payload
@@ -452,7 +593,7 @@ class HTTPBackend(Backend):
             "it was not read."
         )
 
-    def _parse(self, payload: bytes) -> str:
+    def _parse(self, payload: bytes, parse: Callable[[Any], str], expects: str) -> str:
         try:
             data = json.loads(payload)
         except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
@@ -461,10 +602,10 @@ class HTTPBackend(Backend):
                 + (" (nested too deeply to read)." if isinstance(exc, RecursionError) else ".")
             ) from exc
         try:
-            return self.provider.parse(data)
+            return parse(data)
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
             raise BackendResponseError(
-                f"{self._shown_url} answered JSON without a completion (expected {self.provider.expects})."
+                f"{self._shown_url} answered JSON without a completion (expected {expects})."
             ) from exc
 
     def _status_error(self, status: int, reason: str, payload: bytes) -> BackendError:
@@ -512,4 +653,4 @@ def _error_detail(payload: bytes) -> str:
     return msg[:160]
 
 
-__all__ = ["HTTPBackend", "PROVIDER_TABLE", "Provider", "endpoint_url"]
+__all__ = ["CHAT_PROVIDER_TABLE", "HTTPBackend", "PROVIDER_TABLE", "Provider", "chat_url", "endpoint_url"]

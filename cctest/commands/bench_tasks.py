@@ -1,9 +1,9 @@
 """``cctest bench tasks``: a natural-language task set against a model, and the options every
 task suite shares (rounds, chat or completion, the oracle's settings).
 
-cctest bench tasks --tasks FILE.jsonl [--chat] [--rounds R] [--inputs N] [--abs-tol E] [--rel-tol E]
-                   [--instruction TEXT] [--system TEXT] [--limit N] [--out RUN_DIR] [--resume]
-                   [--backend ... --model ...]
+cctest bench tasks --tasks FILE.jsonl [--chat|--completion] [--rounds R] [--inputs N]
+                   [--abs-tol E] [--rel-tol E] [--instruction TEXT] [--system TEXT] [--limit N]
+                   [--out RUN_DIR] [--resume] [--backend ... --model ...]
 
 A suite's action builds its tasks and calls ``run_task_set`` with its own kind of run.
 """
@@ -25,10 +25,21 @@ from ._common import recorded_model, settings_from_args
 def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("natural-language tasks (cctest bench tasks and the task suites)")
     g.add_argument("--tasks", metavar="FILE.jsonl", help="the task file of 'cctest bench tasks'")
-    g.add_argument(
+    how = g.add_mutually_exclusive_group()
+    how.add_argument(
         "--chat",
-        action="store_true",
-        help="ask as an instruction model (chat messages) instead of completing a function stub",
+        action="store_const",
+        const="chat",
+        dest="task_mode",
+        help="ask as an instruction model (chat messages) instead of completing a function stub "
+        "(default: chat when the hf model's tokenizer has a chat template)",
+    )
+    how.add_argument(
+        "--completion",
+        action="store_const",
+        const="completion",
+        dest="task_mode",
+        help="complete a function stub even when the model has a chat template",
     )
     g.add_argument(
         "--rounds",
@@ -130,7 +141,7 @@ def run_task_set(
         tasks=len(tasks),
         backend=settings.backend,
         model=recorded_model(settings),
-        mode="chat" if args.chat else "completion",
+        mode=args.task_mode or "auto",
         rounds=rounds,
         temperature=settings.temperature,
         max_new_tokens=settings.max_new_tokens,

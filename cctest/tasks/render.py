@@ -9,15 +9,17 @@
   template is a setting; it sees ``{description}``, ``{name}``, ``{arity}`` and ``{signature}``
   (```name(a, b)``` in backticks, or ```name`` that takes 2 arguments`` when only the count is
   known).
+
+``plain_chat_template`` (from ``cctest.backends.base``) is the documented plain text a chat
+becomes for a model without a chat template of its own.
 """
 
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..backends.base import Message
+from ..backends.base import Message, plain_chat_template
 from ..errors import ConfigError
 from .model import Task
 
@@ -80,15 +82,11 @@ def chat_messages(task: Task, style: ChatStyle | None = None) -> list[Message]:
     return messages
 
 
-def plain_chat_template(messages: Sequence[Message]) -> str:
-    """Messages as plain text, for a model that has no chat template of its own.
-
-    Each message becomes a ``### System:`` / ``### User:`` / ``### Assistant:`` section; the text
-    ends with an open ``### Assistant:`` section for the model to continue.
-    """
-    parts = []
-    for m in messages:
-        role = m.get("role", "user")
-        parts.append(f"### {role.capitalize()}:\n{m.get('content', '').strip()}\n")
-    parts.append("### Assistant:\n")
-    return "\n".join(parts)
+__all__ = [
+    "DEFAULT_INSTRUCTION",
+    "ChatStyle",
+    "Message",
+    "chat_messages",
+    "completion_prompt",
+    "plain_chat_template",
+]

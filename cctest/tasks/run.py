@@ -6,7 +6,8 @@ appended and fsync'd per task, ``--resume``) and its reports (``cctest.bench.rep
 a suite subclasses it to add its own metrics over the same records (the tasks' ``meta`` says
 which question and variant each one is) and registers it in ``cctest.bench.kinds.KINDS``.
 
-Each task is rendered once (``completion_prompt`` or ``chat_messages``) and sent ``rounds``
+Each task is rendered once (``completion_prompt`` or ``chat_messages``; in ``auto`` mode as a chat
+when the backend ``prefers_chat``, i.e. a local model whose tokenizer has a chat template) and sent ``rounds``
 times; the rendered prompts of ``batch_prompts`` tasks (times ``rounds``) go to the backend in
 ONE call, so a local model samples them as rows of one batch, seeded by ``Settings.seed``. The
 answers of a batch are judged (``judge_many``, in the sandbox) while the model works on the next
@@ -32,7 +33,7 @@ from .model import Task
 from .oracle import CATEGORIES, Judgement, OracleSettings, check_reference, judge_many
 from .render import ChatStyle, chat_messages, completion_prompt
 
-MODES = ("completion", "chat")
+MODES = ("auto", "completion", "chat")  # auto: chat when the backend prefers it (a chat template)
 
 
 def default_rounds(temperature: float) -> int:
@@ -49,7 +50,7 @@ class TaskRunConfig:
     tasks: int
     backend: str
     model: str | None
-    mode: str  # completion | chat
+    mode: str  # auto | completion | chat (the records say which auto became)
     rounds: int
     temperature: float
     max_new_tokens: int
@@ -140,7 +141,8 @@ async def run_tasks(
     results_path = out / RESULTS
     factory = backend_factory or create_backend
     bar = progress_bar(len(tasks), len(tasks) - len(todo), f"cctest bench {config.kind}", progress)
-    prompts = {t.task_id: render(t, config.mode, style) for _, t in todo}
+    mode = config.mode
+    prompts: dict[str, str | list[Message]] = {}
 
     def judge_batch(
         group: list[tuple[int, Task]], answers: list[list[str | BackendError]]
@@ -148,7 +150,7 @@ async def run_tasks(
         items: list[tuple[Task, str, str | None]] = []
         where: list[tuple[int, int]] = []
         for g, ((_, task), task_answers) in enumerate(zip(group, answers, strict=True)):
-            stub = prompts[task.task_id] if config.mode == "completion" else None
+            stub = prompts[task.task_id] if mode == "completion" else None
             for r, answer in enumerate(task_answers):
                 if not isinstance(answer, BackendError):
                     items.append((task, answer, stub if isinstance(stub, str) else None))
@@ -158,7 +160,7 @@ async def run_tasks(
         for (g, r), j in zip(where, judged, strict=True):
             per_task[g][r] = j
         return [
-            _record(task, index, config.mode, prompts[task.task_id], task_answers, per_task[g])
+            _record(task, index, mode, prompts[task.task_id], task_answers, per_task[g])
             for g, ((index, task), task_answers) in enumerate(zip(group, answers, strict=True))
         ]
 
@@ -178,9 +180,12 @@ async def run_tasks(
     pending: asyncio.Task[None] | None = None
     try:
         async with factory(settings) as backend:
+            if mode == "auto":
+                mode = "chat" if getattr(backend, "prefers_chat", False) else "completion"
+            prompts.update({t.task_id: render(t, mode, style) for _, t in todo})
             for group in batches_by_length(todo, batch_prompts, lambda t: len(str(prompts[t.task_id]))):
                 flat = [prompts[t.task_id] for _, t in group for _ in range(config.rounds)]
-                if config.mode == "chat":
+                if mode == "chat":
                     outcomes = await backend.chat([p for p in flat if not isinstance(p, str)])
                 else:
                     outcomes = await backend.complete([p for p in flat if isinstance(p, str)])

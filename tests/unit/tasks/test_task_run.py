@@ -26,7 +26,8 @@ def test_run_report_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture[st
     run = tmp_path / "run"
     assert main([*BASE, "--out", str(run)]) == 0
     config, records = load_run(run)
-    assert config["kind"] == "tasks" and config["mode"] == "completion" and config["rounds"] == 1
+    assert config["kind"] == "tasks" and config["mode"] == "auto" and config["rounds"] == 1
+    assert {r["mode"] for r in records} == {"completion"}  # the rules backend has no chat template
     assert config["oracle"]["inputs"] == 20
     # the rules backend completes `return a + b` with the stub's parameters: right for add only
     cats = {r["task_id"]: [a["category"] for a in r["rounds"]] for r in records}
