@@ -1,7 +1,8 @@
 """The defect log: suspected defects (and, optionally, every request) in one SQLite file.
 
 Shared by the language server, which writes it, and ``cctest defects``, which reads it. The file is
-created with mode 0600 before SQLite opens it (it holds the user's code), runs in WAL mode, and
+created with mode 0600 before SQLite opens it (it holds the user's code; an existing one readable
+by others is tightened to 0600, and directories it must create get 0700), runs in WAL mode, and
 every record is written in ONE transaction: a process killed mid-write leaves either the whole
 record or nothing (``tests/unit/test_defects.py`` SIGKILLs a writer in a loop to check).
 
@@ -26,6 +27,7 @@ import csv
 import json
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -133,16 +135,59 @@ def safe_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     return redact_settings(settings)
 
 
-def _create_private_file(path: Path) -> None:
-    """Create the database file with mode 0600 (and its directory with 0700) if missing."""
-    parent = path.parent
-    if not parent.exists():
+def _make_private_dirs(directory: Path) -> None:
+    """Create ``directory`` and each missing directory above it with mode 0700; touch nothing else.
+
+    (``Path.mkdir(parents=True, mode=…)`` gives the mode to the last directory only: the ones
+    above it, ``~/.cache`` on a fresh account, would get 0755.)
+    """
+    missing = []
+    d = directory
+    while not d.exists():
+        missing.append(d)
+        if d.parent == d:
+            break
+        d = d.parent
+    for d in reversed(missing):
         try:
-            parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+            d.mkdir(mode=0o700)
+            os.chmod(d, 0o700)  # mkdir's mode passes through the umask, which may not be 077
+        except FileExistsError:
+            pass  # made by another process meanwhile: its mode is its own
         except OSError as exc:
             raise DefectLogError(
-                f"cannot create the defect log directory {parent}: {exc.strerror or exc}."
+                f"cannot create the defect log directory {d}: {exc.strerror or exc}."
             ) from exc
+
+
+def _make_private(path: Path) -> None:
+    """Make the defect log, and SQLite's files beside it, readable by their owner only.
+
+    An existing log readable by others (an older cctest, a copy) is tightened to 0600 rather than
+    refused: it holds the user's code. If it cannot be (it is someone else's), that is an error.
+    """
+    for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            mode = stat.S_IMODE(p.stat().st_mode)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise DefectLogError(f"cannot read the defect log {p}: {exc.strerror or exc}.") from exc
+        if mode & 0o077:
+            try:
+                os.chmod(p, mode & 0o700)
+            except OSError as exc:
+                raise DefectLogError(
+                    f"the defect log {p} can be read by other users (mode {mode:04o}) and cannot be made "
+                    f"private ({exc.strerror or exc}); chmod 600 it or use another defect log."
+                ) from exc
+
+
+def _create_private_file(path: Path) -> None:
+    """Create the database file with mode 0600 (and missing directories with 0700) if missing."""
+    parent = path.parent
+    if not parent.exists():
+        _make_private_dirs(parent)
     elif not parent.is_dir():
         raise DefectLogError(f"cannot create the defect log: {parent} is not a directory.")
     try:
@@ -172,6 +217,7 @@ class DefectStore:
             raise DefectLogError(
                 f"no defect log at {self.path}; the language server creates it when it records a defect."
             )
+        _make_private(self.path)
         try:
             # isolation_level=None: no implicit transactions; each write is one explicit BEGIN..COMMIT
             self._db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)

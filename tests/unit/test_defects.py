@@ -11,6 +11,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -56,6 +57,89 @@ def make_result(prompt: str = "def add(a, b):\n", suspect: bool = True, tag: str
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
     return tmp_path / "sub" / "dir" / "defects.sqlite3"
+
+
+def test_an_existing_log_readable_by_others_is_made_private(tmp_path: Path) -> None:
+    """A log made 0644 (by an older cctest, or a copy) is tightened to 0600, SQLite's WAL beside it too,
+    whether the server opens it to write or the CLI to read."""
+    db = tmp_path / "defects.sqlite3"
+    with DefectStore(db) as store:
+        store.add(make_result(), request_id="old", uri="file:///a.py", line=1, col=0, model="rules")
+    for create in (True, False):
+        os.chmod(db, 0o644)
+        wal = db.with_name(db.name + "-wal")
+        wal.touch()
+        os.chmod(wal, 0o664)
+        with DefectStore(db, create=create) as store:
+            assert store.get_by_request("old") is not None
+            assert stat.S_IMODE(db.stat().st_mode) == 0o600
+            assert stat.S_IMODE(wal.stat().st_mode) == 0o600
+
+
+def test_only_the_missing_directories_are_made_and_private(tmp_path: Path) -> None:
+    """~/.cache/cctest/defects.sqlite3 on a fresh account: .cache and cctest are both 0700; a
+    directory that already exists keeps its mode."""
+    existing = tmp_path / "home"
+    existing.mkdir(mode=0o755)
+    os.chmod(existing, 0o755)
+    db = existing / ".cache" / "cctest" / "defects.sqlite3"
+    old_umask = os.umask(0o022)
+    try:
+        DefectStore(db).close()
+    finally:
+        os.umask(old_umask)
+    assert stat.S_IMODE((existing / ".cache").stat().st_mode) == 0o700
+    assert stat.S_IMODE((existing / ".cache" / "cctest").stat().st_mode) == 0o700
+    assert stat.S_IMODE(existing.stat().st_mode) == 0o755
+    assert stat.S_IMODE(db.stat().st_mode) == 0o600
+
+
+REFUSE_SCRIPT = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+from cctest.defects import DefectStore
+from cctest.errors import DefectLogError
+try:
+    DefectStore(sys.argv[2], create=False)
+except DefectLogError as exc:
+    print(exc)
+"""
+
+
+def test_a_log_of_someone_else_readable_by_all_is_refused(tmp_path: Path) -> None:
+    """Another user's log that others may read cannot be tightened: one clear sentence, no opening."""
+    import shutil
+
+    system_python = shutil.which("python3", path="/usr/bin:/bin")
+    if os.geteuid() != 0 or not shutil.which("setpriv") or not system_python:
+        pytest.skip("needs root (to become another user), setpriv and a system python3")
+    shared = Path(tempfile.mkdtemp(prefix="cctest-test-log-"))  # not under pytest's 0700 directory
+    try:
+        os.chmod(shared, 0o755)
+        db = shared / "defects.sqlite3"
+        DefectStore(db).close()
+        os.chmod(db, 0o644)
+        proc = subprocess.run(
+            [
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                system_python,
+                "-I",
+                "-c",
+                REFUSE_SCRIPT,
+                str(ROOT),
+                str(db),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        shutil.rmtree(shared)
+    assert proc.returncode == 0, proc.stderr
+    assert "can be read by other users (mode 0644)" in proc.stdout and "chmod 600" in proc.stdout
 
 
 def test_round_trip_and_private_file(db: Path) -> None:
