@@ -139,6 +139,7 @@ class CompletionKind(RunKind):
 KINDS: dict[str, str] = {
     "completion": "cctest.bench.kinds:CompletionKind",
     "tasks": "cctest.tasks.run:TasksKind",
+    "syntactic": "cctest.suites.syntactic:SyntacticKind",
 }
 
 

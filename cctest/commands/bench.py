@@ -3,6 +3,7 @@
 cctest bench --dataset humaneval|FILE.jsonl|DIR [-k N] [--thresholds 1,3,5,7,9] [--limit N]
              [--seed S] [--out RUN_DIR] [--resume] [--backend ... --model ...]
 cctest bench tasks --tasks FILE.jsonl [--chat] [--rounds R] ...   a natural-language task set
+cctest bench syntactic [--equations ...] [--reduce] ...           the syntactic-robustness suite
 cctest bench compare RUN_A RUN_B [--out DIR]   compare.html in DIR (default: RUN_A's parent directory)
 cctest bench report RUN_DIR          rebuild summary.json and report.html from results.jsonl
 
@@ -25,14 +26,17 @@ from ..errors import ConfigError
 from ._common import add_backend_arguments, add_scheme_argument, recorded_model, settings_from_args
 
 # action -> module with add_arguments(parser) and run(args, rest); a task suite adds its line
-SUITES: dict[str, str] = {"tasks": "cctest.commands.bench_tasks"}
+SUITES: dict[str, str] = {
+    "tasks": "cctest.commands.bench_tasks",
+    "syntactic": "cctest.commands.bench_syntactic",
+}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "action",
         nargs="*",
-        metavar="tasks | compare RUN_A RUN_B | report RUN_DIR",
+        metavar="tasks | syntactic | compare RUN_A RUN_B | report RUN_DIR",
         help=(
             "a natural-language task suite (tasks: a task file), compare two finished runs, or rebuild "
             "one run's report; omit to run the completion benchmark on --dataset"

@@ -47,7 +47,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="answers per prompt (default 1 at temperature 0, else 5)",
     )
-    g.add_argument("--inputs", type=int, default=100, help="generated inputs per answer (default 100)")
+    g.add_argument(
+        "--inputs", type=int, default=None, help="generated inputs per answer (default 100; a suite's own)"
+    )
     g.add_argument("--abs-tol", type=float, default=0.0, help="absolute tolerance for floats (default 0)")
     g.add_argument("--rel-tol", type=float, default=0.0, help="relative tolerance for floats (default 0)")
     g.add_argument(
@@ -95,6 +97,7 @@ def run_task_set(
     kind: str,
     source: str,
     suite: dict[str, Any] | None = None,
+    default_inputs: int = 100,
 ) -> int:
     """Run ``tasks`` (after --shuffle/--limit) in the run directory --out, with resume and reports;
     ``kind`` names the RunKind that summarises the records (``cctest.bench.kinds``)."""
@@ -112,6 +115,8 @@ def run_task_set(
     for name in ("limit", "rounds"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             raise ConfigError(f"--{name} must be at least 1.")
+    if args.inputs is None:
+        args.inputs = default_inputs
     if args.inputs < 0:
         raise ConfigError("--inputs must be at least 0.")
     if args.workers < 1 or args.batch_prompts < 1:
