@@ -41,9 +41,20 @@ def scripted_server() -> Iterator[tuple[str, list[str]]]:
         seen.append(body["prompt"])
         return web.json_response({"choices": [{"index": 0, "text": answer(body["prompt"])}]})
 
+    async def chat(request: web.Request) -> web.Response:
+        body = await request.json()
+        (user,) = [m["content"] for m in body["messages"] if m["role"] == "user"]
+        seen.append(user)
+        code = "def solve(a, b):\n" + answer(user)
+        content = f"Here is the function:\n\n```python\n{code}```\n\nIt returns the root."
+        return web.json_response(
+            {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
+        )
+
     async def serve() -> None:
         app = web.Application()
         app.router.add_post("/v1/completions", completions)
+        app.router.add_post("/v1/chat/completions", chat)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -63,11 +74,13 @@ def scripted_server() -> Iterator[tuple[str, list[str]]]:
     thread.join(10)
 
 
-def test_suite_against_a_scripted_server_gives_the_exact_degree(tmp_path, scripted_server, capsys):
+@pytest.mark.parametrize("mode", ["chat", "completion"])
+def test_suite_against_a_scripted_server_gives_the_exact_degree(tmp_path, scripted_server, capsys, mode):
     url, seen = scripted_server
     run = tmp_path / "run"
     argv = ["bench", "syntactic", "--equations", "linear", "--distances", "1-3", "--variants", "5"]
     argv += ["--reduce", "--inputs", "30", "--backend", "http", "--model", url, "--no-progress"]
+    argv += ["--chat"] if mode == "chat" else ["--completion"]
     assert main([*argv, "--out", str(run)]) == 0
     # the expected degree, from the variants themselves
     eq = parse_equation(EQUATIONS["linear"])
@@ -91,10 +104,13 @@ def test_suite_against_a_scripted_server_gives_the_exact_degree(tmp_path, script
     assert summary["original"]["by_equation"] == {"linear": 1.0}
     # every prompt reached the model once: the stub with the formula in its docstring
     config, records = load_run(run)
-    assert config["kind"] == "syntactic" and config["oracle"]["inputs"] == 30
+    assert config["kind"] == "syntactic" and config["oracle"]["inputs"] == 30 and config["mode"] == mode
     assert config["suite"]["reduce"] and config["suite"]["equations"] == ["linear"]
     assert len(seen) == len(records) == 1 + 15 + 15
-    assert all(p.startswith("def solve(a, b):\n") for p in seen)
+    if mode == "completion":
+        assert all(p.startswith("def solve(a, b):\n") for p in seen)
+    else:
+        assert all("`solve(a, b)`" in p and "Find the solutions for 'x'" in p for p in seen)
     html = (run / "report.html").read_text()
     assert "Robustness degree against syntactic distance" in html and "data:image/png;base64" in html
     out = capsys.readouterr().out
