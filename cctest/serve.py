@@ -10,12 +10,20 @@ tested against. Endpoints:
 * ``GET /v1/models``: the one model served; ``GET /health``: ``{"status": "ok"}``.
 
 Concurrent requests share ``generate`` calls: a collector takes the first waiting request, waits a
-few milliseconds for more (and whatever queued while the model was busy), groups them by
-generation options and runs each group as ONE batched ``generate`` in a worker thread, so the
-event loop keeps accepting requests. The server completes like an OpenAI endpoint: it stops at
-EOS, a ``stop`` sequence or ``max_tokens``, not at cctest's code boundaries (clients trim).
-Bad requests get a 400 with an OpenAI-style error object; a failing model a 500/503; the server
-keeps running either way.
+few milliseconds for more (and whatever queued while the model was busy), and runs ONE batched
+``generate`` of at most ``max_batch`` prompts in a worker thread, so the event loop keeps
+accepting requests. The batch is shared fairly: the requests waiting with the same generation
+options each get a turn, one prompt at a time, until it is full, and a request with more
+prompts than that continues in the next batches, beside whatever arrived meanwhile; so one
+client's large request does not hold up another's small one. A request may carry at most
+``max_prompts`` prompts. The server completes like an OpenAI endpoint: it stops at EOS, a
+``stop`` sequence or ``max_tokens``, not at cctest's code boundaries (clients trim).
+
+Every error is JSON in OpenAI's shape, ``{"error": {"message", "type", "param", "code"}}``: a bad
+request (not JSON, nested too deeply, a wrong field, too many prompts) a 400, an unknown path a
+404, a wrong method a 405, a body over the size limit a 413, a failing model a 500 (503 when out
+of memory). Errors a client causes are logged in one line, without a traceback; the server keeps
+running either way.
 """
 
 from __future__ import annotations
@@ -26,7 +34,8 @@ import signal
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,15 +48,28 @@ from .errors import BackendError, BackendOutOfMemory
 log = logging.getLogger(__name__)
 
 
+MAX_PROMPTS = 256  # per request
+MAX_BODY_BYTES = 8 * 1024 * 1024
+
+
 class BadRequest(ValueError):
-    """A request the server cannot serve; its message goes back to the client."""
+    """A request the server cannot serve; its message goes back to the client (``param``: the
+    field at fault, if one is)."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 @dataclass
 class _Item:
+    """One request's prompts; ``sent`` of them have gone to ``generate`` so far."""
+
     prompts: list[str]
     options: GenerationOptions
     future: asyncio.Future[list[Generation | BackendError]]
+    sent: int = 0
+    results: list[Generation | BackendError] = field(default_factory=list)
 
 
 @dataclass
@@ -91,37 +113,52 @@ class Batcher:
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
+        active: deque[_Item] = deque()  # requests with prompts left, the next to be served first
         while True:
-            items = [await self._queue.get()]
-            rows = len(items[0].prompts)
-            deadline = loop.time() + self.wait
-            while rows < self.max_batch:
-                try:
-                    item = self._queue.get_nowait()  # whatever queued while the model was busy
-                except asyncio.QueueEmpty:
+            if not active:
+                active.append(await self._queue.get())
+                deadline = loop.time() + self.wait  # a few ms for company
+                while sum(len(i.prompts) for i in active) < self.max_batch:
                     left = deadline - loop.time()
                     if left <= 0:
                         break
                     try:
-                        item = await asyncio.wait_for(self._queue.get(), left)
+                        active.append(await asyncio.wait_for(self._queue.get(), left))
                     except asyncio.TimeoutError:
                         break
-                items.append(item)
-                rows += len(item.prompts)
-            groups: dict[GenerationOptions, list[_Item]] = {}
-            for item in items:
-                if not item.future.done():  # a client that went away is not served
-                    groups.setdefault(item.options, []).append(item)
-            for options, group in groups.items():
-                await self._generate(options, group)
+            while not self._queue.empty():  # whatever queued while the model was busy
+                active.append(self._queue.get_nowait())
+            active = deque(i for i in active if not i.future.done())  # a client that went away
+            if not active:
+                continue
+            options = active[0].options
+            group = [i for i in active if i.options == options]
+            await self._generate(options, self._share(group))
+            # the requests just served go behind the others: other options get the next turn
+            active = deque([i for i in active if i.options != options] + group)
 
-    async def _generate(self, options: GenerationOptions, group: list[_Item]) -> None:
-        prompts = [p for item in group for p in item.prompts]
+    def _share(self, group: list[_Item]) -> list[tuple[_Item, int]]:
+        """How many of each request's remaining prompts go into this batch: one from each in
+        turn until the batch is full, so every waiting request makes progress."""
+        take = [0] * len(group)
+        rows = 0
+        while rows < self.max_batch:
+            before = rows
+            for n, item in enumerate(group):
+                if rows < self.max_batch and item.sent + take[n] < len(item.prompts):
+                    take[n] += 1
+                    rows += 1
+            if rows == before:
+                break
+        return [(item, n) for item, n in zip(group, take, strict=True) if n]
+
+    async def _generate(self, options: GenerationOptions, parts: list[tuple[_Item, int]]) -> None:
+        prompts = [p for item, n in parts for p in item.prompts[item.sent : item.sent + n]]
         try:
             results = await asyncio.to_thread(self.backend.generate_safe, prompts, options)
         except Exception as exc:  # a bug or a broken model: fail these requests, keep serving
             log.exception("generate failed on a batch of %d prompts", len(prompts))
-            for item in group:
+            for item, _ in parts:
                 if not item.future.done():
                     item.future.set_exception(exc)
             return
@@ -130,18 +167,21 @@ class Batcher:
         self.stats.largest = max(self.stats.largest, len(prompts))
         self.stats.sizes.append(len(prompts))
         start = 0
-        for item in group:
-            part = results[start : start + len(item.prompts)]
-            start += len(item.prompts)
-            if not item.future.done():
-                item.future.set_result(part)
+        for item, n in parts:
+            item.results.extend(results[start : start + n])
+            start += n
+            item.sent += n
+            if item.sent == len(item.prompts) and not item.future.done():
+                item.future.set_result(item.results)
 
 
 BATCHER_KEY = web.AppKey("batcher", Batcher)
 MODEL_KEY = web.AppKey("model_id", str)
+MAX_PROMPTS_KEY = web.AppKey("max_prompts", int)
+MAX_BODY_KEY = web.AppKey("max_body_bytes", int)
 
 
-def parse_request(body: Any) -> tuple[list[str], GenerationOptions]:
+def parse_request(body: Any, max_prompts: int = MAX_PROMPTS) -> tuple[list[str], GenerationOptions]:
     """Prompts and options of a /v1/completions body, or BadRequest saying what is wrong."""
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object.")
@@ -151,22 +191,28 @@ def parse_request(body: Any) -> tuple[list[str], GenerationOptions]:
     elif isinstance(prompt, list) and prompt and all(isinstance(p, str) for p in prompt):
         prompts = list(prompt)
     else:
-        raise BadRequest("'prompt' must be a string or a non-empty list of strings.")
+        raise BadRequest("'prompt' must be a string or a non-empty list of strings.", "prompt")
+    if len(prompts) > max_prompts:
+        raise BadRequest(
+            f"a request may carry at most {max_prompts} prompts and this one has {len(prompts)}; "
+            "split it into several requests.",
+            "prompt",
+        )
     max_tokens = body.get("max_tokens", 16)
     if max_tokens is None:
         max_tokens = 16
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
-        raise BadRequest("'max_tokens' must be a positive integer.")
+        raise BadRequest("'max_tokens' must be a positive integer.", "max_tokens")
     temperature = body.get("temperature")
     if temperature is None:
         temperature = 1.0  # OpenAI's default; cctest's HTTP backend always sends its own
     if not isinstance(temperature, int | float) or isinstance(temperature, bool) or not 0 <= temperature <= 2:
-        raise BadRequest("'temperature' must be a number from 0 to 2.")
+        raise BadRequest("'temperature' must be a number from 0 to 2.", "temperature")
     top_p = body.get("top_p", 1.0)
     if top_p is None:
         top_p = 1.0
     if not isinstance(top_p, int | float) or isinstance(top_p, bool) or not 0 < top_p <= 1:
-        raise BadRequest("'top_p' must be a number above 0 and at most 1.")
+        raise BadRequest("'top_p' must be a number above 0 and at most 1.", "top_p")
     stop = body.get("stop")
     if stop is None:
         stops: tuple[str, ...] = ()
@@ -175,40 +221,91 @@ def parse_request(body: Any) -> tuple[list[str], GenerationOptions]:
     elif isinstance(stop, list) and all(isinstance(s, str) for s in stop):
         stops = tuple(stop)
     else:
-        raise BadRequest("'stop' must be a string or a list of strings.")
+        raise BadRequest("'stop' must be a string or a list of strings.", "stop")
     if body.get("n", 1) not in (1, None):
-        raise BadRequest("only n = 1 is supported.")
+        raise BadRequest("only n = 1 is supported.", "n")
     if body.get("stream"):
-        raise BadRequest("streaming is not supported; send stream: false.")
+        raise BadRequest("streaming is not supported; send stream: false.", "stream")
     if body.get("echo"):
-        raise BadRequest("echo is not supported.")
+        raise BadRequest("echo is not supported.", "echo")
     options = GenerationOptions(
         max_new_tokens=max_tokens, temperature=float(temperature), top_p=float(top_p), stop=stops
     )
     return prompts, options
 
 
-def _error(status: int, message: str, kind: str) -> web.Response:
-    return web.json_response({"error": {"message": message, "type": kind, "code": status}}, status=status)
+def _error(
+    status: int, message: str, kind: str, *, param: str | None = None, code: str | None = None
+) -> web.Response:
+    """An error in OpenAI's shape."""
+    return web.json_response(
+        {"error": {"message": message, "type": kind, "param": param, "code": code}}, status=status
+    )
+
+
+def _http_error(request: web.Request, exc: web.HTTPException) -> web.Response:
+    """aiohttp's own HTTP errors (routing, body size) in OpenAI's shape."""
+    if isinstance(exc, web.HTTPNotFound):
+        message = (
+            f"there is no {request.path[:200]}; cctest serve answers POST /v1/completions, "
+            "GET /v1/models and GET /health."
+        )
+        return _error(404, message, "invalid_request_error", code="not_found")
+    if isinstance(exc, web.HTTPMethodNotAllowed):
+        allowed = ", ".join(sorted(exc.allowed_methods))
+        message = f"{request.method[:20]} is not allowed on {request.path[:200]}; use {allowed}."
+        return _error(405, message, "invalid_request_error", code="method_not_allowed")
+    if isinstance(exc, web.HTTPRequestEntityTooLarge):
+        message = f"the request body is larger than the server's limit of {request.app[MAX_BODY_KEY]} bytes."
+        return _error(413, message, "invalid_request_error", code="request_too_large")
+    kind = "server_error" if exc.status >= 500 else "invalid_request_error"
+    return _error(exc.status, f"{exc.reason}.", kind, code=exc.reason.lower().replace(" ", "_"))
+
+
+@web.middleware
+async def openai_errors(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Every error as JSON in OpenAI's shape; a client's mistakes are logged in one line, a bug
+    in the server with its traceback, and the server keeps serving."""
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise  # redirects and the like are not errors
+        log.info("%s %s: %d %s", request.method, request.path[:200], exc.status, exc.reason)
+        return _http_error(request, exc)
+    except Exception:
+        log.exception("%s %s failed", request.method, request.path[:200])
+        return _error(
+            500, "the server failed on this request; see its log.", "server_error", code="server_error"
+        )
 
 
 async def completions(request: web.Request) -> web.Response:
     try:
         body = await request.json()
-    except ValueError:
-        return _error(400, "the request body is not JSON.", "invalid_request_error")
+    except RecursionError:
+        return _error(
+            400, "the request body is nested too deeply.", "invalid_request_error", code="invalid_json"
+        )
+    except ValueError:  # UnicodeDecodeError included
+        return _error(400, "the request body is not JSON.", "invalid_request_error", code="invalid_json")
     try:
-        prompts, options = parse_request(body)
+        prompts, options = parse_request(body, request.app[MAX_PROMPTS_KEY])
     except BadRequest as exc:
-        return _error(400, str(exc), "invalid_request_error")
+        log.info("POST %s: 400 %s", request.path, exc)
+        return _error(400, str(exc), "invalid_request_error", param=exc.param)
     try:
         results = await request.app[BATCHER_KEY].submit(prompts, options)
     except Exception:  # logged by the batcher
-        return _error(500, "the model failed on this request; see the server log.", "server_error")
+        return _error(
+            500, "the model failed on this request; see the server log.", "server_error", code="server_error"
+        )
     failed = [r for r in results if isinstance(r, BackendError)]
     if failed:
         status = 503 if isinstance(failed[0], BackendOutOfMemory) else 500
-        return _error(status, str(failed[0]), "server_error")
+        return _error(status, str(failed[0]), "server_error", code="model_error")
     gens = [r for r in results if isinstance(r, Generation)]
     prompt_tokens = sum(g.prompt_tokens for g in gens)
     completion_tokens = sum(g.completion_tokens for g in gens)
@@ -242,12 +339,21 @@ async def health(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok", "model": request.app[MODEL_KEY]})
 
 
-def create_app(backend: HFBackend, *, max_batch: int = 32, wait_ms: float = 5.0) -> web.Application:
+def create_app(
+    backend: HFBackend,
+    *,
+    max_batch: int = 32,
+    wait_ms: float = 5.0,
+    max_prompts: int = MAX_PROMPTS,
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> web.Application:
     """The aiohttp application serving ``backend`` (already loaded)."""
-    app = web.Application(client_max_size=8 * 1024 * 1024)
+    app = web.Application(client_max_size=max_body_bytes, middlewares=[openai_errors])
     batcher = Batcher(backend, max_batch=max_batch, wait_ms=wait_ms)
     app[BATCHER_KEY] = batcher
     app[MODEL_KEY] = backend.path.name
+    app[MAX_PROMPTS_KEY] = max(1, max_prompts)
+    app[MAX_BODY_KEY] = max_body_bytes
 
     async def lifecycle(app: web.Application) -> Any:
         batcher.start()
@@ -306,4 +412,4 @@ def run(backend: HFBackend, host: str = "127.0.0.1", port: int = 8000, **app_opt
     asyncio.run(main())
 
 
-__all__ = ["BadRequest", "Batcher", "create_app", "parse_request", "run", "start_server"]
+__all__ = ["MAX_PROMPTS", "BadRequest", "Batcher", "create_app", "parse_request", "run", "start_server"]

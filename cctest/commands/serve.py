@@ -16,6 +16,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--max-batch", type=int, default=32, help="most prompts in one batched generate (default 32)"
     )
     p.add_argument(
+        "--max-prompts",
+        type=int,
+        default=None,
+        help="most prompts in one request (default 256); a larger request gets a 400",
+    )
+    p.add_argument(
         "--batch-wait-ms",
         type=float,
         default=5.0,
@@ -29,6 +35,9 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
     from ..serve import run as serve
 
+    if args.max_batch < 1 or (args.max_prompts is not None and args.max_prompts < 1):
+        raise ConfigError("--max-batch and --max-prompts must be at least 1.")
+    limits = {} if args.max_prompts is None else {"max_prompts": args.max_prompts}
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"port {args.port} is out of range; give a number from 0 to 65535.")
     settings = Settings().replace(
@@ -36,7 +45,14 @@ def run(args: argparse.Namespace) -> int:
     )
     backend = HFBackend.from_settings(settings)
     try:
-        serve(backend, args.host, args.port, max_batch=args.max_batch, wait_ms=args.batch_wait_ms)
+        serve(
+            backend,
+            args.host,
+            args.port,
+            max_batch=args.max_batch,
+            wait_ms=args.batch_wait_ms,
+            **limits,
+        )
     except OSError as exc:  # the port is taken or the address is not this machine's
         raise ConfigError(f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc}).") from exc
     return 0
