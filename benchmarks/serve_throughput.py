@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
-import subprocess
 import sys
 import sysconfig
 import time
 from pathlib import Path
 
 import aiohttp
+from _serve_command import serve_command
 
 MODULES = [
     "textwrap",
@@ -82,27 +81,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1)
     args = p.parse_args(argv)
 
-    cmd = [sys.executable, "-m", "cctest", "serve", "--port", "0", "--threads", str(args.threads)]
-    if args.model:
-        cmd += ["--model", args.model]
-    server = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None
-        line = server.stdout.readline()
-        match = re.search(r"(http://\S+?)/v1/completions", line)
-        if not match:
-            raise SystemExit(f"the server did not start: {line!r}")
-        url = match.group(1)
-        print(line.strip())
+    extra = ["--threads", str(args.threads)] + (["--model", args.model] if args.model else [])
+    with serve_command(extra) as url:
         texts = prompts(args.lines)
         one = asyncio.run(measure(url, texts, 1, args.requests * 2, args.max_tokens))
         many = asyncio.run(measure(url, texts, args.clients, args.requests, args.max_tokens))
         print(f"{len(texts)} prompts ({args.lines} lines of stdlib modules), max_tokens {args.max_tokens}")
         print(f"1 client:  {one:6.2f} completions/s")
         print(f"{args.clients} clients: {many:6.2f} completions/s   ({many / one:.2f}x one client)")
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
     return 0
 
 

@@ -13,9 +13,11 @@ Concurrent requests share ``generate`` calls: a collector takes the first waitin
 few milliseconds for more (and whatever queued while the model was busy), and runs ONE batched
 ``generate`` of at most ``max_batch`` prompts in a worker thread, so the event loop keeps
 accepting requests. The batch is shared fairly: the requests waiting with the same generation
-options each get a turn, one prompt at a time, until it is full, and a request with more
-prompts than that continues in the next batches, beside whatever arrived meanwhile; so one
-client's large request does not hold up another's small one. A request may carry at most
+options each get a turn, one prompt at a time, until it is full or no request can add more
+than the second-largest one has left; a request with more prompts than that continues in the
+next batches, beside whatever arrived meanwhile. So one client's large request does not hold
+up another's small one: the small one waits for the batch in progress, then shares a small
+batch with a few of the large one's prompts. A request may carry at most
 ``max_prompts`` prompts. The server completes like an OpenAI endpoint: it stops at EOS, a
 ``stop`` sequence or ``max_tokens``, not at cctest's code boundaries (clients trim).
 
@@ -138,14 +140,22 @@ class Batcher:
             active = deque([i for i in active if i.options != options] + group)
 
     def _share(self, group: list[_Item]) -> list[tuple[_Item, int]]:
-        """How many of each request's remaining prompts go into this batch: one from each in
-        turn until the batch is full, so every waiting request makes progress."""
+        """How many of each request's remaining prompts go into this batch: all of them if they
+        fit; else one from each in turn until the batch is full, and none takes more than the
+        second-largest request has left. Alone, a request fills the batch; beside a small one,
+        a large one adds only as many prompts as the small one, so the small one's batch is
+        small and answered soon."""
+        left = [len(item.prompts) - item.sent for item in group]
+        if len(group) == 1 or sum(left) <= self.max_batch:
+            cap = self.max_batch  # all of it fits (or there is no one to share with)
+        else:
+            cap = max(1, sorted(left)[-2])
         take = [0] * len(group)
         rows = 0
         while rows < self.max_batch:
             before = rows
-            for n, item in enumerate(group):
-                if rows < self.max_batch and item.sent + take[n] < len(item.prompts):
+            for n in range(len(group)):
+                if rows < self.max_batch and take[n] < min(left[n], cap):
                     take[n] += 1
                     rows += 1
             if rows == before:

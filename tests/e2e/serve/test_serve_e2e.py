@@ -11,19 +11,17 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import aiohttp
 import pytest
+from serve_helpers import running
 
 from cctest.backends import create_backend
 from cctest.backends.base import GenerationOptions
 from cctest.backends.hf import HFBackend
 from cctest.backends.http import HTTPBackend
 from cctest.config import Settings
-from cctest.serve import BATCHER_KEY, start_server
 
 MODULE = '"""Helpers."""\n\nimport os\n\n\ndef is_hidden(name):\n    return name.startswith(".")\n\n\n'
 PROMPTS = [
@@ -33,20 +31,6 @@ PROMPTS = [
     "def fibonacci(n):\n    if n < 2:\n        return n\n    return ",
     "class Point:\n    def __init__(self, x, y):\n",
 ]
-
-
-@pytest.fixture(scope="session")
-def model() -> HFBackend:
-    return HFBackend(None, options=GenerationOptions(max_new_tokens=24), threads=1)
-
-
-@asynccontextmanager
-async def running(model: HFBackend, **options: Any) -> AsyncIterator[tuple[str, Any]]:
-    runner, url = await start_server(model, "127.0.0.1", 0, **options)
-    try:
-        yield url, runner.app[BATCHER_KEY]
-    finally:
-        await runner.cleanup()
 
 
 async def test_http_backend_through_cctest_serve_matches_the_local_backend(model: HFBackend) -> None:

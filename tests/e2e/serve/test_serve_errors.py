@@ -6,32 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import aiohttp
 import pytest
+from serve_helpers import running
 
-from cctest.backends.base import GenerationOptions
 from cctest.backends.hf import HFBackend
-from cctest.serve import BATCHER_KEY, Batcher, start_server
 
 ERROR_KEYS = {"message", "type", "param", "code"}
-
-
-@pytest.fixture(scope="module")
-def model() -> HFBackend:
-    return HFBackend(None, options=GenerationOptions(max_new_tokens=4), threads=1)
-
-
-@asynccontextmanager
-async def running(model: HFBackend, **options: Any) -> AsyncIterator[tuple[str, Batcher]]:
-    runner, url = await start_server(model, "127.0.0.1", 0, **options)
-    try:
-        yield url, runner.app[BATCHER_KEY]
-    finally:
-        await runner.cleanup()
 
 
 @pytest.mark.parametrize(
