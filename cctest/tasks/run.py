@@ -78,9 +78,15 @@ def render(task: Task, mode: str, style: ChatStyle | None = None) -> str | list[
 
 def check_tasks(tasks: Sequence[Task], oracle: OracleSettings, workers: int = 2) -> None:
     """``check_reference`` on every task with a reference, ``workers`` at a time; the first
-    broken task raises its ``TaskError``."""
+    broken task raises its ``TaskError``. Tasks that differ only in their wording (a suite's
+    variants) share one check: the reference, inputs and tests are what is run."""
+    distinct: dict[tuple[Any, ...], Task] = {}
+    for t in tasks:
+        if t.reference is not None:
+            key = (t.name, t.args, t.arity, t.reference, t.generator, t.tests, t.abs_tol, t.rel_tol)
+            distinct.setdefault(key, t)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        list(pool.map(lambda t: check_reference(t, oracle), [t for t in tasks if t.reference is not None]))
+        list(pool.map(lambda t: check_reference(t, oracle), distinct.values()))
 
 
 def _record(
