@@ -166,18 +166,9 @@ PROVIDER_TABLE: dict[str, Provider] = {
 def openai_chat_request(
     messages: Sequence[Message], opts: GenerationOptions, model_name: str | None
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "messages": [dict(m) for m in messages],
-        "max_tokens": opts.max_new_tokens,
-        "temperature": opts.temperature,
-        "top_p": opts.top_p,
-        "n": 1,
-        "stream": False,
-    }
-    if model_name:
-        body["model"] = model_name
-    if opts.stop:
-        body["stop"] = list(opts.stop)
+    body = openai_request("", opts, model_name)
+    del body["prompt"]
+    body["messages"] = [dict(m) for m in messages]
     return body
 
 

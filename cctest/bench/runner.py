@@ -26,7 +26,7 @@ import json
 import os
 import random
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -256,20 +256,22 @@ async def run_benchmark(
     factory = backend_factory or create_backend
     bar = progress_bar(len(tasks), len(tasks) - len(todo), "cctest bench", progress)
 
-    async def finish(task: Task, record: dict[str, Any], previous: asyncio.Task[None] | None) -> None:
+    async def tested(task: Task, record: dict[str, Any]) -> list[dict[str, Any]]:
         if task.tests and record["completions"]:
             texts = [c["text"] if c["is_result"] else None for c in record["completions"]]
             record["tests"] = await asyncio.to_thread(execute_tests, task, texts, limits, workers)
-        if previous is not None:
-            await previous  # records reach the file in the order their prompts were run
-        append_record(results_path, record)
-        records.append(record)
-        bar.update(1)
+        return [record]
 
-    pending: asyncio.Task[None] | None = None
+    def commit(new: list[dict[str, Any]]) -> None:
+        for record in new:
+            append_record(results_path, record)
+            records.append(record)
+            bar.update(1)
+
+    pending = InOrder()
     try:
         if not todo:
-            return _ordered(records, tasks)
+            return in_task_order(records, tasks)
         async with factory(settings) as backend:
             engine = Engine(backend, settings)
             for group in batches(todo, batch_prompts):
@@ -293,15 +295,12 @@ async def run_benchmark(
                     else:
                         eligible = eligible_mask(result.mutants, result.completions)
                         record = _record(task, index, result, thresholds, eligible)
-                    pending = asyncio.create_task(finish(task, record, pending))
-            if pending is not None:
-                await pending
-                pending = None
+                    pending.add(tested(task, record), commit)
+            await pending.drain()
     finally:
-        if pending is not None and not pending.done():
-            pending.cancel()
+        pending.cancel()
         bar.close()
-    return _ordered(records, tasks)
+    return in_task_order(records, tasks)
 
 
 def batches(todo: Sequence[tuple[int, Task]], size: int) -> list[list[tuple[int, Task]]]:
@@ -311,6 +310,7 @@ def batches(todo: Sequence[tuple[int, Task]], size: int) -> list[list[tuple[int,
 
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 def batches_by_length(
@@ -337,9 +337,44 @@ def progress_bar(total: int, initial: int, desc: str, enabled: bool = True) -> A
     )
 
 
-def _ordered(records: Sequence[dict[str, Any]], tasks: Sequence[Task]) -> list[dict[str, Any]]:
+class _HasId(Protocol):
+    @property
+    def task_id(self) -> str: ...
+
+
+def in_task_order(records: Sequence[dict[str, Any]], tasks: Sequence[_HasId]) -> list[dict[str, Any]]:
+    """Records sorted into the order of ``tasks`` (they are written in the order they finish)."""
     order = {t.task_id: i for i, t in enumerate(tasks)}
     return sorted(records, key=lambda r: order.get(r["task_id"], len(order)))
+
+
+class InOrder:
+    """Background work (tests, judging) whose results are committed (written to the run) in the
+    order the work was started, while the caller goes on (the model's next batch)."""
+
+    def __init__(self) -> None:
+        self._last: asyncio.Task[None] | None = None
+
+    def add(self, work: Awaitable[R], commit: Callable[[R], None]) -> None:
+        previous = self._last
+
+        async def run() -> None:
+            result = await work
+            if previous is not None:
+                await previous
+            commit(result)
+
+        self._last = asyncio.create_task(run())
+
+    async def drain(self) -> None:
+        """Wait until everything added is committed."""
+        if self._last is not None:
+            await self._last
+            self._last = None
+
+    def cancel(self) -> None:
+        if self._last is not None and not self._last.done():
+            self._last.cancel()
 
 
 def load_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

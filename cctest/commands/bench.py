@@ -19,6 +19,7 @@ import asyncio
 import importlib
 import sys
 import time
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     from ..bench.datasets import load_dataset
-    from ..bench.runner import RunConfig, prepare_run_dir, run_benchmark, select_tasks
+    from ..bench.runner import RunConfig, run_benchmark, select_tasks
     from ..bench.sandbox import Limits
     from ..mutators import scheme_names
 
@@ -173,31 +174,46 @@ def _bench(args: argparse.Namespace) -> int:
             "memory_mb": limits.memory_mb,
         },
     )
-    out = (
-        Path(args.out)
-        if args.out
-        else Path("bench-runs") / f"{dataset.name}-{settings.backend}-{time.strftime('%Y%m%d-%H%M%S')}"
+    return run_in_dir(
+        args,
+        config,
+        f"{dataset.name}-{settings.backend}",
+        len(tasks),
+        lambda out, done: run_benchmark(
+            tasks,
+            settings,
+            config,
+            out,
+            done=done,
+            limits=limits,
+            workers=args.workers,
+            batch_prompts=args.batch_prompts,
+            progress=not args.no_progress,
+        ),
     )
+
+
+def run_in_dir(
+    args: argparse.Namespace,
+    config: Any,
+    name: str,
+    total: int,
+    run: Callable[[Path, list[dict[str, Any]]], Coroutine[Any, Any, list[dict[str, Any]]]],
+) -> int:
+    """A run in its directory (--out, or bench-runs/NAME-TIME) for every kind of run: create it or
+    resume it (--resume), run ``run(out, done)``, then write summary.json, report.html and the
+    terminal report."""
+    from ..bench.runner import prepare_run_dir
+
+    out = Path(args.out) if args.out else Path("bench-runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
     done = prepare_run_dir(out, config, args.resume)
     if done:
-        print(f"cctest: resuming {out}: {len(done)} of {len(tasks)} prompts already done.", file=sys.stderr)
+        print(f"cctest: resuming {out}: {len(done)} of {total} prompts already done.", file=sys.stderr)
     try:
-        records = asyncio.run(
-            run_benchmark(
-                tasks,
-                settings,
-                config,
-                out,
-                done=done,
-                limits=limits,
-                workers=args.workers,
-                batch_prompts=args.batch_prompts,
-                progress=not args.no_progress,
-            )
-        )
+        records = asyncio.run(run(out, done))
     except KeyboardInterrupt:
         print(
-            f"cctest: interrupted; continue with: cctest bench --resume --out {out} (and the same options).",
+            f"cctest: interrupted; continue with the same command and --resume --out {out}.",
             file=sys.stderr,
         )
         raise

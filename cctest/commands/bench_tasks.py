@@ -11,9 +11,6 @@ A suite's action builds its tasks and calls ``run_task_set`` with its own kind o
 from __future__ import annotations
 
 import argparse
-import asyncio
-import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -103,12 +100,11 @@ def run_task_set(
     ``kind`` names the RunKind that summarises the records (``cctest.bench.kinds``)."""
     import random
 
-    from ..bench.report import finish_run
-    from ..bench.runner import prepare_run_dir
     from ..bench.sandbox import Limits
     from ..tasks.oracle import OracleSettings
     from ..tasks.render import ChatStyle
     from ..tasks.run import TaskRunConfig, default_rounds, run_tasks
+    from .bench import run_in_dir
 
     if args.resume and not args.out:
         raise ConfigError("--resume needs --out RUN_DIR, the run to continue.")
@@ -157,35 +153,21 @@ def run_task_set(
         oracle=oracle.to_dict(),
         suite=suite or {},
     )
-    out = (
-        Path(args.out)
-        if args.out
-        else Path("bench-runs") / f"{kind}-{settings.backend}-{time.strftime('%Y%m%d-%H%M%S')}"
+    return run_in_dir(
+        args,
+        config,
+        f"{kind}-{settings.backend}",
+        len(tasks),
+        lambda out, done: run_tasks(
+            tasks,
+            settings,
+            config,
+            out,
+            done=done,
+            oracle=oracle,
+            style=style,
+            workers=args.workers,
+            batch_prompts=args.batch_prompts,
+            progress=not args.no_progress,
+        ),
     )
-    done = prepare_run_dir(out, config, args.resume)
-    if done:
-        print(f"cctest: resuming {out}: {len(done)} of {len(tasks)} tasks already done.", file=sys.stderr)
-    try:
-        records = asyncio.run(
-            run_tasks(
-                tasks,
-                settings,
-                config,
-                out,
-                done=done,
-                oracle=oracle,
-                style=style,
-                workers=args.workers,
-                batch_prompts=args.batch_prompts,
-                progress=not args.no_progress,
-            )
-        )
-    except KeyboardInterrupt:
-        print(
-            f"cctest: interrupted; continue with the same command and --resume --out {out}.",
-            file=sys.stderr,
-        )
-        raise
-    sys.stdout.write(finish_run(out, config.to_dict(), records))
-    print(f"cctest: wrote {out / 'summary.json'} and {out / 'report.html'}.", file=sys.stderr)
-    return 0

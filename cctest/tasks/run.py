@@ -26,7 +26,7 @@ from typing import Any
 
 from ..backends.base import Message
 from ..bench.kinds import RunKind, Table, model_label
-from ..bench.runner import RESULTS, append_record, batches_by_length, progress_bar
+from ..bench.runner import RESULTS, InOrder, append_record, batches_by_length, in_task_order, progress_bar
 from ..config import Settings
 from ..errors import BackendError, ConfigError, ModelLoadError
 from .model import Task
@@ -141,7 +141,7 @@ async def run_tasks(
     todo = [(i, t) for i, t in enumerate(tasks) if t.task_id not in finished]
     records = list(done)
     if not todo:
-        return _ordered(records, tasks)
+        return in_task_order(records, tasks)
     if check:
         await asyncio.to_thread(check_tasks, [t for _, t in todo], oracle, workers)
     results_path = out / RESULTS
@@ -170,20 +170,13 @@ async def run_tasks(
             for g, ((index, task), task_answers) in enumerate(zip(group, answers, strict=True))
         ]
 
-    async def finish(
-        group: list[tuple[int, Task]],
-        answers: list[list[str | BackendError]],
-        previous: asyncio.Task[None] | None,
-    ) -> None:
-        new = await asyncio.to_thread(judge_batch, group, answers)
-        if previous is not None:
-            await previous  # records reach the file in the order their batches were run
+    def commit(new: list[dict[str, Any]]) -> None:
         for record in new:
             append_record(results_path, record)
             records.append(record)
             bar.update(1)
 
-    pending: asyncio.Task[None] | None = None
+    pending = InOrder()
     try:
         async with factory(settings) as backend:
             if mode == "auto":
@@ -202,20 +195,12 @@ async def run_tasks(
                     list(outcomes[g * config.rounds : (g + 1) * config.rounds]) for g in range(len(group))
                 ]
                 # the model works on the next batch while this one is judged
-                pending = asyncio.create_task(finish(group, answers, pending))
-            if pending is not None:
-                await pending
-                pending = None
+                pending.add(asyncio.to_thread(judge_batch, group, answers), commit)
+            await pending.drain()
     finally:
-        if pending is not None and not pending.done():
-            pending.cancel()
+        pending.cancel()
         bar.close()
-    return _ordered(records, tasks)
-
-
-def _ordered(records: Sequence[dict[str, Any]], tasks: Sequence[Task]) -> list[dict[str, Any]]:
-    order = {t.task_id: i for i, t in enumerate(tasks)}
-    return sorted(records, key=lambda r: order.get(r["task_id"], len(order)))
+    return in_task_order(records, tasks)
 
 
 # -- the summary ---------------------------------------------------------------------------
