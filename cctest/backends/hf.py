@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 from .._cache import LRU
 from ..config import Settings
 from ..errors import BackendError, BackendOutOfMemory, ConfigError, ModelLoadError
+from ..redact import redact_url
 from ._stop import BoundaryStopper
 from .base import PLAIN_CHAT_STOP, Backend, GenerationOptions, Message, Outcome, plain_chat_template
 
@@ -493,6 +494,10 @@ def _model_dir(model: str | Path | None) -> Path:
         from ..models import bundled_model_path
 
         return bundled_model_path()
+    if isinstance(model, str) and "://" in model:
+        raise ModelLoadError(
+            f"{redact_url(model)} is a server's URL, not a model directory; use --backend http for a server."
+        )
     path = Path(model).expanduser()
     if not path.exists():
         raise ModelLoadError(f"the model directory {path} does not exist.")

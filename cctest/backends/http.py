@@ -230,7 +230,7 @@ def chat_url(completion_url: URL, provider: str) -> URL:
     base = (
         path[: -len(PROVIDER_TABLE[provider].path)] if path.endswith(PROVIDER_TABLE[provider].path) else path
     )
-    return completion_url.with_path(base + CHAT_PROVIDER_TABLE[provider].path)
+    return completion_url.with_path(base + CHAT_PROVIDER_TABLE[provider].path, keep_query=True)
 
 
 def endpoint_url(base: str, provider: str) -> URL:
@@ -261,12 +261,12 @@ def endpoint_url(base: str, provider: str) -> URL:
     chat = CHAT_PROVIDER_TABLE[provider].path
     if path.endswith(chat):  # the chat endpoint given: its server's completion endpoint
         path = path[: -len(chat)]
-        url = url.with_path(path or "/")
+        url = url.with_path(path or "/", keep_query=True)
     if path.endswith(endpoint):
         return url
     if provider == "openai" and path.endswith("/v1"):
-        return url.with_path(path + "/completions")
-    return url.with_path(path + endpoint)
+        return url.with_path(path + "/completions", keep_query=True)
+    return url.with_path(path + endpoint, keep_query=True)
 
 
 # -- the backend ---------------------------------------------------------------------------------

@@ -54,3 +54,13 @@ def test_the_defect_log_stores_and_exports_no_url_credential(tmp_path: Path) -> 
     for text in texts:
         assert "pw-secret" not in text and "sk-q-secret" not in text and "t-secret" not in text, text
     assert "api_key=REDACTED" in stored
+
+
+def test_a_server_url_given_to_the_local_backend_is_named_without_its_credentials() -> None:
+    from cctest.backends.hf import HFBackend
+    from cctest.errors import ModelLoadError
+
+    with pytest.raises(ModelLoadError) as err:
+        HFBackend(SECRET_URL)
+    assert "--backend http" in str(err.value) and "pw-secret" not in str(err.value)
+    assert "sk-q-secret" not in str(err.value) and "\n" not in str(err.value)

@@ -353,7 +353,7 @@ async def test_no_key_no_authorization_header(monkeypatch: pytest.MonkeyPatch) -
 def test_credentials_in_the_url_are_not_shown() -> None:
     b = HTTPBackend("http://user:hunter2@127.0.0.1:9/v1?token=abc", model_name="m")
     assert "hunter2" not in b.describe() and "abc" not in b.describe()
-    assert b.describe() == "http openai http://127.0.0.1:9/v1/completions model m"
+    assert b.describe() == "http openai http://127.0.0.1:9/v1/completions?token=REDACTED model m"
 
 
 @pytest.mark.parametrize(
@@ -365,6 +365,7 @@ def test_credentials_in_the_url_are_not_shown() -> None:
         ("https://h/proxy/v1/completions", "openai", "https://h/proxy/v1/completions"),
         ("http://h:11434", "ollama", "http://h:11434/api/generate"),
         ("http://h:8080", "tgi", "http://h:8080/generate"),
+        ("https://h/v1?api-version=2&key=k", "openai", "https://h/v1/completions?api-version=2&key=k"),
     ],
 )
 def test_endpoint_urls(base: str, provider: str, expected: str) -> None:
