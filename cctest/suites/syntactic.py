@@ -26,7 +26,7 @@ from ..errors import ConfigError
 from ..formula import EQUATIONS, parse_equation, reduce, variants
 from ..tasks.model import Task
 from ..tasks.oracle import CATEGORIES
-from ..tasks.run import TasksKind, summarize_tasks
+from ..tasks.run import TasksKind, _pct, summarize_tasks
 
 _OUTPUT = (
     "Return the distinct real solutions for 'x' as a list of floats, each rounded to 2 digits after "
@@ -270,10 +270,6 @@ def summarize_syntactic(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         summary["reduced"] = {"robustness_degree": red["degree"], "categories": red["categories"]}
         summary["categories_by_set"]["reduced"] = red["categories"]
     return summary
-
-
-def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:.1f}%"
 
 
 class SyntacticKind(TasksKind):
