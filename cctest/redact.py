@@ -5,11 +5,14 @@ A server URL may carry a secret in its ``user:password@`` part or in a query par
 person or a file can read it (the HTTP backend's ``describe()``, its log lines and error messages,
 the defect log's settings and exports, the language server's settings log, a bench run's
 ``config.json``) passes it through :func:`redact_url` first; settings go through
-:func:`redact_settings`. The request itself still goes to the URL as given.
+:func:`redact_settings`; free text (a log file, where pygls writes every message it receives at
+debug level) through :func:`redact_text`, which :class:`RedactingFormatter` applies to every log
+line. The request itself still goes to the URL as given.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -19,6 +22,7 @@ REDACTED = "REDACTED"
 
 # query parameter names that hold a secret (matched anywhere in the name, case-insensitively)
 _SECRET_PARAM = re.compile(r"key|token|secret|passw|pwd|auth|sig|credential|session|bearer", re.IGNORECASE)
+_URL_IN_TEXT = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>\\]+")
 # settings whose values are URLs (or may be: --model is a path, a rules spec or a server URL)
 URL_SETTINGS = ("model",)
 
@@ -54,6 +58,24 @@ def redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
+def redact_text(text: str) -> str:
+    """``text`` with every URL in it redacted (URLs end at white space, quotes, ``<>`` or ``\\``).
+
+    >>> redact_text('{"model": "http://me:pw@h/v1?token=t"} and https://x.org/a')
+    '{"model": "http://h/v1?token=REDACTED"} and https://x.org/a'
+    """
+    if "://" not in text:
+        return text
+    return _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
+
+
+class RedactingFormatter(logging.Formatter):
+    """A log formatter whose lines (tracebacks included) carry no URL credentials."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact_text(super().format(record))
+
+
 def redact_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``settings`` fit to be stored or logged: every URL setting redacted.
 
@@ -68,4 +90,4 @@ def redact_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["REDACTED", "URL_SETTINGS", "redact_settings", "redact_url"]
+__all__ = ["REDACTED", "URL_SETTINGS", "RedactingFormatter", "redact_settings", "redact_text", "redact_url"]

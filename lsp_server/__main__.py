@@ -16,6 +16,8 @@ import sys
 import threading
 from typing import Any, BinaryIO
 
+from cctest.redact import RedactingFormatter
+
 
 def _parse_tcp(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
@@ -48,7 +50,8 @@ def _configure_logging(level: str, log_file: str | None) -> None:
     handler: logging.Handler = (
         logging.FileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
     )
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    # no URL credentials in the log, even in the messages pygls logs at debug level
+    handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(getattr(logging, level.upper()))

@@ -4,14 +4,18 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from test_defects import make_result
 
 from cctest.defects import DefectStore
-from cctest.redact import redact_settings, redact_url
+from cctest.redact import redact_settings, redact_text, redact_url
 
+ROOT = Path(__file__).resolve().parents[2]
 SECRET_URL = "http://bob:pw-secret@127.0.0.1:8000/v1?api_key=sk-q-secret&token=t-secret&api-version=2"
 
 
@@ -64,3 +68,51 @@ def test_a_server_url_given_to_the_local_backend_is_named_without_its_credential
         HFBackend(SECRET_URL)
     assert "--backend http" in str(err.value) and "pw-secret" not in str(err.value)
     assert "sk-q-secret" not in str(err.value) and "\n" not in str(err.value)
+
+
+def test_redact_text_redacts_every_url_in_a_line() -> None:
+    line = f'received {{"params": {{"model": "{SECRET_URL}"}}}} from file:///home/me/a.py'
+    out = redact_text(line)
+    assert "pw-secret" not in out and "sk-q-secret" not in out and "t-secret" not in out
+    assert '"http://127.0.0.1:8000/v1?api_key=REDACTED' in out and "file:///home/me/a.py" in out
+
+
+def test_the_language_servers_debug_log_holds_no_url_credential(tmp_path: Path) -> None:
+    """At debug level pygls logs every message it receives, the client's settings included; the
+    log file must still hold no credential (the server's own settings line neither)."""
+    log = tmp_path / "lsp.log"
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "capabilities": {},
+                "initializationOptions": {
+                    "backend": "http",
+                    "model": SECRET_URL,
+                    "defectLog": str(tmp_path / "d.sqlite3"),
+                },
+            },
+        },
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]
+    frames = b""
+    for m in messages:
+        body = json.dumps(m).encode()
+        frames += b"Content-Length: %d\r\n\r\n" % len(body) + body
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_server", "--log-file", str(log), "--log-level", "debug"],
+        input=frames,
+        capture_output=True,
+        timeout=120,
+        env=env,
+        cwd=ROOT,
+    )
+    text = log.read_text()
+    assert b'"id": 2' in proc.stdout or b'"id":2' in proc.stdout  # it answered the shutdown
+    assert "127.0.0.1:8000" in text  # the URL was logged...
+    assert "pw-secret" not in text and "sk-q-secret" not in text and "t-secret" not in text  # ...redacted
