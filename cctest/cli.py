@@ -21,7 +21,10 @@ COMMANDS = {
         "cctest.commands.complete",
         "complete at a cursor, detect outliers, print the repaired completion",
     ),
-    "serve": ("cctest.commands.serve", "serve a local model over an OpenAI-compatible /v1/completions API"),
+    "serve": (
+        "cctest.commands.serve",
+        "serve a local model over OpenAI-compatible /v1/completions and /v1/chat/completions",
+    ),
     "bench": ("cctest.commands.bench", "benchmark a model's robustness on a dataset"),
     "defects": ("cctest.commands.defects", "list, show and export the suspected-defect log"),
     "formula": ("cctest.commands.formula", "mutate or reduce an equation (syntactic robustness)"),

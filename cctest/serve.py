@@ -7,6 +7,12 @@ tested against. Endpoints:
   default, as OpenAI), ``temperature``, ``top_p``, ``stop`` (a string or a list), ``model``
   (accepted, not checked), ``n`` (1 only), ``stream`` (false only); answers OpenAI's
   ``text_completion`` object with one choice per prompt and token usage;
+* ``POST /v1/chat/completions``: ``messages`` (``{"role": "system" | "user" | "assistant",
+  "content": "..."}``, at least one) and the same options (``max_tokens`` 512 by default); the
+  conversation becomes text through the model tokenizer's chat template, or, for a model without
+  one, the plain template of ``cctest.backends.base.plain_chat_template`` (``### User:`` sections
+  and an open ``### Assistant:`` one; the answer ends where the model starts another section);
+  answers OpenAI's ``chat.completion`` object;
 * ``GET /v1/models``: the one model served; ``GET /health``: ``{"status": "ok"}``.
 
 Concurrent requests share ``generate`` calls: a collector takes the first waiting request, waits a
@@ -31,6 +37,7 @@ running either way.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import signal
 import sys
@@ -43,7 +50,7 @@ from typing import Any
 
 from aiohttp import web
 
-from .backends.base import GenerationOptions
+from .backends.base import PLAIN_CHAT_STOP, GenerationOptions, Message
 from .backends.hf import Generation, HFBackend
 from .errors import BackendError, BackendOutOfMemory
 
@@ -186,6 +193,7 @@ class Batcher:
 
 
 BATCHER_KEY = web.AppKey("batcher", Batcher)
+CHAT_BATCHER_KEY = web.AppKey("chat_batcher", Batcher)
 MODEL_KEY = web.AppKey("model_id", str)
 MAX_PROMPTS_KEY = web.AppKey("max_prompts", int)
 MAX_BODY_KEY = web.AppKey("max_body_bytes", int)
@@ -258,7 +266,7 @@ def _http_error(request: web.Request, exc: web.HTTPException) -> web.Response:
     if isinstance(exc, web.HTTPNotFound):
         message = (
             f"there is no {request.path[:200]}; cctest serve answers POST /v1/completions, "
-            "GET /v1/models and GET /health."
+            "POST /v1/chat/completions, GET /v1/models and GET /health."
         )
         return _error(404, message, "invalid_request_error", code="not_found")
     if isinstance(exc, web.HTTPMethodNotAllowed):
@@ -292,22 +300,53 @@ async def openai_errors(
         )
 
 
-async def completions(request: web.Request) -> web.Response:
+CHAT_ROLES = ("system", "user", "assistant")
+CHAT_MAX_TOKENS = 512  # a chat answer's default budget: a function in a fenced block, with words
+
+
+def parse_chat_request(body: Any) -> tuple[list[Message], GenerationOptions]:
+    """Messages and options of a /v1/chat/completions body, or BadRequest saying what is wrong.
+    The options are checked as /v1/completions checks them."""
+    if not isinstance(body, dict):
+        raise BadRequest("the request body must be a JSON object.")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest("'messages' must be a non-empty list of {role, content} objects.", "messages")
+    for m in messages:
+        if (
+            not isinstance(m, dict)
+            or m.get("role") not in CHAT_ROLES
+            or not isinstance(m.get("content"), str)
+        ):
+            raise BadRequest(
+                "each message must be an object with a 'role' (system, user or assistant) and a "
+                "string 'content'.",
+                "messages",
+            )
+    rest = {k: v for k, v in body.items() if k != "messages"}
+    rest.setdefault("max_tokens", CHAT_MAX_TOKENS)
+    _, options = parse_request({**rest, "prompt": ""})
+    return [{"role": m["role"], "content": m["content"]} for m in messages], options
+
+
+async def _json_body(request: web.Request) -> Any:
+    """The request's JSON body, or the 400 response that says why there is none."""
     try:
-        body = await request.json()
+        return await request.json()
     except RecursionError:
         return _error(
             400, "the request body is nested too deeply.", "invalid_request_error", code="invalid_json"
         )
     except ValueError:  # UnicodeDecodeError included
         return _error(400, "the request body is not JSON.", "invalid_request_error", code="invalid_json")
+
+
+async def _generations(
+    batcher: Batcher, prompts: list[str], options: GenerationOptions
+) -> list[Generation] | web.Response:
+    """The generations for ``prompts`` through ``batcher``, or the error response."""
     try:
-        prompts, options = parse_request(body, request.app[MAX_PROMPTS_KEY])
-    except BadRequest as exc:
-        log.info("POST %s: 400 %s", request.path, exc)
-        return _error(400, str(exc), "invalid_request_error", param=exc.param)
-    try:
-        results = await request.app[BATCHER_KEY].submit(prompts, options)
+        results = await batcher.submit(prompts, options)
     except Exception:  # logged by the batcher
         return _error(
             500, "the model failed on this request; see the server log.", "server_error", code="server_error"
@@ -316,9 +355,31 @@ async def completions(request: web.Request) -> web.Response:
     if failed:
         status = 503 if isinstance(failed[0], BackendOutOfMemory) else 500
         return _error(status, str(failed[0]), "server_error", code="model_error")
-    gens = [r for r in results if isinstance(r, Generation)]
+    return [r for r in results if isinstance(r, Generation)]
+
+
+def _usage(gens: Sequence[Generation]) -> dict[str, int]:
     prompt_tokens = sum(g.prompt_tokens for g in gens)
     completion_tokens = sum(g.completion_tokens for g in gens)
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+
+
+async def completions(request: web.Request) -> web.Response:
+    body = await _json_body(request)
+    if isinstance(body, web.Response):
+        return body
+    try:
+        prompts, options = parse_request(body, request.app[MAX_PROMPTS_KEY])
+    except BadRequest as exc:
+        log.info("POST %s: 400 %s", request.path, exc)
+        return _error(400, str(exc), "invalid_request_error", param=exc.param)
+    gens = await _generations(request.app[BATCHER_KEY], prompts, options)
+    if isinstance(gens, web.Response):
+        return gens
     return web.json_response(
         {
             "id": f"cmpl-{uuid.uuid4().hex}",
@@ -329,11 +390,42 @@ async def completions(request: web.Request) -> web.Response:
                 {"index": i, "text": g.text, "finish_reason": g.finish_reason, "logprobs": None}
                 for i, g in enumerate(gens)
             ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
+            "usage": _usage(gens),
+        }
+    )
+
+
+async def chat_completions(request: web.Request) -> web.Response:
+    body = await _json_body(request)
+    if isinstance(body, web.Response):
+        return body
+    try:
+        messages, options = parse_chat_request(body)
+    except BadRequest as exc:
+        log.info("POST %s: 400 %s", request.path, exc)
+        return _error(400, str(exc), "invalid_request_error", param=exc.param)
+    batcher = request.app[CHAT_BATCHER_KEY]
+    model = batcher.backend
+    if model.chat_template is None:
+        options = dataclasses.replace(options, stop=(*options.stop, PLAIN_CHAT_STOP))
+    gens = await _generations(batcher, [model.chat_prompt(messages)], options)
+    if isinstance(gens, web.Response):
+        return gens
+    return web.json_response(
+        {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.app[MODEL_KEY],
+            "choices": [
+                {
+                    "index": i,
+                    "message": {"role": "assistant", "content": g.text},
+                    "finish_reason": g.finish_reason,
+                }
+                for i, g in enumerate(gens)
+            ],
+            "usage": _usage(gens),
         }
     )
 
@@ -360,18 +452,24 @@ def create_app(
     """The aiohttp application serving ``backend`` (already loaded)."""
     app = web.Application(client_max_size=max_body_bytes, middlewares=[openai_errors])
     batcher = Batcher(backend, max_batch=max_batch, wait_ms=wait_ms)
+    # chat prompts are generated from as they are: no token healing of the template's last tokens
+    chat = Batcher(backend.with_options(token_healing=False), max_batch=max_batch, wait_ms=wait_ms)
     app[BATCHER_KEY] = batcher
+    app[CHAT_BATCHER_KEY] = chat
     app[MODEL_KEY] = backend.path.name
     app[MAX_PROMPTS_KEY] = max(1, max_prompts)
     app[MAX_BODY_KEY] = max_body_bytes
 
     async def lifecycle(app: web.Application) -> Any:
         batcher.start()
+        chat.start()
         yield
         await batcher.stop()
+        await chat.stop()
 
     app.cleanup_ctx.append(lifecycle)
     app.router.add_post("/v1/completions", completions)
+    app.router.add_post("/v1/chat/completions", chat_completions)
     app.router.add_get("/v1/models", models)
     app.router.add_get("/health", health)
     return app
@@ -406,7 +504,10 @@ def run(backend: HFBackend, host: str = "127.0.0.1", port: int = 8000, **app_opt
                 loop.add_signal_handler(sig, stop.set)
             except (NotImplementedError, RuntimeError):  # not on this platform / thread
                 pass
-        print(f"cctest serve: {backend.describe()} listening on {url}/v1/completions", flush=True)
+        print(
+            f"cctest serve: {backend.describe()} listening on {url}/v1/completions and /v1/chat/completions",
+            flush=True,
+        )
         if host not in ("127.0.0.1", "localhost", "::1"):
             print(
                 f"cctest serve: listening on {host}: anyone who can reach this machine can use the model.",
@@ -422,4 +523,13 @@ def run(backend: HFBackend, host: str = "127.0.0.1", port: int = 8000, **app_opt
     asyncio.run(main())
 
 
-__all__ = ["MAX_PROMPTS", "BadRequest", "Batcher", "create_app", "parse_request", "run", "start_server"]
+__all__ = [
+    "MAX_PROMPTS",
+    "BadRequest",
+    "Batcher",
+    "create_app",
+    "parse_chat_request",
+    "parse_request",
+    "run",
+    "start_server",
+]

@@ -1,4 +1,4 @@
-"""``cctest serve [--model DIR]``: an OpenAI-compatible /v1/completions server over a local model."""
+"""``cctest serve [--model DIR]``: OpenAI-compatible completions and chat over a local model."""
 
 from __future__ import annotations
 
