@@ -42,6 +42,7 @@ from .sandbox import Limits, check_program, run_many, unique
 DEFAULT_THRESHOLDS = (1.0, 3.0, 5.0, 7.0, 9.0)
 CONFIG = "config.json"
 RESULTS = "results.jsonl"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,15 @@ class RunConfig:
 
 def select_tasks(dataset: Dataset, limit: int | None, seed: int, shuffle: bool) -> list[Task]:
     """The tasks a run covers: the dataset's order (or a seeded shuffle), then the first ``limit``."""
-    tasks = list(dataset.tasks)
+    return select(dataset.tasks, limit, seed, shuffle)
+
+
+def select(items: Sequence[T], limit: int | None, seed: int, shuffle: bool) -> list[T]:
+    """``items`` in their order (or a seeded shuffle), then the first ``limit`` (every run's --limit)."""
+    chosen = list(items)
     if shuffle:
-        random.Random(seed).shuffle(tasks)
-    return tasks[:limit] if limit is not None else tasks
+        random.Random(seed).shuffle(chosen)
+    return chosen[:limit] if limit is not None else chosen
 
 
 def decide(
@@ -262,13 +268,7 @@ async def run_benchmark(
             record["tests"] = await asyncio.to_thread(execute_tests, task, texts, limits, workers)
         return [record]
 
-    def commit(new: list[dict[str, Any]]) -> None:
-        for record in new:
-            append_record(results_path, record)
-            records.append(record)
-            bar.update(1)
-
-    pending = InOrder()
+    pending = RecordWriter(results_path, records, bar)
     try:
         if not todo:
             return in_task_order(records, tasks)
@@ -295,7 +295,7 @@ async def run_benchmark(
                     else:
                         eligible = eligible_mask(result.mutants, result.completions)
                         record = _record(task, index, result, thresholds, eligible)
-                    pending.add(tested(task, record), commit)
+                    pending.add(tested(task, record))
             await pending.drain()
     finally:
         pending.cancel()
@@ -307,10 +307,6 @@ def batches(todo: Sequence[tuple[int, Task]], size: int) -> list[list[tuple[int,
     """The tasks in groups of ``size`` whose variants go to the model in one call. Tasks are
     taken shortest prompt first, so a group's rows need little padding to a common length."""
     return batches_by_length(todo, size, lambda task: len(task.prompt))
-
-
-T = TypeVar("T")
-R = TypeVar("R")
 
 
 def batches_by_length(
@@ -348,26 +344,31 @@ def in_task_order(records: Sequence[dict[str, Any]], tasks: Sequence[_HasId]) ->
     return sorted(records, key=lambda r: order.get(r["task_id"], len(order)))
 
 
-class InOrder:
-    """Background work (tests, judging) whose results are committed (written to the run) in the
-    order the work was started, while the caller goes on (the model's next batch)."""
+class RecordWriter:
+    """Appends records to ``results.jsonl`` (and ``records``, and the progress bar) as background
+    work (tests, judging) finishes, in the order the work was started, while the caller goes on
+    (the model's next batch)."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: Path, records: list[dict[str, Any]], bar: Any) -> None:
+        self.path, self.records, self.bar = path, records, bar
         self._last: asyncio.Task[None] | None = None
 
-    def add(self, work: Awaitable[R], commit: Callable[[R], None]) -> None:
+    def add(self, work: Awaitable[list[dict[str, Any]]]) -> None:
         previous = self._last
 
         async def run() -> None:
-            result = await work
+            new = await work
             if previous is not None:
                 await previous
-            commit(result)
+            for record in new:
+                append_record(self.path, record)
+                self.records.append(record)
+                self.bar.update(1)
 
         self._last = asyncio.create_task(run())
 
     async def drain(self) -> None:
-        """Wait until everything added is committed."""
+        """Wait until everything added is written."""
         if self._last is not None:
             await self._last
             self._last = None

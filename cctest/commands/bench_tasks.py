@@ -98,8 +98,7 @@ def run_task_set(
 ) -> int:
     """Run ``tasks`` (after --shuffle/--limit) in the run directory --out, with resume and reports;
     ``kind`` names the RunKind that summarises the records (``cctest.bench.kinds``)."""
-    import random
-
+    from ..bench.runner import select
     from ..bench.sandbox import Limits
     from ..tasks.oracle import OracleSettings
     from ..tasks.render import ChatStyle
@@ -118,10 +117,7 @@ def run_task_set(
     if args.workers < 1 or args.batch_prompts < 1:
         raise ConfigError("--workers and --batch-prompts must be at least 1.")
     settings = settings_from_args(args, seed=args.seed)
-    tasks = list(tasks)
-    if args.shuffle:
-        random.Random(args.seed).shuffle(tasks)
-    tasks = tasks[: args.limit] if args.limit is not None else tasks
+    tasks = select(tasks, args.limit, args.seed, args.shuffle)
     oracle = OracleSettings(
         inputs=args.inputs,
         seed=args.seed,

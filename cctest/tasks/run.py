@@ -26,7 +26,7 @@ from typing import Any
 
 from ..backends.base import Message
 from ..bench.kinds import RunKind, Table, model_label
-from ..bench.runner import RESULTS, InOrder, append_record, batches_by_length, in_task_order, progress_bar
+from ..bench.runner import RESULTS, RecordWriter, batches_by_length, in_task_order, progress_bar
 from ..config import Settings
 from ..errors import BackendError, ConfigError, ModelLoadError
 from .model import Task
@@ -170,13 +170,7 @@ async def run_tasks(
             for g, ((index, task), task_answers) in enumerate(zip(group, answers, strict=True))
         ]
 
-    def commit(new: list[dict[str, Any]]) -> None:
-        for record in new:
-            append_record(results_path, record)
-            records.append(record)
-            bar.update(1)
-
-    pending = InOrder()
+    pending = RecordWriter(results_path, records, bar)
     try:
         async with factory(settings) as backend:
             if mode == "auto":
@@ -195,7 +189,7 @@ async def run_tasks(
                     list(outcomes[g * config.rounds : (g + 1) * config.rounds]) for g in range(len(group))
                 ]
                 # the model works on the next batch while this one is judged
-                pending.add(asyncio.to_thread(judge_batch, group, answers), commit)
+                pending.add(asyncio.to_thread(judge_batch, group, answers))
             await pending.drain()
     finally:
         pending.cancel()
