@@ -16,6 +16,7 @@ carry on.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -49,6 +50,16 @@ def _parse_schemes(raw: Sequence[str]) -> tuple[str, ...]:
     from .mutators import canonical_schemes  # the one parser: any case, `cctest mutate`'s sentence
 
     return canonical_schemes(raw)
+
+
+def _at_most_the_cores(threads: int) -> int:
+    """``threads`` when the machine has that many CPU cores (torch hangs or crashes far beyond)."""
+    cores = os.cpu_count() or 1
+    if threads > cores:
+        raise ConfigError(
+            f"{threads} is more than this machine's {cores} CPU cores; give 0 (torch's default) to {cores}."
+        )
+    return threads
 
 
 @dataclass(frozen=True)
@@ -95,6 +106,8 @@ class Spec:
         'an integer from 0 to 64'
         >>> Spec(float, "", minimum=0, exclusive_minimum=True).what()
         'a number above 0'
+        >>> Spec(float, "", minimum=0, maximum=1, exclusive_minimum=True).what()
+        'a number above 0 and at most 1'
         """
         allowed = self.allowed()
         if self.kind is tuple:
@@ -106,6 +119,8 @@ class Spec:
         what = "an integer" if self.kind is int else "a number"
         low, high = self.minimum, self.maximum
         if low is not None and high is not None:
+            if self.exclusive_minimum:
+                return f"{what} above {low:g} and at most {high:g}"
             return f"{what} from {low:g} to {high:g}"
         if low is not None:
             return f"{what} {'above' if self.exclusive_minimum else 'of at least'} {low:g}"
@@ -140,8 +155,8 @@ class Spec:
         if self.kind is str:
             return isinstance(raw, str) and raw != "" and (not allowed or raw in allowed)
         numbers = (int,) if self.kind is int else (int, float)
-        if not isinstance(raw, numbers) or isinstance(raw, bool):
-            return False
+        if not isinstance(raw, numbers) or isinstance(raw, bool) or not math.isfinite(raw):
+            return False  # nan passes every comparison, and inf is no setting
         low, high = self.minimum, self.maximum
         if low is not None and (raw <= low if self.exclusive_minimum else raw < low):
             return False
@@ -229,12 +244,20 @@ class Settings:
         backend=False,
     )
     max_new_tokens: int = setting(64, int, "Longest completion, in tokens.", minimum=1)
-    temperature: float = setting(0.0, float, "Sampling temperature; 0 is greedy.", minimum=0)
-    top_p: float = setting(1.0, float, "Nucleus sampling mass.", minimum=0, maximum=1)
+    temperature: float = setting(
+        0.0, float, "Sampling temperature; 0 is greedy (OpenAI's range).", minimum=0, maximum=2
+    )
+    top_p: float = setting(1.0, float, "Nucleus sampling mass.", minimum=0, exclusive_minimum=True, maximum=1)
     stop: tuple[str, ...] = setting((), tuple, "Extra stop sequences.")
     device: str = setting("auto", str, "`hf`: `auto`, `cpu`, `cuda` or `cuda:N`.")
     dtype: str = setting("auto", str, "`hf`: the weights' type.", choices=DTYPES)
-    threads: int = setting(0, int, "`hf`: CPU threads for torch (0: torch's default).", minimum=0)
+    threads: int = setting(
+        0,
+        int,
+        "`hf`: CPU threads for torch (0: torch's default); at most the machine's CPU cores.",
+        minimum=0,
+        parse=_at_most_the_cores,
+    )
     timeout: float = setting(
         30.0,
         float,

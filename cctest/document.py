@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .errors import InputError, PositionError
 from .types import Prompt
+from .userfile import MAX_SOURCE_BYTES, read_user_bytes
 
 _LOCATION = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+)$")
 
@@ -27,16 +28,13 @@ def parse_location(spec: str) -> tuple[str, int, int]:
 
 
 def read_source(path: str | Path) -> str:
-    """The text of a UTF-8 source file, or an InputError saying in one sentence why not."""
+    """The text of a UTF-8 source file, or an InputError saying in one sentence why not.
+
+    Only a regular file of at most ``MAX_SOURCE_BYTES`` (``cctest.userfile``): not ``/dev/zero``,
+    not a named pipe.
+    """
     p = Path(path)
-    if not p.exists():
-        raise InputError(f"{p}: no such file.")
-    if p.is_dir():
-        raise InputError(f"{p} is a directory; give a Python source file.")
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{p} cannot be read: {exc.strerror or exc}.") from exc
+    data = read_user_bytes(p, limit=MAX_SOURCE_BYTES, what="Python source file")
     if b"\x00" in data:
         raise InputError(f"{p} is a binary file, not Python source.")
     try:

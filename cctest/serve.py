@@ -52,7 +52,8 @@ from aiohttp import web
 
 from .backends.base import PLAIN_CHAT_STOP, GenerationOptions, Message
 from .backends.hf import Generation, HFBackend
-from .errors import BackendError, BackendOutOfMemory
+from .config import SPECS
+from .errors import BackendError, BackendOutOfMemory, ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -199,6 +200,15 @@ MAX_PROMPTS_KEY = web.AppKey("max_prompts", int)
 MAX_BODY_KEY = web.AppKey("max_body_bytes", int)
 
 
+def _sampling(body: dict[str, Any], name: str, default: float) -> float:
+    """A sampling parameter of a request, checked by the setting's one description."""
+    value = body.get(name)
+    try:
+        return float(SPECS[name].validate(default if value is None else value))
+    except ConfigError:
+        raise BadRequest(f"'{name}' must be {SPECS[name].what()}, not {value!r}.", name) from None
+
+
 def parse_request(body: Any, max_prompts: int = MAX_PROMPTS) -> tuple[list[str], GenerationOptions]:
     """Prompts and options of a /v1/completions body, or BadRequest saying what is wrong."""
     if not isinstance(body, dict):
@@ -221,16 +231,9 @@ def parse_request(body: Any, max_prompts: int = MAX_PROMPTS) -> tuple[list[str],
         max_tokens = 16
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
         raise BadRequest("'max_tokens' must be a positive integer.", "max_tokens")
-    temperature = body.get("temperature")
-    if temperature is None:
-        temperature = 1.0  # OpenAI's default; cctest's HTTP backend always sends its own
-    if not isinstance(temperature, int | float) or isinstance(temperature, bool) or not 0 <= temperature <= 2:
-        raise BadRequest("'temperature' must be a number from 0 to 2.", "temperature")
-    top_p = body.get("top_p", 1.0)
-    if top_p is None:
-        top_p = 1.0
-    if not isinstance(top_p, int | float) or isinstance(top_p, bool) or not 0 < top_p <= 1:
-        raise BadRequest("'top_p' must be a number above 0 and at most 1.", "top_p")
+    # the ranges are the settings' own (cctest.config), the CLI's and the language server's too
+    temperature = _sampling(body, "temperature", 1.0)  # OpenAI's default; cctest's client sends its own
+    top_p = _sampling(body, "top_p", 1.0)
     stop = body.get("stop")
     if stop is None:
         stops: tuple[str, ...] = ()

@@ -25,7 +25,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import DatasetError
+from ..errors import DatasetError, InputError
+from ..userfile import MAX_DATA_BYTES, MAX_SOURCE_BYTES, read_user_text
 
 # a function needs this many statements after its docstring to give both a prompt and a ground truth
 MIN_BODY_STATEMENTS = 3
@@ -69,11 +70,11 @@ def load_dataset(spec: str) -> Dataset:
     path = Path(spec).expanduser()
     if path.is_dir():
         return load_source_tree(path)
-    if path.is_file():
-        if path.name.endswith((".jsonl", ".jsonl.gz", ".json")):
-            return load_jsonl(path)
-        raise DatasetError(f"{spec} is neither 'humaneval', a .jsonl file nor a directory of Python source.")
-    raise DatasetError(f"dataset {spec} does not exist (use 'humaneval', a .jsonl file or a directory).")
+    if not os.path.lexists(path):
+        raise DatasetError(f"dataset {spec} does not exist (use 'humaneval', a .jsonl file or a directory).")
+    if path.name.endswith((".jsonl", ".jsonl.gz", ".json")):
+        return load_jsonl(path)  # a regular file only: not a device or a named pipe
+    raise DatasetError(f"{spec} is neither 'humaneval', a .jsonl file nor a directory of Python source.")
 
 
 def humaneval_path() -> Path:
@@ -114,13 +115,8 @@ def load_jsonl(path: Path) -> Dataset:
     """Tasks from a JSONL file; a malformed line is an error naming the line."""
     tasks: list[Task] = []
     seen: set[str] = set()
-    opener = gzip.open if path.name.endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as f:  # type: ignore[operator]
-            lines = list(f)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"{path} cannot be read as UTF-8 text ({exc.__class__.__name__}).") from exc
-    for number, line in enumerate(lines, start=1):
+    text = read_user_text(path, limit=MAX_DATA_BYTES, what="dataset file (.jsonl)", error=DatasetError)
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -215,9 +211,9 @@ def load_source_tree(root: Path) -> Dataset:
     skipped = {"unparsable_files": 0, "short_functions": 0}
     for path in _python_files(root):
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_user_text(path, limit=MAX_SOURCE_BYTES, what="Python source file")
             tree = ast.parse(text, filename=str(path))
-        except (SyntaxError, UnicodeDecodeError, ValueError, OSError):
+        except (SyntaxError, ValueError, InputError):  # a pipe or a device named *.py counts here too
             skipped["unparsable_files"] += 1
             continue
         lines = text.splitlines(keepends=True)

@@ -35,6 +35,7 @@ from .. import repair
 from ..config import Settings
 from ..detect import outliers_from_counts
 from ..errors import BackendError, ConfigError, ModelLoadError
+from ..userfile import read_user_bytes
 from .datasets import Dataset, Task
 from .metrics import t_key
 from .sandbox import Limits, check_program, run_many, unique
@@ -106,9 +107,9 @@ def read_records(path: Path, repair_tail: bool = False) -> list[dict[str, Any]]:
     Each record is written as one line ending in a newline, so whatever follows the last newline is
     a write an interruption cut short; a damaged line before it is an error.
     """
-    if not path.exists():
+    if not os.path.lexists(path):
         return []
-    data = path.read_bytes()
+    data = read_user_bytes(path, limit=None, what=f"run's {RESULTS}", error=ConfigError)
     good_end = data.rfind(b"\n") + 1  # 0 when there is no complete line
     records: list[dict[str, Any]] = []
     for number, raw in enumerate(data[:good_end].split(b"\n")[:-1], start=1):

@@ -43,9 +43,15 @@ def add_backend_arguments(p: argparse.ArgumentParser) -> None:
         "--api-key-env", default="CCTEST_API_KEY", help="environment variable holding the API key (http)"
     )
     g.add_argument("--max-new-tokens", type=int, default=64)
-    g.add_argument("--temperature", type=float, default=0.0)
+    g.add_argument("--temperature", type=float, default=0.0, help="0 (greedy, the default) to 2")
+    g.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass, above 0 and at most 1")
     g.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (hf)")
-    g.add_argument("--threads", type=int, default=0, help="CPU threads for torch; 0: torch's default (hf)")
+    g.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="CPU threads for torch, at most the CPU cores; 0: torch's default (hf)",
+    )
     g.add_argument("--timeout", type=float, default=30.0, help="seconds per backend call")
 
 
@@ -58,6 +64,7 @@ def settings_from_args(args: argparse.Namespace, **extra: object) -> Settings:
         "api_key_env",
         "max_new_tokens",
         "temperature",
+        "top_p",
         "device",
         "threads",
         "timeout",

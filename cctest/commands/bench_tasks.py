@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..userfile import MAX_SOURCE_BYTES, read_user_text
 from ._common import recorded_model, settings_from_args
 
 
@@ -69,11 +70,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _text_or_file(value: str | None) -> str | None:
     if value is None or not value.startswith("@"):
         return value
-    path = Path(value[1:]).expanduser()
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path} ({exc.strerror or exc.__class__.__name__}).") from None
+    return read_user_text(
+        Path(value[1:]).expanduser(), limit=MAX_SOURCE_BYTES, what="text file", error=ConfigError
+    )
 
 
 def run(args: argparse.Namespace, rest: Sequence[str]) -> int:

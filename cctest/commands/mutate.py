@@ -15,8 +15,8 @@ import difflib
 import json
 import sys
 
+from ..config import Settings
 from ..document import parse_location, prompt_at, read_source
-from ..errors import InputError
 from ._common import add_scheme_argument, read_python
 
 
@@ -52,9 +52,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..mutators import generate_mutants, mutate_whole, scheme_names
 
-    names = scheme_names(args.scheme)  # reject an unknown scheme before reading anything
-    if args.mutants < 0:
-        raise InputError(f"-k must be at least 0, not {args.mutants}.")
+    # the settings' one validation (as `cctest complete`'s), before reading anything
+    settings = Settings().replace(
+        schemes=tuple(args.scheme), mutants=args.mutants, max_distance=args.max_distance, seed=args.seed
+    )
+    names = scheme_names(settings.schemes)
     context = "\n".join(read_source(f) for f in args.context)
     if args.whole:
         prompt = read_python(args.location)
@@ -66,9 +68,9 @@ def run(args: argparse.Namespace) -> int:
         mutants = generate_mutants(
             prompt,
             schemes=names,
-            k=args.mutants,
-            max_distance=args.max_distance,
-            seed=args.seed,
+            k=settings.mutants,
+            max_distance=settings.max_distance,
+            seed=settings.seed,
             context=at.suffix + "\n" + context,  # keyword calls after the cursor count too
         ).mutants
     if args.json:

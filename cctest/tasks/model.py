@@ -20,15 +20,16 @@ run (question id, variant, distance, ...).
 
 from __future__ import annotations
 
-import gzip
 import json
 import keyword
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import TaskError
+from ..userfile import MAX_DATA_BYTES, read_user_text
 
 FIELDS = (
     "task_id",
@@ -162,16 +163,11 @@ def load_tasks(path: str | Path) -> list[Task]:
     a JSON object, a missing or mistyped field, a repeated ``task_id``, no task at all.
     """
     path = Path(path).expanduser()
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise TaskError(f"task file {path} does not exist.")
-    opener: Any = gzip.open if path.name.endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as f:
-            lines = list(f)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaskError(f"{path} cannot be read as UTF-8 text ({exc.__class__.__name__}).") from exc
+    text = read_user_text(path, limit=MAX_DATA_BYTES, what="task file (.jsonl)", error=TaskError)
     objects: list[tuple[str, Any]] = []
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         where = f"{path} line {number}"
