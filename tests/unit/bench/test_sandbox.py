@@ -5,6 +5,7 @@ Real subprocesses, real limits; the limits are small so the suite stays fast.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import secrets
@@ -259,7 +260,7 @@ def test_the_private_view_holds_nothing_else() -> None:
     r = run_program("import os\nraise Exception(repr(sorted(os.listdir('/'))))\n", FAST)
     if "bubblewrap" not in r.isolation.get("filesystem", ""):
         pytest.skip(f"no private view on this machine: {r.isolation.get('filesystem')}")
-    top = eval(r.detail.split(": ", 1)[1])  # the sample's own listing, a Python literal
+    top = ast.literal_eval(r.detail.split(": ", 1)[1])  # the sample's own listing
     assert "home" not in top and "var" not in top and "opt" not in top
     r = run_program(
         "import os, tempfile\n"
