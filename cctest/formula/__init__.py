@@ -15,9 +15,13 @@ variants at a distance; ``reductions`` holds R1–R5 and the pre-processing ``re
 
 from __future__ import annotations
 
-from .grammar import Equation, parse_equation, semantics, size_of
-from .mutators import Mutation, Variant, parse_mutation, variants
-from .reductions import RULES, Reduction, reduce
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .grammar import Equation, parse_equation, semantics, size_of
+    from .mutators import Mutation, Variant, parse_mutation, variants
+    from .reductions import RULES, Reduction, reduce
 
 # The seven equations of the study, by kind.
 EQUATIONS: dict[str, str] = {
@@ -29,6 +33,29 @@ EQUATIONS: dict[str, str] = {
     "log": "a*log(x) = b",
     "ln": "a*ln(x) = b",
 }
+
+# name -> submodule: SymPy (a second to import) loads on first use, not with the mutators that
+# only look for an equation in a comment (``text.find_equations``)
+_LAZY = {
+    "Equation": "grammar",
+    "parse_equation": "grammar",
+    "semantics": "grammar",
+    "size_of": "grammar",
+    "Mutation": "mutators",
+    "Variant": "mutators",
+    "parse_mutation": "mutators",
+    "variants": "mutators",
+    "RULES": "reductions",
+    "Reduction": "reductions",
+    "reduce": "reductions",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "EQUATIONS",

@@ -14,13 +14,16 @@ import re
 import tokenize
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import FormulaError
-from .grammar import Equation, parse_equation, parse_expression
-from .reductions import reduce
+
+if TYPE_CHECKING:
+    from .grammar import Equation
 
 _MATH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ .*+-/^()")
 _EQUALS = re.compile(r"(?<![=<>!:+\-*/%&|^@])=(?![=>])")
+_X = re.compile(r"(?<![A-Za-z0-9_])x(?![A-Za-z0-9_])")
 MAX_SIDE = 160
 MAX_REGION = 20_000
 
@@ -74,6 +77,8 @@ def _regions(code: str) -> Iterator[tuple[int, int]]:
 
 
 def _longest(text: str, starts: list[int], from_left: bool) -> str | None:
+    from .grammar import parse_expression
+
     for cut in starts:
         side = text[cut:] if from_left else text[:cut]
         side = side.strip()
@@ -95,6 +100,8 @@ def _at(region: str, eq_at: int) -> tuple[int, int, Equation] | None:
     while hi < len(region) and region[hi] in _MATH and hi - eq_at < MAX_SIDE:
         hi += 1
     left_text, right_text = region[lo:eq_at], region[eq_at + 1 : hi]
+    if not _X.search(region[lo:hi]):
+        return None  # no variable: not an equation, and SymPy need not be loaded to say so
     # a side starts at a word boundary: try the longest first
     left_starts = [i for i in range(len(left_text)) if i == 0 or left_text[i - 1] in " ("]
     right_ends = [i for i in range(len(right_text), 0, -1) if i == len(right_text) or right_text[i] in " )."]
@@ -102,6 +109,8 @@ def _at(region: str, eq_at: int) -> tuple[int, int, Equation] | None:
     right = _longest(right_text, right_ends, from_left=False)
     if left is None or right is None:
         return None
+    from .grammar import parse_equation
+
     try:
         eq = parse_equation(f"{left} = {right}")
     except FormulaError:
@@ -143,4 +152,6 @@ def rewrite_equations(code: str, edit: Callable[[Equation], str | None]) -> str:
 
 def reduce_in_code(code: str) -> str:
     """``code`` with every equation in its comments and docstrings replaced by its reduced form."""
+    from .reductions import reduce
+
     return rewrite_equations(code, lambda eq: reduce(eq).equation.text)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..formula.mutators import choices
 from ..formula.text import find_equations
 from ._analysis import NamePool
 from .base import Analysis, Applied, Scheme, Variant
@@ -24,7 +23,12 @@ class FORM(Scheme):
 
     def variants(self, a: Analysis) -> list[Variant]:
         out: list[Variant] = []
-        for found in reversed(find_equations(a.source)):
+        found_all = find_equations(a.source)
+        if not found_all:
+            return out
+        from ..formula.mutators import choices  # SymPy: loaded once an equation is found
+
+        for found in reversed(found_all):
             for m in choices(found.equation):
                 out.append(Variant(self.name, (found.start, found.end, m.apply(found.equation).text, str(m))))
         return out

@@ -60,3 +60,21 @@ async def test_reduce_formulas_sends_the_reduced_equation():
     await Engine(reduced, Settings(mutants=0, reduce_formulas=True)).run(prompt)
     assert plain.calls[0] == [prompt]
     assert reduced.calls[0] == [prompt.replace("(a*x + b)*a = 0*a", "a*x + b = 0")]
+
+
+def test_sympy_loads_only_once_an_equation_is_found():
+    # SymPy takes a second to import: the mutators (and so the language server) pay it only for a
+    # prompt with an equation in a comment or docstring
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from cctest.mutators import generate_mutants\n"
+        "generate_mutants('def add(a, b):\\n    # total = a + b\\n    res = a + b\\n    ', k=10)\n"
+        "print('sympy' in sys.modules)\n"
+        'generate_mutants(\'def f(a, b):\\n    """Solve a*x + b = 0."""\\n    \', k=10)\n'
+        "print('sympy' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]
