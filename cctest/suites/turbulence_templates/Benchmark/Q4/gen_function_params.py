@@ -1,0 +1,10 @@
+import random
+import string
+
+
+# One random input for the question instance with parameter row l.
+def input_generator(l, seed):
+    if seed != 'default':
+        random.seed(seed)
+    i, j = l
+    return [random.randint(i - 10, j + 10) for _ in range(random.randint(0, 30))]
