@@ -29,3 +29,13 @@ if ! command -v bwrap >/dev/null; then
       "a private filesystem view; install it (apt-get install bubblewrap) to give them one." >&2
   fi
 fi
+# ReplaceWord's default neighbours and METEOR read WordNet from Debian's data (docs/operational.md)
+if [[ ! -f /usr/share/wordnet/data.noun ]]; then
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wordnet-base >/dev/null
+  else
+    echo "setup: WordNet's data is not installed; 'cctest bench operational' needs it" \
+      "(apt-get install wordnet-base)." >&2
+  fi
+fi

@@ -1,0 +1,199 @@
+"""Neighbour sources for ReplaceWord: a word's nearest neighbours, nearest first.
+
+A source is anything with ``name`` and ``neighbours(word, n)`` (``NeighbourSource``); one that
+also has word vectors offers ``vector(word)`` for the sentence-vector distances. Two come built in:
+
+* ``WordNet``: synonyms from WordNet, read from Debian's ``wordnet-base`` data
+  (``/usr/share/wordnet``) with NLTK's WordNet reader. Debian's data lacks the ``lexnames``
+  file NLTK's reader opens, and NLTK reads corpora only from its data roots, so on first use the
+  data is copied into cctest's own data directory with ``lexnames`` written from the standard list
+  (the lexnames(5WN) manual page), and that directory is put on ``nltk.data.path``. Nothing is
+  downloaded. Neighbours are the lemmas of the word's synsets in WordNet's order (most frequent
+  sense first), the word itself left out.
+* ``Vectors``: a word-vectors text file in GloVe's format (``word v1 v2 ...`` per line); the
+  neighbours of a word are the words of highest cosine similarity.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import warnings
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..errors import ConfigError
+
+WORDNET_SOURCE = Path(os.environ.get("CCTEST_WORDNET_DIR", "/usr/share/wordnet"))
+# lexnames(5WN): file number, lexicographer file, syntactic category (1 noun, 2 verb, 3 adj, 4 adv)
+LEXNAMES = (
+    "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body "
+    "noun.cognition noun.communication noun.event noun.feeling noun.food noun.group noun.location "
+    "noun.motive noun.object noun.person noun.phenomenon noun.plant noun.possession noun.process "
+    "noun.quantity noun.relation noun.shape noun.state noun.substance noun.time verb.body verb.change "
+    "verb.cognition verb.communication verb.competition verb.consumption verb.contact verb.creation "
+    "verb.emotion verb.motion verb.perception verb.possession verb.social verb.stative verb.weather "
+    "adj.ppl"
+).split()
+_CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
+_WORDNET_FILES = ("data.noun", "data.verb", "data.adj", "data.adv", "index.noun", "index.verb")
+
+
+@runtime_checkable
+class NeighbourSource(Protocol):
+    """Where ReplaceWord finds a word's neighbours."""
+
+    name: str
+
+    def neighbours(self, word: str, n: int) -> list[str]:
+        """At most ``n`` neighbours of ``word`` (lower case), nearest first; never ``word`` itself."""
+        ...
+
+
+def lexnames_text() -> str:
+    """The ``lexnames`` file's content: the standard list of lexicographer files."""
+    return "".join(f"{i:02d}\t{name}\t{_CATEGORY[name.split('.')[0]]}\n" for i, name in enumerate(LEXNAMES))
+
+
+def data_dir() -> Path:
+    """cctest's own data directory (``CCTEST_DATA_DIR``, else the user's data directory)."""
+    env = os.environ.get("CCTEST_DATA_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("cctest"))
+
+
+def wordnet_root(source: Path | None = None) -> Path:
+    """The NLTK data root holding ``corpora/wordnet`` (made from Debian's data on first use)."""
+    source = source or WORDNET_SOURCE
+    if not all((source / f).is_file() for f in _WORDNET_FILES):
+        raise ConfigError(
+            f"WordNet's data is not installed in {source}; install it with 'apt-get install wordnet-base'."
+        )
+    root = data_dir() / "nltk_data"
+    target = root / "corpora" / "wordnet"
+    if not (target / "lexnames").is_file():
+        tmp = root / "corpora" / f".wordnet-{os.getpid()}-{threading.get_ident()}"
+        tmp.mkdir(parents=True, exist_ok=True)
+        # copies, not links: NLTK refuses symbolic and hard links out of its data roots
+        for f in source.iterdir():
+            if f.is_file():
+                shutil.copyfile(f, tmp / f.name)
+        (tmp / "lexnames").write_text(lexnames_text(), encoding="utf-8")
+        try:
+            tmp.rename(target)
+        except OSError:  # another process made it first
+            shutil.rmtree(tmp, ignore_errors=True)
+    return root
+
+
+_WN_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=2)
+def _load_wordnet(source: str) -> Any:
+    import nltk
+
+    from ._wordnet import DebianWordNet
+
+    root = wordnet_root(Path(source))
+    if str(root) not in nltk.data.path:
+        nltk.data.path.insert(0, str(root))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "multilingual functions are not available"
+        return DebianWordNet(str(root / "corpora" / "wordnet"), None)
+
+
+def wordnet(source: Path | None = None) -> Any:
+    """NLTK's WordNet reader over Debian's data (loaded once per process)."""
+    with _WN_LOCK:
+        return _load_wordnet(str(source or WORDNET_SOURCE))
+
+
+class WordNet:
+    """Neighbours: WordNet synonyms, most frequent sense first."""
+
+    name = "wordnet"
+
+    def __init__(self, source: Path | None = None) -> None:
+        self.wn = wordnet(source)
+        self._cache: dict[str, list[str]] = {}
+
+    def neighbours(self, word: str, n: int) -> list[str]:
+        key = word.lower()
+        if key not in self._cache:
+            out: list[str] = []
+            for synset in self.wn.synsets(key):
+                for lemma in synset.lemma_names():
+                    w = lemma.replace("_", " ").lower()
+                    if w != key and w not in out and not any(ch.isdigit() for ch in w):
+                        out.append(w)
+            self._cache[key] = out
+        return self._cache[key][:n]
+
+
+class Vectors:
+    """Neighbours: the words of highest cosine similarity in a GloVe-format vectors file."""
+
+    name = "vectors"
+
+    def __init__(self, path: str | Path) -> None:
+        path = Path(path).expanduser()
+        words: list[str] = []
+        rows: list[np.ndarray] = []
+        try:
+            with path.open(encoding="utf-8") as fh:
+                for number, line in enumerate(fh, 1):
+                    parts = line.rstrip().split(" ")
+                    if len(parts) < 2:
+                        continue
+                    try:
+                        rows.append(np.asarray(parts[1:], dtype=np.float32))
+                    except ValueError:
+                        raise ConfigError(
+                            f"{path}:{number} is not 'word v1 v2 ...' (GloVe's format)."
+                        ) from None
+                    if rows[-1].shape != rows[0].shape:
+                        raise ConfigError(
+                            f"{path}:{number} has {len(rows[-1])} numbers, line 1 has {len(rows[0])}."
+                        )
+                    words.append(parts[0])
+        except OSError as exc:
+            raise ConfigError(f"cannot read the vectors file {path} ({exc.strerror or exc}).") from None
+        if not words:
+            raise ConfigError(f"the vectors file {path} holds no vectors.")
+        self.path = path
+        self.words = words
+        self.index = {w: i for i, w in enumerate(words)}
+        self.matrix = np.vstack(rows)
+        norms = np.linalg.norm(self.matrix, axis=1, keepdims=True)
+        self.unit = self.matrix / np.where(norms == 0, 1, norms)
+        self._cache: dict[tuple[str, int], list[str]] = {}
+
+    def vector(self, word: str) -> np.ndarray | None:
+        i = self.index.get(word.lower(), self.index.get(word))
+        return None if i is None else self.matrix[i]
+
+    def neighbours(self, word: str, n: int) -> list[str]:
+        key = (word.lower(), n)
+        if key not in self._cache:
+            i = self.index.get(key[0])
+            if i is None:
+                self._cache[key] = []
+            else:
+                sims = self.unit @ self.unit[i]
+                sims[i] = -np.inf
+                top = np.argsort(-sims, kind="stable")[: n + 1]
+                self._cache[key] = [self.words[j] for j in top if self.words[j] != key[0]][:n]
+        return self._cache[key]
+
+
+def neighbour_source(vectors: str | Path | None = None) -> NeighbourSource:
+    """``Vectors(vectors)`` when a file is named, else ``WordNet()``."""
+    return Vectors(vectors) if vectors else WordNet()

@@ -1,0 +1,140 @@
+"""ReplaceWord paraphrases: replace k distinct words of a description with neighbours.
+
+A *k-th order* paraphrase replaces k distinct words, each with one of its ``n`` nearest
+neighbours (``neighbours.NeighbourSource``). ``paraphrases(text, source, n, k)`` makes those of
+orders 1..k: every order-1 paraphrase (each replaceable word times each of its neighbours), and
+for each higher order up to ``per_order`` distinct ones drawn with a seeded generator, so the same
+arguments always give the same paraphrases.
+
+Never touched (``replaceable_words``): code identifiers (names with ``_``, digits or inner capitals,
+the ``protect`` names such as the function and its arguments), numbers, quoted or back-quoted
+strings, and the docstring's examples (a ``>>>`` line and the lines after it up to a blank line,
+lines that read like code: ``==``, ``=>``, ``->``, ``f(...)``), plus short function words and
+Python's keywords (``None``, ``True``).
+"""
+
+from __future__ import annotations
+
+import keyword
+import random
+import re
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+
+from .neighbours import NeighbourSource
+
+_WORD = re.compile(r"[A-Za-z][a-z]*(?:'[a-z]+)?")
+_TOKEN = re.compile(r"[A-Za-z0-9_]+(?:'[a-z]+)?")
+_QUOTED = re.compile(r"`[^`\n]*`|\"[^\"\n]*\"|(?<![A-Za-z])'[^'\n]*'(?![A-Za-z])")
+_CODE_LINE = re.compile(r">>>|==|=>|->|\b\w+\([^)]*\)|^\s*[\[{(]|^\s*[-+]?\d")
+STOPWORDS = frozenset(
+    "a an the and or but if of to in on at by for with from as is are was were be been being it its "
+    "this that these those then than there their they them he she his her we you your i not no do "
+    "does did so such can will would should may might must which who whom what when where how all "
+    "any each".split()
+)
+
+
+@dataclass(frozen=True)
+class Paraphrase:
+    """One paraphrase: its text and the replacements made (original word, neighbour, offset)."""
+
+    text: str
+    replaced: tuple[tuple[str, str, int], ...]
+
+    @property
+    def order(self) -> int:
+        return len(self.replaced)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"text": self.text, "replaced": [list(r) for r in self.replaced]}
+
+
+def _protected_spans(text: str) -> list[tuple[int, int]]:
+    spans = [m.span() for m in _QUOTED.finditer(text)]
+    offset = 0
+    in_example = False
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if ">>>" in line:
+            in_example = True
+        elif not stripped:
+            in_example = False
+        if in_example or _CODE_LINE.search(line):
+            spans.append((offset, offset + len(line)))
+        offset += len(line)
+    return spans
+
+
+def replaceable_words(text: str, protect: Collection[str] = ()) -> list[tuple[int, str]]:
+    """(offset, word) of every word ReplaceWord may replace, in order."""
+    spans = _protected_spans(text)
+    guarded = {p.lower() for p in protect}
+    out: list[tuple[int, str]] = []
+    for m in _TOKEN.finditer(text):
+        word, start = m.group(), m.start()
+        if not _WORD.fullmatch(word) or len(word) < 3 or word.lower() in STOPWORDS or keyword.iskeyword(word):
+            continue  # identifiers (snake_case, digits, camelCase), numbers, short words
+        if word.lower() in guarded or any(a <= start < b for a, b in spans):
+            continue
+        out.append((start, word))
+    return out
+
+
+def _cased(neighbour: str, like: str) -> str:
+    if like.isupper() and len(like) > 1:
+        return neighbour.upper()
+    return neighbour[:1].upper() + neighbour[1:] if like[:1].isupper() else neighbour
+
+
+def apply(text: str, replaced: Iterable[tuple[str, str, int]]) -> str:
+    """``text`` with each (word, neighbour, offset) replacement made."""
+    out = text
+    for word, neighbour, offset in sorted(replaced, key=lambda r: -r[2]):
+        out = out[:offset] + _cased(neighbour, word) + out[offset + len(word) :]
+    return out
+
+
+def paraphrases(
+    text: str,
+    source: NeighbourSource,
+    n: int,
+    k: int,
+    *,
+    seed: int = 0,
+    per_order: int = 50,
+    protect: Collection[str] = (),
+) -> list[Paraphrase]:
+    """ReplaceWord paraphrases of orders 1..k with the ``n`` nearest neighbours of each word.
+
+    Order 1 is complete; each higher order holds up to ``per_order`` distinct paraphrases drawn
+    with ``random.Random`` seeded by (seed, order): the same arguments give the same list. No
+    paraphrase equals ``text`` and none repeats.
+    """
+    words = [(o, w, source.neighbours(w, n)) for o, w in replaceable_words(text, protect)]
+    # one entry per distinct position with neighbours
+    slots = [(o, w, [nb for nb in nbs if nb.lower() != w.lower()]) for o, w, nbs in words]
+    slots = [s for s in slots if s[2]]
+    seen = {text}
+    out: list[Paraphrase] = []
+
+    def add(replaced: tuple[tuple[str, str, int], ...]) -> None:
+        t = apply(text, replaced)
+        if t not in seen:
+            seen.add(t)
+            out.append(Paraphrase(t, tuple(sorted(replaced, key=lambda r: r[2]))))
+
+    for o, w, nbs in slots:
+        for nb in nbs:
+            add(((w, nb, o),))
+    for order in range(2, min(k, len(slots)) + 1):
+        rng = random.Random(f"{seed}:{order}")
+        made = 0
+        for _ in range(per_order * 20):
+            if made >= per_order:
+                break
+            picks = sorted(rng.sample(range(len(slots)), order))
+            before = len(out)
+            add(tuple((slots[i][1], rng.choice(slots[i][2]), slots[i][0]) for i in picks))
+            made += len(out) > before
+    return out

@@ -1,0 +1,167 @@
+"""ReplaceWord: WordNet neighbours from Debian's data, vectors, paraphrases and the distances."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from cctest.errors import ConfigError
+from cctest.paraphrase import Distances, Vectors, WordNet, paraphrases, replaceable_words
+from cctest.paraphrase import distance as d
+from cctest.paraphrase.neighbours import lexnames_text, wordnet_root
+
+
+@pytest.fixture(scope="module")
+def wn() -> WordNet:
+    return WordNet()
+
+
+@pytest.fixture
+def vectors(tmp_path: Path) -> Vectors:
+    f = tmp_path / "glove.txt"
+    f.write_text("cat 1 0\ndog 0 1\nsat 1 1\nkitten 0.9 0.1\n", encoding="utf-8")
+    return Vectors(f)
+
+
+class Table:
+    """A neighbour source from a fixed table (the interface is the protocol's two members)."""
+
+    name = "table"
+
+    def __init__(self, table: dict[str, list[str]]) -> None:
+        self.table = table
+
+    def neighbours(self, word: str, n: int) -> list[str]:
+        return self.table.get(word.lower(), [])[:n]
+
+
+def test_lexnames_is_the_standard_list() -> None:
+    lines = lexnames_text().splitlines()
+    assert len(lines) == 45
+    assert lines[0] == "00\tadj.all\t3" and lines[3] == "03\tnoun.Tops\t1" and lines[44] == "44\tadj.ppl\t3"
+    assert lines[29] == "29\tverb.body\t2"
+
+
+def test_wordnet_neighbours_of_known_words(wn: WordNet) -> None:
+    assert wn.neighbours("large", 10)[:2] == ["big", "bombastic"]
+    assert "listing" in wn.neighbours("list", 5)
+    assert "render" in wn.neighbours("return", 60)
+    assert all(w != "list" for w in wn.neighbours("list", 50))
+    assert len(wn.neighbours("list", 2)) == 2
+    assert wn.neighbours("qwzxv", 5) == []
+
+
+def test_missing_wordnet_data_is_one_sentence(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"apt-get install wordnet-base"):
+        wordnet_root(tmp_path)
+
+
+def test_vectors_neighbours_by_cosine(vectors: Vectors) -> None:
+    assert vectors.neighbours("cat", 3) == ["kitten", "sat", "dog"]
+    assert vectors.neighbours("CAT", 1) == ["kitten"]
+    assert vectors.neighbours("unknown", 3) == []
+
+
+def test_vectors_file_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text("cat 1 0\ndog 1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"bad.txt:2 has 1 numbers"):
+        Vectors(bad)
+    with pytest.raises(ConfigError, match="cannot read"):
+        Vectors(tmp_path / "missing.txt")
+
+
+TEXT = """Return the largest element of the list `lst` as "max" or 'none' with 3 items.
+    my_list and camelCase stay; None too.
+    >>> max_element([1, 2, 3])
+    3
+    For example: max_element([5]) == 5
+"""
+
+
+def test_protected_tokens_are_never_replaced() -> None:
+    words = [w for _, w in replaceable_words(TEXT, protect=("largest",))]
+    assert words == ["Return", "element", "list", "items", "stay", "too"]
+
+
+def test_paraphrase_orders_and_replacements() -> None:
+    source = Table({"return": ["give back", "yield"], "element": ["item"], "list": ["listing", "array"]})
+    one = paraphrases(TEXT, source, n=1, k=1)
+    assert [p.replaced for p in one] == [
+        (("Return", "give back", 0),),
+        (("element", "item", 19),),
+        (("list", "listing", 34),),
+    ]
+    assert one[0].text.startswith("Give back the largest element of the list `lst`")
+    both = paraphrases(TEXT, source, n=2, k=3, per_order=10)
+    assert {p.order for p in both} == {1, 2, 3}
+    assert sum(p.order == 1 for p in both) == 5  # every word times each of its neighbours
+    assert sum(p.order == 3 for p in both) == 4  # 2 * 1 * 2 distinct ones exist
+    for p in both:
+        assert "`lst`" in p.text and '"max"' in p.text and ">>> max_element([1, 2, 3])" in p.text
+        assert len({r[2] for r in p.replaced}) == p.order
+    assert len({p.text for p in both}) == len(both) and TEXT not in {p.text for p in both}
+
+
+def test_paraphrases_are_deterministic_with_a_seed(wn: WordNet) -> None:
+    text = (
+        "Check if in the given list of numbers, any two numbers are closer to each other than the threshold."
+    )
+    a = paraphrases(text, wn, n=4, k=4, seed=3, per_order=8)
+    b = paraphrases(text, wn, n=4, k=4, seed=3, per_order=8)
+    c = paraphrases(text, wn, n=4, k=4, seed=4, per_order=8)
+    assert a == b
+    assert [p.text for p in a if p.order > 1] != [p.text for p in c if p.order > 1]
+    assert [p.text for p in a if p.order == 1] == [p.text for p in c if p.order == 1]
+
+
+def test_levenshtein_distances() -> None:
+    assert d.lev_char("kitten", "sitting") == 3
+    assert d.lev_word("the cat sat", "the dog sat down") == 2
+    assert d.lev_word("Same words.", "same words .") == 0
+
+
+def test_bleu_and_chrf() -> None:
+    # matches 5/6, 3/5, 2/4, 1/3 of the 1..4-grams; equal lengths: no brevity penalty
+    expected = 1 - (5 / 6 * 3 / 5 * 2 / 4 * 1 / 3) ** 0.25
+    assert d.bleu("the cat sat on the mat", "the cat sat on a mat") == pytest.approx(expected, abs=1e-4)
+    assert d.bleu("the cat sat on the mat", "the cat sat on the mat") == pytest.approx(0)
+    assert d.chrf("abcdef", "abcdef") == pytest.approx(0)
+    assert d.chrf("abc", "xyz") == pytest.approx(1)
+
+
+def test_rouge() -> None:
+    assert d.rouge_n("the cat sat", "the cat ran") == pytest.approx(0.5)  # 1 of 2 bigrams
+    assert d.rouge_l("a b c d", "a c d e") == pytest.approx(0.25)  # LCS 3 of 4
+    assert d.rouge_l("a b", "c d") == 1
+
+
+def test_meteor_with_debian_wordnet(wn: WordNet) -> None:
+    dist = Distances()
+    # identical: P = R = 1, one chunk of 3 matches: penalty 0.5 * (1/3)^3
+    assert dist.meteor("the cat sat", "the cat sat") == pytest.approx(0.5 / 27, abs=1e-6)
+    # "auto" matches "car" through WordNet: still all matched, one chunk
+    assert dist.meteor("a fast car", "a fast auto") == pytest.approx(0.5 / 27, abs=1e-6)
+    assert dist.meteor("a large house", "a tiny house") > 0.3
+
+
+def test_vector_distances(vectors: Vectors) -> None:
+    dist = Distances(vectors=vectors)
+    assert "cosine" in dist.metrics and "euclidean" in dist.metrics
+    # means: (1, 0.5) and (0.5, 1)
+    assert dist.euclidean("cat sat", "dog sat") == pytest.approx(math.sqrt(0.5))
+    assert dist.cosine("cat sat", "dog sat") == pytest.approx(1 - 1.0 / 1.25)
+    assert dist.cosine("cat", "cat") == pytest.approx(0)
+
+
+def test_metric_needs() -> None:
+    dist = Distances()
+    assert "cosine" not in dist.metrics and "cross_encoder" not in dist.metrics
+    with pytest.raises(ConfigError, match="needs --vectors FILE"):
+        dist.check("cosine")
+    with pytest.raises(ConfigError, match="unknown distance 'bert'"):
+        dist.check("bert")
+    got = dist.measure("the cat sat", "the dog sat")
+    assert set(got) == set(d.TEXT_METRICS) and all(v > 0 for v in got.values())
