@@ -31,20 +31,23 @@ COMMANDS = {
 }
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one sentence, exit code 2 (argparse's usage noise omitted)
-        self.exit(
-            2, f"cctest: {message[0].upper() + message[1:]}.\n" if message else "cctest: bad arguments.\n"
-        )
+class SentenceParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one sentence and exit code 2 (argparse's usage noise
+    omitted); ``cctest`` and ``cctest-lsp`` both parse with it."""
+
+    def error(self, message: str) -> NoReturn:
+        name = self.prog.split()[0]  # a subcommand's errors are the program's
+        text = message[0].upper() + message[1:].rstrip(".") if message else "Bad arguments"
+        self.exit(2, f"{name}: {text}.\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = SentenceParser(
         prog="cctest",
         description="Test and repair code completions with structure-consistent prompt mutants.",
     )
     parser.add_argument("--version", action="version", version=f"cctest {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=SentenceParser)
     sub.required = True
     for name, (module, help_text) in COMMANDS.items():
         mod = importlib.import_module(module)

@@ -294,6 +294,7 @@ class Settings:
         "Wait this long (milliseconds) after a request before starting model work; a newer request "
         "for the same document in the meantime wins.",
         minimum=0,
+        maximum=10_000,  # a longer wait is no debounce, and must not hold a request for ever
         backend=False,
     )
 

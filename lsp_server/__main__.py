@@ -1,6 +1,7 @@
 """Start the cctest language server: ``cctest-lsp`` or ``python -m lsp_server``.
 
-stdio by default; ``--tcp HOST:PORT`` listens on a socket instead. Logs go to stderr or
+stdio by default; ``--tcp HOST:PORT`` listens on a socket instead (port 0: a free one) and
+prints the address it listens on. Logs go to stderr or
 ``--log-file``, never to stdout: over stdio, stdout IS the protocol, so before serving, the real
 stdout is kept for pygls alone and file descriptor 1 is pointed at stderr, so a stray ``print``
 (or a C library writing to fd 1) cannot corrupt the LSP stream.
@@ -9,25 +10,26 @@ stdout is kept for pygls alone and file descriptor 1 is pointed at stderr, so a 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import sys
-import threading
-from typing import Any, BinaryIO
+
+from cctest.cli import SentenceParser
 
 from cctest.redact import RedactingFormatter
 
 
 def _parse_tcp(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
-        raise argparse.ArgumentTypeError(f"'{value}' is not HOST:PORT, e.g. 127.0.0.1:2087")
-    return host or "127.0.0.1", int(port)
+    if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise argparse.ArgumentTypeError(
+            f"'{value}' is not HOST:PORT, e.g. 127.0.0.1:2087 (port 0: a free one)"
+        )
+    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = SentenceParser(
         prog="cctest-lsp", description="The cctest language server: repaired code completions over LSP."
     )
     p.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default)")
@@ -36,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         type=_parse_tcp,
         default=None,
-        help="listen on a TCP socket instead of stdio",
+        help="listen on a TCP socket instead of stdio (port 0: a free one); prints the address",
     )
     p.add_argument("--log-file", default=None, help="append logs to this file instead of stderr")
     p.add_argument(
@@ -58,42 +60,6 @@ def _configure_logging(level: str, log_file: str | None) -> None:
     # pygls logs every message body at INFO: only with --log-level debug
     if level != "debug":
         logging.getLogger("pygls").setLevel(max(logging.WARNING, root.level))
-
-
-def serve_stdio(server: Any, stdin: BinaryIO, stdout: BinaryIO) -> None:
-    """pygls's ``start_io``, but with stdin read by the event loop itself.
-
-    pygls reads stdin in a worker thread, one thread round trip per header line and body (three
-    per message); an asyncio pipe reader has none. Falls back to pygls's own reader when stdin
-    is not a pipe (a regular file, on some platforms).
-    """
-    from pygls.io_ import StdoutWriter, run_async
-
-    async def loop() -> None:
-        reader = asyncio.StreamReader(limit=1 << 26)
-        await asyncio.get_running_loop().connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), stdin
-        )
-        await run_async(
-            stop_event=server._stop_event,
-            reader=reader,
-            protocol=server.protocol,
-            logger=logging.getLogger("pygls.io_"),
-            error_handler=server.report_server_error,
-        )
-
-    server._stop_event = threading.Event()
-    server.protocol.set_writer(StdoutWriter(stdout))
-    try:
-        asyncio.run(loop())
-    except ValueError:  # connect_read_pipe: not a pipe
-        server.start_io(stdin=stdin, stdout=stdout)
-    except BrokenPipeError:
-        logging.getLogger("lsp_server").error("the connection to the client is lost; shutting down")
-    except (KeyboardInterrupt, SystemExit):
-        pass
-    finally:
-        server.shutdown()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,13 +86,21 @@ def main(argv: list[str] | None = None) -> int:
 
     from .server import server  # after the redirect: importing torch & co may print
 
-    if args.tcp is not None:
-        host, port = args.tcp
-        server.start_tcp(host, port)
-    else:
+    if args.tcp is None:
         assert protocol_out is not None
-        serve_stdio(server, sys.stdin.buffer, protocol_out)
+        server.start_io(sys.stdin.buffer, protocol_out)
+        return 0
+    host, port = args.tcp
+    try:
+        server.start_tcp(host, port, announce=_announce)
+    except OSError as exc:
+        print(f"cctest-lsp: cannot listen on {host}:{port}: {exc.strerror or exc}.", file=sys.stderr)
+        return 2
     return 0
+
+
+def _announce(address: str) -> None:
+    print(f"cctest-lsp: listening on {address}", flush=True)
 
 
 if __name__ == "__main__":

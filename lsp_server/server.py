@@ -25,19 +25,18 @@ whose every waiter is gone is cancelled too. A backend failure gives an empty an
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
+import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Coroutine
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument
 
 from cctest import __version__
@@ -51,8 +50,10 @@ from cctest.errors import BackendError, BackendTimeout, CCTestError, DefectLogEr
 from cctest.redact import redact_settings
 from cctest.types import EngineResult, Prompt
 
-from . import convert
+from . import convert, transport
 from . import settings as wire
+from .documents import DocumentUnavailable, document
+from .protocol import CCTestProtocol
 
 log = logging.getLogger("lsp_server")
 
@@ -62,6 +63,7 @@ MAX_BACKGROUND = 2  # monitor-mode checks running at once; more are skipped (and
 VERDICT_NOTIFICATION = "cctest/verdict"
 BACKEND_RETRY_S = 10.0  # a backend that failed to be built is not rebuilt sooner for the same settings
 
+T = TypeVar("T")
 
 @dataclasses.dataclass
 class Ticket:
@@ -100,37 +102,6 @@ class _Job:
     waiters: int = 0
 
 
-_ANSWERED = object()  # a malformed request this protocol already answered with an error
-
-
-class CCTestProtocol(LanguageServerProtocol):
-    """pygls's protocol, but a request whose params cannot be read gets an InvalidParams answer.
-
-    (pygls 2.1 logs such a message and never answers it, which leaves the client waiting.)
-    """
-
-    def structure_message(self, data: dict[str, Any]) -> Any:
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as exc:
-            if isinstance(data, dict) and "id" in data and "method" in data:
-                log.warning("malformed %s request %s: %s", data.get("method"), data.get("id"), exc.__cause__)
-                detail = str(exc.__cause__ or exc).splitlines()[0]
-                self._send_response(
-                    data["id"],
-                    error=JsonRpcInvalidParams(
-                        message=f"Invalid params for {data['method']}: {detail}"
-                    ).to_response_error(),
-                )
-                return _ANSWERED
-            raise
-
-    def handle_message(self, message: Any) -> None:
-        if message is _ANSWERED:
-            return
-        super().handle_message(message)
-
-
 class CCTestServer(LanguageServer):
     """The language server: settings, backend, cache, jobs, defect log and counters."""
 
@@ -161,6 +132,13 @@ class CCTestServer(LanguageServer):
         self._store_error: str | None = None
         self.counters: Counter[str] = Counter()
         self.timing_sums: Counter[str] = Counter()
+
+    # -- transports -----------------------------------------------------------------------------
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        transport.serve_stdio(self, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
+
+    def start_tcp(self, host: str, port: int, announce: Callable[[str], Any] | None = None) -> None:
+        transport.serve_tcp(self, host, port, announce)
 
     # -- messages to the user -------------------------------------------------------------------
     def log_to_client(self, message: str, kind: lsp.MessageType = lsp.MessageType.Info) -> None:
@@ -404,13 +382,13 @@ class CCTestServer(LanguageServer):
             return None
         t0 = time.perf_counter()
         self.counters["requests"] += 1
-        doc = self.workspace.get_text_document(uri)
         try:
-            prompt = convert.prompt_at(doc, position)
-        except OSError as exc:  # neither open nor readable on disk
-            log.warning("no text for %s: %s", uri, exc)
+            doc = document(self.workspace, uri)
+        except DocumentUnavailable as exc:  # not open, and not a file to read: nothing to complete
+            log.warning("no text for a completion: %s", exc)
             self.counters["no_document"] += 1
             return None
+        prompt = convert.prompt_at(doc, position)
         version = doc.version
         key = (prompt.text, prompt.suffix, settings)
         request_id = uuid.uuid4().hex[:16]
@@ -511,35 +489,40 @@ class CCTestServer(LanguageServer):
             job.waiters -= 1
 
     async def _compute(self, uri: str, prompt: Prompt, settings: Settings, request_id: str) -> Outcome:
-        if settings.debounce_ms:
-            await asyncio.sleep(settings.debounce_ms / 1000)  # a newer request cancels us here
-        backend = await self.backend()
+        backend = await self.backend()  # a model load is not the request's: it has its own life
+        # the request's deadline covers its debounce and the model call (one per request), as a
+        # safety net over the backend's own timeout
+        seconds = settings.debounce_ms / 1000 + settings.timeout + 1
         key = (prompt.text, prompt.suffix, settings)
         if settings.mode == "monitor":
-            try:
-                async with _deadline(settings.timeout + 1):
-                    [first] = await backend.complete([prompt.text], suffixes=[prompt.suffix])
-            except asyncio.TimeoutError as exc:
-                raise BackendTimeout(f"no completion within {settings.timeout:g} seconds.") from exc
-            if isinstance(first, BackendError):
-                raise first
+            first = await _within(seconds, settings, self._plain_completion(backend, prompt, settings))
             self._backend_ok()
             outcome = Outcome(completion=first, result=None, mode="monitor")
             self.cache.put(key, outcome)
             self._check_in_background(outcome, prompt, settings, uri, request_id, backend)
             return outcome
-        try:
-            # a safety net over the backend's own timeout (one model call per request)
-            async with _deadline(settings.timeout + 1):
-                result = await Engine(backend, settings).run(prompt)
-        except asyncio.TimeoutError as exc:
-            raise BackendTimeout(f"no completion within {settings.timeout:g} seconds.") from exc
+        result = await _within(seconds, settings, self._repaired(backend, prompt, settings))
         self._backend_ok()
         self._timed(result)
         outcome = Outcome(completion=result.completion, result=result, mode="repair")
         self.cache.put(key, outcome)
         self._maybe_record(outcome, request_id, uri, settings)
         return outcome
+
+    @staticmethod
+    async def _plain_completion(backend: Backend, prompt: Prompt, settings: Settings) -> str:
+        if settings.debounce_ms:
+            await asyncio.sleep(settings.debounce_ms / 1000)  # a newer request cancels us here
+        [first] = await backend.complete([prompt.text], suffixes=[prompt.suffix])
+        if isinstance(first, BackendError):
+            raise first
+        return first
+
+    @staticmethod
+    async def _repaired(backend: Backend, prompt: Prompt, settings: Settings) -> EngineResult:
+        if settings.debounce_ms:
+            await asyncio.sleep(settings.debounce_ms / 1000)  # a newer request cancels us here
+        return await Engine(backend, settings).run(prompt)
 
     def _check_in_background(
         self,
@@ -646,15 +629,16 @@ class CCTestServer(LanguageServer):
         }
 
 
-@contextlib.asynccontextmanager
-async def _deadline(seconds: float) -> AsyncIterator[None]:
-    """``asyncio.timeout`` (3.11+; unlike ``wait_for`` it adds no task); on 3.10 the backends'
-    own timeouts are the only ones."""
-    if hasattr(asyncio, "timeout"):
+async def _within(seconds: float, settings: Settings, work: Awaitable[T]) -> T:
+    """``work``, or BackendTimeout after ``seconds`` (``asyncio.timeout``: unlike ``wait_for`` it
+    adds no task; on Python 3.10 the backends' own timeouts are the only ones)."""
+    if not hasattr(asyncio, "timeout"):  # pragma: no cover - Python 3.10
+        return await work
+    try:
         async with asyncio.timeout(seconds):
-            yield
-    else:  # pragma: no cover - Python 3.10
-        yield
+            return await work
+    except asyncio.TimeoutError as exc:
+        raise BackendTimeout(f"no completion within {settings.timeout:g} seconds.") from exc
 
 
 def _describe_failure(exc: BaseException) -> str:

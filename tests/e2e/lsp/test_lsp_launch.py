@@ -130,3 +130,45 @@ async def test_tcp(tmp_path: Path) -> None:
         await client.stop()
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.mark.parametrize(
+    "argv", [["--tcp", "nowhere"], ["--tcp", "127.0.0.1:99999"], ["--log-level", "loud"], ["--bogus"]]
+)
+def test_bad_arguments_are_one_sentence(argv: list[str]) -> None:
+    r = subprocess.run([sys.executable, "-m", "lsp_server", *argv], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2
+    [line] = r.stderr.splitlines()  # not argparse's usage lines
+    assert line.startswith("cctest-lsp: ") and line.endswith(".")
+
+
+async def test_tcp_port_0_listens_on_a_free_port_and_says_which(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lsp_server", "--tcp", "127.0.0.1:0"],
+        env=server_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    client = LanguageClient("tcp-test", "1")
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 60)
+        prefix = "cctest-lsp: listening on 127.0.0.1:"
+        assert line.startswith(prefix), line
+        port = int(line[len(prefix) :])
+        assert port > 0
+        await client.start_tcp("127.0.0.1", port)
+        result = await client.initialize_async(
+            lsp.InitializeParams(
+                capabilities=lsp.ClientCapabilities(),
+                initialization_options={"backend": "rules", "defectLog": str(tmp_path / "d.sqlite3")},
+            )
+        )
+        assert result.server_info is not None and result.server_info.name == "cctest-lsp"
+        await client.shutdown_async(None)
+        client.exit(None)
+    finally:
+        await client.stop()
+        proc.kill()
+        proc.wait()
