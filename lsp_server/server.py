@@ -65,6 +65,7 @@ BACKEND_RETRY_S = 10.0  # a backend that failed to be built is not rebuilt soone
 
 T = TypeVar("T")
 
+
 @dataclasses.dataclass
 class Ticket:
     """What an acceptance report needs to know about an answer; small, so thousands are kept
