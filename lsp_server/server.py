@@ -30,7 +30,7 @@ import logging
 import sys
 import time
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, BinaryIO, TypeVar
 
@@ -53,6 +53,7 @@ from cctest.types import EngineResult, Prompt
 from . import convert, transport
 from . import settings as wire
 from .documents import DocumentUnavailable, document
+from .jobs import JobTable
 from .protocol import CCTestProtocol
 
 log = logging.getLogger("lsp_server")
@@ -66,7 +67,7 @@ BACKEND_RETRY_S = 10.0  # a backend that failed to be built is not rebuilt soone
 T = TypeVar("T")
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class Ticket:
     """What an acceptance report needs to know about an answer; small, so thousands are kept
     (an EngineResult, with its mutants and completions, is tens of kilobytes: only the cache
@@ -74,7 +75,19 @@ class Ticket:
 
     suspect: bool = False
     repaired: bool = False
-    record: asyncio.Task[int | None] | None = None  # the defect-log write, when there is one
+    record: asyncio.Task[int | None] | None = None  # the defect-log write while it runs
+    record_id: int | None = None  # its record, once written (the finished task is let go)
+
+    def written(self, task: asyncio.Task[int | None]) -> None:
+        if not task.cancelled() and task.exception() is None:
+            self.record_id = task.result()
+        self.record = None
+
+    async def record_of(self) -> int | None:
+        """The id of this answer's defect record, once its write is done (None: not recorded)."""
+        if self.record is not None:
+            return await self.record
+        return self.record_id
 
 
 @dataclasses.dataclass
@@ -95,12 +108,6 @@ class Served:
     uri: str
     outcome: Outcome
     result: EngineResult | None  # the verdict known when the answer was sent (monitor: maybe none yet)
-
-
-@dataclasses.dataclass
-class _Job:
-    task: asyncio.Task[Outcome]
-    waiters: int = 0
 
 
 class CCTestServer(LanguageServer):
@@ -124,15 +131,14 @@ class CCTestServer(LanguageServer):
         self._healthy = True
         self.cache: LRU[tuple[Any, ...], Outcome] = LRU(CACHE_SIZE)
         self.served: LRU[str, tuple[str, Ticket]] = LRU(SERVED_SIZE)  # request id -> (uri, ticket)
-        self._jobs: dict[tuple[Any, ...], _Job] = {}
-        self._doc_job: dict[str, tuple[Any, ...]] = {}
+        self.counters: Counter[str] = Counter()
+        self.jobs: JobTable[Outcome] = JobTable(self.counters)
         self._tasks: set[asyncio.Task[Any]] = set()  # background checks and writes, kept alive
         self._writes: set[asyncio.Task[Any]] = set()
         self._background_checks = 0
         self._store: DefectStore | None = None
         self._store_error: str | None = None
-        self.counters: Counter[str] = Counter()
-        self.timing_sums: Counter[str] = Counter()
+        self.timing_sums: defaultdict[str, float] = defaultdict(float)
 
     # -- transports -----------------------------------------------------------------------------
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
@@ -366,9 +372,9 @@ class CCTestServer(LanguageServer):
         if result.is_suspect:
             self.counters["suspect"] += 1
         if result.is_suspect or settings.log_all:
-            outcome.ticket.record = self.spawn(
-                self._record(result, request_id, uri, settings, outcome.mode), write=True
-            )
+            task = self.spawn(self._record(result, request_id, uri, settings, outcome.mode), write=True)
+            outcome.ticket.record = task
+            task.add_done_callback(outcome.ticket.written)
 
     def _timed(self, result: EngineResult) -> None:
         self.counters["engine_runs"] += 1
@@ -446,39 +452,8 @@ class CCTestServer(LanguageServer):
     async def _join(
         self, uri: str, key: tuple[Any, ...], prompt: Prompt, settings: Settings, request_id: str
     ) -> Outcome | None:
-        job = self._jobs.get(key)
-        if job is None:
-            previous = self._doc_job.get(uri)
-            if previous is not None and previous in self._jobs and previous != key:
-                # the user typed on: the older prompt's answer would be stale
-                self._jobs[previous].task.cancel()
-                self.counters["superseded"] += 1
-            task = asyncio.ensure_future(self._compute(uri, prompt, settings, request_id))
-            job = self._jobs[key] = _Job(task)
-            self._doc_job[uri] = key
-
-            def forget(_: asyncio.Task[Outcome], key: tuple[Any, ...] = key) -> None:
-                if self._jobs.get(key) is job:
-                    del self._jobs[key]
-                if self._doc_job.get(uri) == key:
-                    del self._doc_job[uri]
-
-            task.add_done_callback(forget)
-        else:
-            self.counters["joined"] += 1
-        job.waiters += 1
         try:
-            # shielded: one waiter's $/cancelRequest must not cancel the job the others wait for
-            return await asyncio.shield(job.task)
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if current is not None and current.cancelling():
-                # the client cancelled this request; the job dies with its last waiter
-                self.counters["cancelled"] += 1
-                if job.waiters == 1 and not job.task.done():
-                    job.task.cancel()
-                raise
-            return None  # superseded by a newer request for the same document
+            return await self.jobs.run(uri, key, lambda: self._compute(uri, prompt, settings, request_id))
         except BackendError as exc:
             self._backend_failed(exc)
             return None
@@ -486,8 +461,6 @@ class CCTestServer(LanguageServer):
             log.exception("serving %s failed", uri)
             self._backend_failed(exc)
             return None
-        finally:
-            job.waiters -= 1
 
     async def _compute(self, uri: str, prompt: Prompt, settings: Settings, request_id: str) -> Outcome:
         backend = await self.backend()  # a model load is not the request's: it has its own life
@@ -562,7 +535,7 @@ class CCTestServer(LanguageServer):
         store = self.open_store()
         if isinstance(ident, str) and (entry := self.served.get(ident)) is not None:
             uri, ticket = entry
-            record_id = await ticket.record if ticket.record is not None else None
+            record_id = await ticket.record_of()
             record_id = await asyncio.to_thread(
                 store.mark_accepted,
                 ident,
@@ -603,6 +576,7 @@ class CCTestServer(LanguageServer):
                 self.timing_sums["serve_overhead"] / self.counters["timed_serves"], 4
             )
         store = self.store()
+        log_stats: dict[str, Any] | None
         try:
             log_stats = store.stats() if store is not None else None
         except DefectLogError as exc:
@@ -699,9 +673,7 @@ async def did_change_configuration(ls: CCTestServer, params: lsp.DidChangeConfig
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: CCTestServer, params: lsp.DidCloseTextDocumentParams) -> None:
-    key = ls._doc_job.pop(params.text_document.uri, None)
-    if key is not None and key in ls._jobs:
-        ls._jobs[key].task.cancel()
+    ls.jobs.cancel_document(params.text_document.uri)
 
 
 # -- completions --------------------------------------------------------------------------------
