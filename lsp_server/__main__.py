@@ -15,7 +15,6 @@ import os
 import sys
 
 from cctest.cli import SentenceParser
-
 from cctest.redact import RedactingFormatter
 
 
