@@ -52,6 +52,12 @@ def _parse_schemes(raw: Sequence[str]) -> tuple[str, ...]:
     return canonical_schemes(raw)
 
 
+def _parse_fim(value: str) -> str:
+    from .backends.fim import parse_fim  # late: the backends package imports this module
+
+    return parse_fim(value)
+
+
 def _at_most_the_cores(threads: int) -> int:
     """``threads`` when the machine has that many CPU cores (torch hangs or crashes far beyond)."""
     cores = os.cpu_count() or 1
@@ -249,6 +255,26 @@ class Settings:
     )
     top_p: float = setting(1.0, float, "Nucleus sampling mass.", minimum=0, exclusive_minimum=True, maximum=1)
     stop: tuple[str, ...] = setting((), tuple, "Extra stop sequences.")
+    fim: str = setting(
+        "auto",
+        str,
+        "Fill-in-the-middle: show the model the code after the cursor in its FIM template. `auto`: "
+        "`hf` detects the template from the tokenizer's special tokens, `http` sends the server's "
+        "`suffix` field (`tgi` needs a named template); `off`: left to right only; a family "
+        "(`starcoder`, `santacoder`, `qwen`, `codegemma`, `codellama`, `deepseek`, each also with "
+        "`-spm` for suffix-prefix-middle order); or a layout of your own holding `{prefix}` and "
+        "`{suffix}` once each, e.g. `<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>`.",
+        parse=_parse_fim,
+    )
+    fim_suffix_share: float = setting(
+        0.25,
+        float,
+        "When the code before and after the cursor does not fit the model's context, the share of "
+        "the room (in tokens) kept for the code after it; the code before it gets the rest, and "
+        "room one side does not use goes to the other. Both sides keep the code nearest the cursor.",
+        minimum=0,
+        maximum=1,
+    )
     device: str = setting("auto", str, "`hf`: `auto`, `cpu`, `cuda` or `cuda:N`.")
     dtype: str = setting("auto", str, "`hf`: the weights' type.", choices=DTYPES)
     threads: int = setting(

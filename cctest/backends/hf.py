@@ -20,6 +20,16 @@ are constrained to write that text back (a logits processor); the completion is 
 transformers' own ``token_healing`` strips the prompt's leading and trailing whitespace (in code
 that is the indentation) and re-tokenizes with its own padding, so it cannot serve here.
 
+Fill in the middle: when the model has a FIM template (``fim.py``: detected from its tokenizer's
+special tokens, or named by the ``fim`` setting) and the call brings the code after the cursor,
+each row is its own prefix and suffix laid out in the template, so one batched ``generate`` still
+serves the prompt and every mutant (each with its suffix in the mutant's names), and rows still
+share their head. When prefix and suffix do not fit the context, both are cut away from the
+cursor: the suffix keeps ``suffix_share`` of the room (more when the prefix needs less), cut at
+its end; the prefix keeps the rest, cut at its start by the same number of tokens in every row
+(so the rows keep sharing a head). Boundaries and stop sequences still read the completion
+against the code before the cursor.
+
 Prompts longer than the model's context are cut from the left, so the tokens nearest the cursor
 stay (room is left for ``max_new_tokens``). The model is loaded once, from local files only, and
 a lock makes one ``generate`` run at a time, so several threads (or the server) can share it.
@@ -40,6 +50,7 @@ from ..errors import BackendError, BackendOutOfMemory, ConfigError, ModelLoadErr
 from ..redact import redact_url
 from ._stop import BoundaryStopper
 from .base import PLAIN_CHAT_STOP, Backend, GenerationOptions, Message, Outcome, plain_chat_template
+from .fim import FAMILIES, FimTemplate, resolve
 
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
 _HEAL_MAX_TOKENS = 4  # at most this many trailing tokens are regenerated
@@ -122,6 +133,9 @@ class _Model:
         if isinstance(eos, list):
             eos = eos[0] if eos else None
         self.eos_ids = {int(i) for i in ([eos] if eos is not None else []) + _as_list(config.eos_token_id)}
+        # the tokens that end a FIM middle (<EOT>, <|file_sep|>, ...) end a completion too
+        vocab = self.tokenizer.get_vocab()
+        self.eos_ids |= {int(vocab[t]) for tpl in FAMILIES.values() for t in tpl.stops if t in vocab}
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos
         self.pad_id = int(pad if pad is not None else 0)
         self.start_id = int(eos if eos is not None else self.pad_id)  # the input of an empty prompt
@@ -177,6 +191,8 @@ class HFBackend(Backend):
         boundaries: bool = True,
         share_prefix: bool = True,
         token_healing: bool = True,
+        fim: str = "auto",
+        suffix_share: float = 0.25,
         _shared: _Model | None = None,
     ) -> None:
         self.options = options or GenerationOptions()
@@ -184,6 +200,8 @@ class HFBackend(Backend):
         self.boundaries = boundaries  # False: stop only at EOS, stop sequences and max_new_tokens
         self.share_prefix = share_prefix  # False: plain left-padded batches (for comparison)
         self.token_healing = token_healing  # False: the prompt's tokens as they come
+        self.fim = fim  # the ``fim`` setting: auto, off, a family name or a layout
+        self.suffix_share = suffix_share  # the room kept for the code after the cursor
         self._m = _shared if _shared is not None else _Model(_model_dir(model), device, dtype, threads)
 
     @classmethod
@@ -197,6 +215,8 @@ class HFBackend(Backend):
             dtype=settings.dtype,
             threads=settings.threads,
             seed=settings.seed,
+            fim=settings.fim,
+            suffix_share=settings.fim_suffix_share,
         )
 
     def with_options(
@@ -206,6 +226,7 @@ class HFBackend(Backend):
         boundaries: bool | None = None,
         share_prefix: bool | None = None,
         token_healing: bool | None = None,
+        fim: str | None = None,
     ) -> HFBackend:
         """Another view of the same loaded model with other generation options (no reload)."""
         return HFBackend(
@@ -214,6 +235,8 @@ class HFBackend(Backend):
             boundaries=self.boundaries if boundaries is None else boundaries,
             share_prefix=self.share_prefix if share_prefix is None else share_prefix,
             token_healing=self.token_healing if token_healing is None else token_healing,
+            fim=self.fim if fim is None else fim,
+            suffix_share=self.suffix_share,
             _shared=self._m,
         )
 
@@ -230,16 +253,21 @@ class HFBackend(Backend):
         """The model's context in tokens (0: no limit declared)."""
         return self._m.context
 
+    @property
+    def fim_template(self) -> FimTemplate | None:
+        """The FIM template completions with a suffix use (None: left to right only)."""
+        return resolve(self.fim, self._m.tokenizer)
+
     def describe(self) -> str:
         return f"hf {self._m.path.name} on {self._m.device} ({str(self._m.dtype).removeprefix('torch.')})"
 
     async def complete(
         self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
     ) -> list[Outcome]:
-        # suffixes: the bundled model and plain causal LMs complete left to right, so it is unused
+        """One completion per prompt; with ``suffixes`` and a FIM template, filled in between."""
         if not prompts:
             return []
-        return await asyncio.to_thread(self._complete_sync, list(prompts))
+        return await asyncio.to_thread(self._complete_sync, list(prompts), suffixes)
 
     @property
     def chat_template(self) -> str | None:
@@ -277,30 +305,48 @@ class HFBackend(Backend):
         view = self.with_options(opts, boundaries=False, token_healing=False)
         return await asyncio.to_thread(view._complete_sync, prompts)
 
-    def _complete_sync(self, prompts: list[str]) -> list[Outcome]:
-        return [g if isinstance(g, BackendError) else g.text for g in self.generate_safe(prompts)]
+    def _complete_sync(self, prompts: list[str], suffixes: Sequence[str] | None = None) -> list[Outcome]:
+        outcomes = self.generate_safe(prompts, suffixes=suffixes)
+        return [g if isinstance(g, BackendError) else g.text for g in outcomes]
 
     def generate_safe(
-        self, prompts: Sequence[str], options: GenerationOptions | None = None
+        self,
+        prompts: Sequence[str],
+        options: GenerationOptions | None = None,
+        *,
+        suffixes: Sequence[str] | None = None,
     ) -> list[Generation | BackendError]:
         """Like ``generate``, but out of memory halves the batch, and a prompt that still does
         not fit gets a BackendOutOfMemory in its place instead of failing the whole call."""
         try:
-            return list(self.generate(prompts, options))
+            return list(self.generate(prompts, options, suffixes=suffixes))
         except BackendOutOfMemory as exc:
             if len(prompts) == 1:
                 return [exc]
             mid = len(prompts) // 2
-            return self.generate_safe(prompts[:mid], options) + self.generate_safe(prompts[mid:], options)
+            head = None if suffixes is None else suffixes[:mid]
+            tail = None if suffixes is None else suffixes[mid:]
+            return self.generate_safe(prompts[:mid], options, suffixes=head) + self.generate_safe(
+                prompts[mid:], options, suffixes=tail
+            )
 
-    def generate(self, prompts: Sequence[str], options: GenerationOptions | None = None) -> list[Generation]:
-        """Complete every prompt in one batched ``generate`` call (blocking; thread-safe)."""
+    def generate(
+        self,
+        prompts: Sequence[str],
+        options: GenerationOptions | None = None,
+        *,
+        suffixes: Sequence[str] | None = None,
+    ) -> list[Generation]:
+        """Complete every prompt in one batched ``generate`` call (blocking; thread-safe); with
+        ``suffixes`` (the code after each cursor) and a FIM template, fill in the middle."""
         if not prompts:
             return []
         opts = options or self.options
+        if suffixes is not None and len(suffixes) != len(prompts):
+            raise ValueError(f"{len(suffixes)} suffixes for {len(prompts)} prompts")
         with self._m.lock:
             try:
-                return self._generate_locked(list(prompts), opts)
+                return self._generate_locked(list(prompts), opts, suffixes)
             except Exception as exc:
                 if _is_oom(exc):
                     _free_cuda_cache()
@@ -358,15 +404,50 @@ class HFBackend(Backend):
             return ids, ""  # not a clean cut of the text (bytes of one character split across tokens)
         return ids[:cut], tail
 
-    def _generate_locked(self, prompts: list[str], opts: GenerationOptions) -> list[Generation]:
-        """One batched ``generate``: build the batch, prefill the shared prefix once, generate
-        every row, collect each row's trimmed completion."""
+    def fim_inputs(
+        self, prompts: Sequence[str], suffixes: Sequence[str] | None, max_new_tokens: int
+    ) -> list[str] | None:
+        """The rows' texts in the FIM template, prefix and suffix cut to fit the context
+        (see the module's docstring); None: left to right (no template, or no code after any
+        cursor)."""
+        template = self.fim_template
+        if template is None or suffixes is None or not any(s.strip() for s in suffixes):
+            return None
+        tok, context = self._m.tokenizer, self._m.context
+        if not context:
+            return [template.prompt(p, s) for p, s in zip(prompts, suffixes, strict=True)]
+        new = max(1, min(max_new_tokens + _HEAL_MAX_TOKENS, context // 2))
+        overhead = len(tok(template.overhead(), add_special_tokens=False)["input_ids"])
+        room = max(2, context - new - overhead - 4)  # a few tokens' slack: the cut text re-tokenizes
+        pre = _token_spans(tok, list(prompts))
+        suf = _token_spans(tok, list(suffixes))
+        kept_suffix: list[str] = []
+        prefix_room: list[int] = []
+        for p, spans, text in zip(pre, suf, suffixes, strict=True):
+            keep = min(len(spans), max(int(room * self.suffix_share), room - len(p)))
+            kept_suffix.append(text[: spans[keep - 1][1]] if 0 < keep < len(spans) else text if keep else "")
+            prefix_room.append(room - keep)
+        # the same number of tokens off every prefix's start: the rows keep sharing their head
+        drop = max(len(p) - r for p, r in zip(pre, prefix_room, strict=True))
+        rows = []
+        for p, tail, text in zip(pre, kept_suffix, prompts, strict=True):
+            head = text[p[drop][0] :] if 0 < drop < len(p) else ("" if drop >= len(p) else text)
+            rows.append(template.prompt(head, tail))
+        return rows
+
+    def _generate_locked(
+        self, prompts: list[str], opts: GenerationOptions, suffixes: Sequence[str] | None = None
+    ) -> list[Generation]:
+        """One batched ``generate``: build the batch (FIM rows when there is a template and a
+        suffix), prefill the shared prefix once, generate every row, collect each row's trimmed
+        completion."""
         import torch
 
         from ._rows import Healing, RowStops
 
         m = self._m
-        enc = self.encode(prompts, opts.max_new_tokens)
+        inputs = self.fim_inputs(prompts, suffixes, opts.max_new_tokens) or prompts
+        enc = self.encode(inputs, opts.max_new_tokens)
         batch = self._build_batch(enc)
         texts = m.token_texts()
         stoppers = [BoundaryStopper(p, opts.stop, boundaries=self.boundaries) for p in prompts]
@@ -475,6 +556,20 @@ def _enable_shared_prefix(model: Any) -> bool:
         return enable(model)
     except Exception:  # an architecture or transformers version it does not fit: repeat the prefix
         return False
+
+
+def _token_spans(tokenizer: Any, texts: list[str]) -> list[list[tuple[int, int]]]:
+    """Each text's tokens as (start, end) character offsets."""
+    if not texts:
+        return []
+    if getattr(tokenizer, "is_fast", False):
+        enc = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+        return [[(int(a), int(b)) for a, b in spans] for spans in enc["offset_mapping"]]
+    spans = []
+    for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]:  # a slow tokenizer: decode
+        ends = [len(tokenizer.decode(ids[: j + 1])) for j in range(len(ids))]
+        spans.append(list(zip([0, *ends[:-1]], ends, strict=True)))
+    return spans
 
 
 def _shared_prefix(ids: list[list[int]]) -> int:

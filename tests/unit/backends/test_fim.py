@@ -1,0 +1,156 @@
+"""Fill in the middle: templates detected per family, prompts laid out exactly, batched FIM
+generation equal to one prompt at a time, and the context budget cut on both sides."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from tokenizers import Tokenizer, models, pre_tokenizers
+from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast
+
+from cctest.backends.base import GenerationOptions
+from cctest.backends.fim import FAMILIES, FimTemplate, detect, parse_fim, resolve
+from cctest.backends.hf import HFBackend
+from cctest.config import Settings
+from cctest.errors import ConfigError
+from cctest.models import bundled_model_path
+
+
+def small_tokenizer(special: list[str]) -> PreTrainedTokenizerFast:
+    """A word-level tokenizer of a few words that carries ``special`` as special tokens."""
+    words = ["<unk>", "def", "f", "(", ")", ":", "return", "x"]
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>")
+    fast.add_special_tokens({"additional_special_tokens": special})  # type: ignore[dict-item]
+    return fast
+
+
+@pytest.mark.parametrize(
+    ("special", "family"),
+    [
+        (["<fim_prefix>", "<fim_middle>", "<fim_suffix>", "<|endoftext|>"], "starcoder"),
+        (["<fim-prefix>", "<fim-middle>", "<fim-suffix>", "<|endoftext|>"], "santacoder"),
+        (["<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>", "<|endoftext|>"], "qwen"),
+        (["<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|file_separator|>"], "codegemma"),
+        (["▁<PRE>", "▁<MID>", "▁<SUF>", "▁<EOT>"], "codellama"),
+        (["<PRE>", "<MID>", "<SUF>", "<EOT>"], "codellama"),
+        (["<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>"], "deepseek"),
+        (["<|endoftext|>"], None),
+        (["<fim_prefix>", "<fim_suffix>"], None),  # no middle token: no template
+    ],
+)
+def test_the_template_is_detected_from_the_special_tokens(special: list[str], family: str | None) -> None:
+    tok = small_tokenizer(special)
+    found = detect(tok)
+    assert (found.name if found else None) == family
+    assert resolve("auto", tok) == found
+    assert resolve("off", tok) is None
+    assert resolve("starcoder-spm", tok) == FAMILIES["starcoder-spm"]  # an explicit one wins
+
+
+def test_psm_and_spm_prompts_are_laid_out_exactly() -> None:
+    prefix, suffix = "def f(x):\n    return ", "\n\nprint(f(2))\n"
+    assert FAMILIES["starcoder"].prompt(prefix, suffix) == (
+        "<fim_prefix>def f(x):\n    return <fim_suffix>\n\nprint(f(2))\n<fim_middle>"
+    )
+    assert FAMILIES["starcoder-spm"].prompt(prefix, suffix) == (
+        "<fim_prefix><fim_suffix>\n\nprint(f(2))\n<fim_middle>def f(x):\n    return "
+    )
+    assert FAMILIES["codellama"].prompt(prefix, suffix) == (
+        "<PRE> def f(x):\n    return  <SUF>\n\nprint(f(2))\n <MID>"
+    )
+    assert FAMILIES["deepseek"].prompt("a", "b") == "<｜fim▁begin｜>a<｜fim▁hole｜>b<｜fim▁end｜>"
+    assert FAMILIES["qwen"].prompt("a", "b") == "<|fim_prefix|>a<|fim_suffix|>b<|fim_middle|>"
+    assert [FAMILIES[n].order for n in ("starcoder", "starcoder-spm")] == ["psm", "spm"]
+    # a layout of one's own; code holding "{suffix}" is not taken for the slot
+    own = FimTemplate("custom", "[S]{suffix}[P]{prefix}[M]")
+    assert own.order == "spm"
+    assert own.prompt("x = '{suffix}'", "y") == "[S]y[P]x = '{suffix}'[M]"
+
+
+def test_the_fim_setting_is_checked() -> None:
+    assert parse_fim("auto") == "auto" and parse_fim("codellama-spm") == "codellama-spm"
+    assert parse_fim("<a>{prefix}<b>{suffix}<c>") == "<a>{prefix}<b>{suffix}<c>"
+    for bad in ("starcoder2", "<a>{prefix}<b>", "{prefix}{prefix}{suffix}"):
+        with pytest.raises(ConfigError, match="is not a FIM template"):
+            parse_fim(bad)
+    settings, errors = Settings.from_mapping({"fim": "nonsense", "fimSuffixShare": 0.5})
+    assert settings.fim == "auto" and settings.fim_suffix_share == 0.5
+    assert len(errors) == 1 and "'fim'" in errors[0]
+
+
+@pytest.fixture(scope="module")
+def fim_model(tmp_path_factory: pytest.TempPathFactory) -> HFBackend:
+    """The bundled model with StarCoder's FIM tokens added to its tokenizer (their embeddings
+    new), saved as a model directory of its own: a real model whose template is detected."""
+    path: Path = tmp_path_factory.mktemp("fim-model")
+    tok = AutoTokenizer.from_pretrained(bundled_model_path())
+    tok.add_special_tokens({"additional_special_tokens": ["<fim_prefix>", "<fim_suffix>", "<fim_middle>"]})
+    model = AutoModelForCausalLM.from_pretrained(bundled_model_path())
+    model.resize_token_embeddings(len(tok), mean_resizing=False)
+    tok.save_pretrained(path)
+    model.save_pretrained(path)
+    return HFBackend(path, options=GenerationOptions(max_new_tokens=24), threads=1)
+
+
+PREFIXES = [
+    "import math\n\n\ndef area(radius):\n    return ",
+    "import math\n\n\ndef area(r):\n    return ",
+    "import math\n\n\ndef area(size):\n    return ",
+]
+SUFFIXES = ["\n\n\nprint(area(2))\n", "\n\n\nprint(area(2))\n", "\n\n\nprint(area(3))\n"]
+
+
+def test_batched_fim_equals_one_by_one(fim_model: HFBackend) -> None:
+    assert fim_model.fim_template == FAMILIES["starcoder"]
+    batched = asyncio.run(fim_model.complete(PREFIXES, suffixes=SUFFIXES))
+    alone = [
+        asyncio.run(fim_model.complete([p], suffixes=[s]))[0] for p, s in zip(PREFIXES, SUFFIXES, strict=True)
+    ]
+    assert batched == alone
+    # the rows are the template's, and they still share a head for the prefix cache
+    rows = fim_model.fim_inputs(PREFIXES, SUFFIXES, 24)
+    assert rows == [FAMILIES["starcoder"].prompt(p, s) for p, s in zip(PREFIXES, SUFFIXES, strict=True)]
+    enc = fim_model.encode(rows, 24)
+    assert enc.prefix > 0
+    fim_id = fim_model.tokenizer.convert_tokens_to_ids("<fim_prefix>")
+    assert all(x[0] == fim_id for x in enc.ids)
+
+
+def test_fim_is_used_only_with_a_suffix_and_a_template(fim_model: HFBackend) -> None:
+    left_to_right = asyncio.run(fim_model.complete(PREFIXES[:1]))
+    assert asyncio.run(fim_model.complete(PREFIXES[:1], suffixes=["  \n"])) == left_to_right
+    off = fim_model.with_options(fim="off")
+    assert off.fim_template is None and off.fim_inputs(PREFIXES, SUFFIXES, 24) is None
+    assert asyncio.run(off.complete(PREFIXES[:1], suffixes=SUFFIXES[:1])) == left_to_right
+    spm = fim_model.with_options(fim="starcoder-spm")
+    assert spm.fim_inputs(PREFIXES[:1], SUFFIXES[:1], 24) == [
+        "<fim_prefix><fim_suffix>" + SUFFIXES[0] + "<fim_middle>" + PREFIXES[0]
+    ]
+
+
+def test_the_context_budget_keeps_the_code_nearest_the_cursor_on_both_sides(fim_model: HFBackend) -> None:
+    tok, context = fim_model.tokenizer, fim_model.context
+    before = "".join(f"def before_{i}(x):\n    return x + {i}\n\n\n" for i in range(300))
+    after = "".join(f"\n\n\ndef after_{i}(x):\n    return x - {i}" for i in range(300))
+    prefixes = [before + "def last(value):\n    return ", before + "def last(other):\n    return "]
+    rows = fim_model.fim_inputs(prefixes, [after, after], 24)
+    assert rows is not None
+    for prefix, row in zip(prefixes, rows, strict=True):
+        assert len(tok(row, add_special_tokens=False)["input_ids"]) <= context - 24
+        head, rest = row.removeprefix("<fim_prefix>").split("<fim_suffix>")
+        tail = rest.removesuffix("<fim_middle>")
+        assert prefix.endswith(head) and len(head) < len(prefix)
+        assert head.endswith(prefix[-30:])  # the code just before the cursor stays
+        assert after.startswith(tail) and 0 < len(tail) < len(after)  # the code just after it stays
+        # the suffix got its share of the room (a quarter by default), the prefix the rest
+        share = len(tok(tail, add_special_tokens=False)["input_ids"]) / context
+        assert 0.2 < share < 0.3
+    # both rows lost the same number of tokens at their start: they still share a head
+    assert fim_model.encode(rows, 24).prefix > 0
+    # a short prefix leaves its room to the suffix
+    rows = fim_model.fim_inputs(["x = "], [after], 24)
+    assert rows is not None and len(tok(rows[0], add_special_tokens=False)["input_ids"]) > context // 2
