@@ -22,10 +22,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import sys
 from pathlib import Path
 from typing import Any
 
+from _lsp_session import start_session
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
@@ -136,18 +136,7 @@ async def main() -> None:
     def _verdict(ls: LanguageClient, params: Any) -> None:
         pass
 
-    await client.start_io(sys.executable, "-m", "lsp_server", "--log-level", "error")
-    pid = client._server.pid  # type: ignore[union-attr]
-    await client.initialize_async(
-        lsp.InitializeParams(capabilities=lsp.ClientCapabilities(), initialization_options=options)
-    )
-    client.initialized(lsp.InitializedParams())
-    for uri, text in docs.items():
-        client.text_document_did_open(
-            lsp.DidOpenTextDocumentParams(
-                text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
-            )
-        )
+    pid = await start_session(client, options, docs, "error")
     driver = Driver(client, docs, args.cancel, args.seed)
     rss_start = rss_kib(pid)
     # warm-up: uncancelled requests at distinct cursors, more than the cache holds, then repeats

@@ -20,11 +20,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from _lsp_session import start_session
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
@@ -84,18 +84,7 @@ async def main() -> None:
         elif isinstance(p, dict):
             cached.add(p["requestId"])
 
-    await client.start_io(sys.executable, "-m", "lsp_server", "--log-level", "warning")
-    pid = client._server.pid  # type: ignore[union-attr]
-    await client.initialize_async(
-        lsp.InitializeParams(capabilities=lsp.ClientCapabilities(), initialization_options=options)
-    )
-    client.initialized(lsp.InitializedParams())
-    for uri, text in docs.items():
-        client.text_document_did_open(
-            lsp.DidOpenTextDocumentParams(
-                text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
-            )
-        )
+    pid = await start_session(client, options, docs, "warning")
 
     async def ask(uri: str, line: int) -> tuple[float, float | None]:
         t = time.perf_counter()
