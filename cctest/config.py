@@ -30,6 +30,7 @@ BACKENDS = ("hf", "http", "rules")
 PROVIDERS = ("openai", "ollama", "tgi")
 MODES = ("repair", "monitor", "off")
 DTYPES = ("auto", "float32", "float16", "bfloat16")
+SCOPES = ("line", "block", "auto")
 
 _T = TypeVar("_T")
 
@@ -275,6 +276,16 @@ class Settings:
         minimum=0,
         maximum=1,
     )
+    completion_scope: str = setting(
+        "block",
+        str,
+        "How much a completion may write: `line` (the rest of the line), `block` (up to the end of "
+        "the cursor's block), `auto` (a line when the cursor is inside an unfinished line, a block "
+        "on an empty one). Every completion is also cut where it starts repeating the code after "
+        "the cursor.",
+        choices=SCOPES,
+        backend=False,
+    )
     device: str = setting("auto", str, "`hf`: `auto`, `cpu`, `cuda` or `cuda:N`.")
     dtype: str = setting("auto", str, "`hf`: the weights' type.", choices=DTYPES)
     threads: int = setting(
@@ -382,6 +393,7 @@ __all__ = [
     "PROVIDERS",
     "MODES",
     "DTYPES",
+    "SCOPES",
     "backend_key",
     "default_defect_log",
     "setting",

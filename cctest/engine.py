@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import detect, repair
+from .backends._stop import fit_completion
 from .backends.base import Backend
 from .config import Settings
 from .demutate import demutate, rename, uses_any
@@ -161,8 +162,16 @@ class Engine:
         s = self.settings
         prompt, mutants, timings = request.prompt, request.mutants, request.timings
         raw = list(raw)
+        texts, suffixes = list(request.texts), list(request.suffixes)
         if request.original is not None:
             raw.insert(0, request.original)
+            texts.insert(0, prompt.text)
+            suffixes.insert(0, prompt.suffix)
+        # every completion fits the code after its cursor and the completion scope
+        raw = [
+            fit_completion(text, r, suffix, s.completion_scope) if isinstance(r, str) else r
+            for text, r, suffix in zip(texts, raw, suffixes, strict=True)
+        ]
         t = time.perf_counter()
         errors = [r for r in raw if isinstance(r, BackendError)]
         if errors and len(errors) == len(raw):
