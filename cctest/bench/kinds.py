@@ -140,6 +140,7 @@ KINDS: dict[str, str] = {
     "completion": "cctest.bench.kinds:CompletionKind",
     "tasks": "cctest.tasks.run:TasksKind",
     "syntactic": "cctest.suites.syntactic:SyntacticKind",
+    "turbulence": "cctest.suites.turbulence:TurbulenceKind",
 }
 
 

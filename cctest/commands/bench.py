@@ -30,6 +30,7 @@ from ._common import add_backend_arguments, add_scheme_argument, recorded_model,
 SUITES: dict[str, str] = {
     "tasks": "cctest.commands.bench_tasks",
     "syntactic": "cctest.commands.bench_syntactic",
+    "turbulence": "cctest.commands.bench_turbulence",
 }
 
 

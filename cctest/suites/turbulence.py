@@ -33,8 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..bench.kinds import Table, model_label
 from ..errors import ConfigError
 from ..tasks.model import Task
+from ..tasks.run import TasksKind, _pct
 
 BUILTIN = Path(__file__).with_name("turbulence_templates")
 FILES = ("solution.py.template", "tests.py.template", "genparams.py", "gen_function_params.py")
@@ -281,3 +283,255 @@ def template_texts(records: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     for r in records:
         out.setdefault(str((r.get("meta") or {}).get("template")), str(r.get("description", "")))
     return out
+
+
+# -- the summary, the report ------------------------------------------------------------------------
+
+
+def _outcomes(
+    records: Sequence[Mapping[str, Any]],
+) -> tuple[dict[str, dict[int, list[bool]]], dict[str, dict[int, list[Any]]]]:
+    outcomes: dict[str, dict[int, list[bool]]] = {}
+    params: dict[str, dict[int, list[Any]]] = {}
+    for r in records:
+        meta = r.get("meta") or {}
+        t, i = str(meta.get("template")), int(meta.get("instance", r.get("index", 0)))
+        outcomes.setdefault(t, {})[i] = [
+            a["category"] == "passed" for a in r.get("rounds") or [] if a.get("category") is not None
+        ]
+        params.setdefault(t, {})[i] = list(meta.get("params") or [])
+    return outcomes, params
+
+
+def summarize_turbulence(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The task run's summary plus Turbulence's metrics and the outlier check per template."""
+    from ..tasks.oracle import CATEGORIES
+    from ..tasks.run import summarize_tasks
+    from . import turbulence_metrics as tm
+
+    summary = summarize_tasks(records)
+    outcomes, params = _outcomes(records)
+    scores = {t: tm.corrsc(inst) for t, inst in outcomes.items()}
+    summary["corrsc"] = scores
+    known = [s for s in scores.values() if s is not None]
+    summary["corrsc_mean"] = sum(known) / len(known) if known else None
+    summary["classes"] = tm.classes(outcomes)
+    summary["histogram"] = tm.histogram(scores)
+    failures = {c: n for c, n in summary["categories"].items() if c != "passed"}
+    total = sum(failures.values())
+    summary["failure_categories"] = {
+        "counts": failures,
+        "share_of_failures": {c: (n / total if total else None) for c, n in failures.items()},
+        "order": [c for c in CATEGORIES if c != "passed"],
+    }
+    summary["params_of_failures"] = {
+        t: tm.failing_params(inst, params[t])
+        for t, inst in outcomes.items()
+        if any(False in v for v in inst.values())
+    }
+    summary["neighbourhoods"] = {
+        t: {"instances": len(inst), "answers": sum(len(v) for v in inst.values())}
+        for t, inst in outcomes.items()
+    }
+    # beyond the paper: Algorithm 1 across each neighbourhood, round by round
+    by_round: dict[tuple[str, int], list[tuple[str | None, bool]]] = {}
+    for r in records:
+        meta = r.get("meta") or {}
+        t, p = str(meta.get("template")), list(meta.get("params") or [])
+        for a in r.get("rounds") or []:
+            if a.get("category") is None:
+                continue
+            code = a.get("code") or a.get("answer") or ""
+            by_round.setdefault((t, int(a.get("round", 0))), []).append(
+                (tm.normalise(code, p) if code else None, a["category"] != "passed")
+            )
+    flags: dict[str, list[bool]] = {}
+    failed: dict[str, list[bool]] = {}
+    for (t, _), answers in sorted(by_round.items()):
+        flags.setdefault(t, []).extend(tm.outlier_scores(answers))
+        failed.setdefault(t, []).extend(f for _, f in answers)
+    summary["outliers"] = {
+        "relative_threshold": tm.DEFAULT_RELATIVE_THRESHOLD,
+        "per_template": {t: tm.precision_recall(flags[t], failed[t]) for t in flags},
+        "overall": tm.precision_recall(
+            [f for t in flags for f in flags[t]], [f for t in failed for f in failed[t]]
+        ),
+    }
+    return summary
+
+
+class TurbulenceKind(TasksKind):
+    """A ``cctest bench turbulence`` run: CorrSc per template, the four classes, Table II."""
+
+    name = "turbulence"
+    title = "cctest bench turbulence"
+    docs = "docs/turbulence.md"
+    figures_after = {"Templates by class": ("CorrSc histogram (Figure 3)", "Templates by class (Figure 5)")}
+
+    def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        return summarize_turbulence(records)
+
+    def headline(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
+        suite = config.get("suite") or {}
+        return (
+            f"{self.title} · {suite.get('benchmark', 'built-in templates')} · {config.get('backend')} "
+            f"{model_label(config)} · {config.get('mode')} · {len(summary['corrsc'])} templates × "
+            f"{suite.get('instances')} instances × {config.get('rounds')} rounds"
+        )
+
+    def tables(self, summary: Mapping[str, Any]) -> dict[str, Table]:
+        cls = summary["classes"]
+        fc = summary["failure_categories"]
+        out = summary["outliers"]
+        which = {t: c for c, ts in cls["templates"].items() for t in ts}
+        rows = []
+        for t, s in summary["corrsc"].items():
+            pof = summary["params_of_failures"].get(t)
+            fails = pof["failing"] if pof else []
+            shown = ", ".join(str(f["params"]) for f in fails[:4]) + (" …" if len(fails) > 4 else "")
+            pr = out["per_template"].get(t, {})
+            rows.append(
+                [
+                    t,
+                    _pct(s),
+                    str(which.get(t, "—")).replace("_", " "),
+                    str(len(fails)),
+                    shown or "—",
+                    _pct(pr.get("precision")),
+                    _pct(pr.get("recall")),
+                ]
+            )
+        patterns: dict[str, list[int]] = {}
+        for pof in summary["params_of_failures"].values():
+            for pat, v in pof["patterns"].items():
+                patterns.setdefault(pat, [0, 0])
+                patterns[pat][0] += v["failing"]
+                patterns[pat][1] += len(pof["failing"])
+        tables: dict[str, Table] = {
+            "Templates by class": (
+                ["class", "templates", "which"],
+                [
+                    [c.replace("_", " "), str(n), ", ".join(cls["templates"][c]) or "—"]
+                    for c, n in cls["counts"].items()
+                ]
+                + [["mean CorrSc", _pct(summary["corrsc_mean"]), ""]],
+            ),
+            "CorrSc histogram (Figure 3)": (
+                ["CorrSc", "templates"],
+                [[b, str(n)] for b, n in summary["histogram"].items()],
+            ),
+            "Failures by category (Table II)": (
+                ["category", "answers", "share of failures"],
+                [[c, str(fc["counts"].get(c, 0)), _pct(fc["share_of_failures"].get(c))] for c in fc["order"]],
+            ),
+            "Per template: CorrSc, failing parameters, outliers": (
+                [
+                    "template",
+                    "CorrSc",
+                    "class",
+                    "failing instances",
+                    "their parameters",
+                    "outlier precision",
+                    "outlier recall",
+                ],
+                rows,
+            ),
+            "Range patterns among failing instances": (
+                ["pattern", "failing instances with it", "of failing instances"],
+                [[p.replace("_", " "), str(a), str(b)] for p, (a, b) in patterns.items()],
+            ),
+            "Outliers (Algorithm 1 across a neighbourhood) against the oracle": (
+                ["", "value"],
+                [
+                    ["answers flagged", str(out["overall"]["flagged"])],
+                    ["answers failing the oracle", str(out["overall"]["failed"])],
+                    ["precision", _pct(out["overall"]["precision"])],
+                    ["recall", _pct(out["overall"]["recall"])],
+                ],
+            ),
+        }
+        return {**tables, **super().tables(summary)}
+
+    def figures(self, runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
+        from ..bench.report import _plt, _png
+        from .turbulence_metrics import BINS, CLASSES
+
+        plt = _plt()
+        out = {}
+        for title, keys, get in (
+            ("CorrSc histogram (Figure 3)", BINS, lambda s: s["histogram"]),
+            ("Templates by class (Figure 5)", CLASSES, lambda s: s["classes"]["counts"]),
+        ):
+            fig, ax = plt.subplots(figsize=(max(6.4, 0.7 * len(keys) * len(runs)), 3.8))
+            width = 0.8 / len(runs)
+            for k, (label, summary) in enumerate(runs):
+                values = get(summary)
+                ax.bar(
+                    [i + k * width for i in range(len(keys))],
+                    [values.get(b, 0) for b in keys],
+                    width,
+                    color=f"C{k}",
+                    label=label,
+                )
+            ax.set_xticks([i + 0.4 - width / 2 for i in range(len(keys))])
+            ax.set_xticklabels([b.replace("_", "\n") for b in keys], fontsize=7)
+            ax.set_ylabel("templates")
+            ax.legend(fontsize=7)
+            out[title] = _png(fig)
+        return out
+
+    def examples(
+        self, config: Mapping[str, Any], summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
+    ) -> str:
+        import html
+
+        parts = []
+        for t in summary["classes"]["templates"]["consistent_failure"]:
+            mine = [r for r in records if (r.get("meta") or {}).get("template") == t]
+            ok = next((r for r in mine if any(a.get("category") == "passed" for a in r["rounds"])), None)
+            bad = next(
+                (
+                    r
+                    for r in mine
+                    if r["rounds"] and all(a.get("category") not in (None, "passed") for a in r["rounds"])
+                ),
+                None,
+            )
+            if ok is None or bad is None:
+                continue
+
+            def cell(r: Mapping[str, Any], passed: bool) -> str:
+                a = next(a for a in r["rounds"] if (a.get("category") == "passed") == passed)
+                params, category = html.escape(str(r["meta"]["params"])), html.escape(str(a.get("category")))
+                return (
+                    f"<td style='vertical-align:top;width:50%'><b>params {params} · {category}</b>"
+                    f"<p class='note'>{html.escape(r['description'])}</p>"
+                    f"<p class='note'>{html.escape(a.get('detail') or '')}</p>"
+                    f"<pre>{html.escape((a.get('code') or a.get('answer') or '')[:1500])}</pre></td>"
+                )
+
+            parts.append(
+                f"<h3>{html.escape(t)}</h3><table><tr>{cell(ok, True)}{cell(bad, False)}</tr></table>"
+            )
+        head = "<h2>Consistent failures: a passing and a failing instance side by side</h2>"
+        return (head + "".join(parts) if parts else "") + super().examples(config, summary, records)
+
+    def compare_rows(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> list[list[str]]:
+        rows = [["mean CorrSc", _pct(a["corrsc_mean"]), _pct(b["corrsc_mean"])]]
+        rows += [
+            [c.replace("_", " "), str(a["classes"]["counts"][c]), str(b["classes"]["counts"][c])]
+            for c in a["classes"]["counts"]
+        ]
+        rows += [
+            [
+                "outlier precision",
+                _pct(a["outliers"]["overall"]["precision"]),
+                _pct(b["outliers"]["overall"]["precision"]),
+            ],
+            [
+                "outlier recall",
+                _pct(a["outliers"]["overall"]["recall"]),
+                _pct(b["outliers"]["overall"]["recall"]),
+            ],
+        ]
+        return rows + super().compare_rows(a, b)

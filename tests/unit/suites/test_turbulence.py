@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cctest.errors import ConfigError
-from cctest.suites import turbulence
+from cctest.suites import turbulence, turbulence_metrics
 from cctest.suites.turbulence import (
     BUILTIN,
     fill,
@@ -91,6 +91,8 @@ def write_fixture(root: Path) -> Path:
 
 def test_doctests():
     assert doctest.testmod(turbulence).failed == 0
+    result = doctest.testmod(turbulence_metrics)
+    assert result.failed == 0 and result.attempted >= 15
 
 
 def test_loader_reads_the_public_layout(tmp_path):

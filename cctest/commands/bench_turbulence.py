@@ -1,0 +1,62 @@
+"""``cctest bench turbulence``: question neighbourhoods (Turbulence, Honarvar et al.) against a model.
+
+cctest bench turbulence [--benchmark DIR] [--templates 1,3,7] [--instances 100] [--param-seed 1]
+                        [--rounds 5] [--inputs 100] [--chat] [--backend ... --model ...] --out RUN_DIR
+
+Without ``--benchmark``, cctest's own question templates run; with it, a clone of the Turbulence
+benchmark repository (its ``Benchmark/`` folder). The options of ``cctest bench tasks`` (chat or
+completion, the oracle's limits, resume) apply as well; ``--rounds`` defaults to 5 (the paper's N).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from ..errors import ConfigError
+
+DEFAULT_ROUNDS = 5
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("cctest bench turbulence")
+    g.add_argument(
+        "--benchmark",
+        metavar="DIR",
+        default=None,
+        help="a clone of the Turbulence benchmark (default: cctest's own question templates)",
+    )
+    g.add_argument("--templates", default=None, help="comma-separated question numbers (default all)")
+    g.add_argument(
+        "--instances", type=int, default=100, help="question instances per template, M (default 100)"
+    )
+    g.add_argument(
+        "--param-seed",
+        default="1",
+        help="the seed of the templates' parameter generators (default 1, the benchmark's)",
+    )
+
+
+def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    from ..suites.turbulence import BUILTIN, benchmark_root, build_tasks, load_benchmark
+    from .bench_tasks import run_task_set
+
+    if rest:
+        raise ConfigError("usage: cctest bench turbulence [--benchmark DIR] [--instances M] [options].")
+    if args.instances < 1:
+        raise ConfigError("--instances must be at least 1.")
+    seed: int | str = int(args.param_seed) if args.param_seed.lstrip("-").isdigit() else args.param_seed
+    only = [x.strip() for x in args.templates.split(",") if x.strip()] if args.templates else None
+    root = benchmark_root(args.benchmark) if args.benchmark else BUILTIN
+    templates = load_benchmark(root, only)
+    tasks = build_tasks(templates, args.instances, seed=seed)
+    if args.rounds is None:
+        args.rounds = DEFAULT_ROUNDS
+    suite = {
+        "benchmark": str(root.resolve()) if args.benchmark else "built-in templates",
+        "templates": [t.template_id for t in templates],
+        "instances": args.instances,
+        "param_seed": seed,
+    }
+    source = suite["benchmark"] if args.benchmark else "turbulence"
+    return run_task_set(args, tasks, kind="turbulence", source=str(source), suite=suite)
