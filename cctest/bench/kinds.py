@@ -141,6 +141,7 @@ KINDS: dict[str, str] = {
     "tasks": "cctest.tasks.run:TasksKind",
     "syntactic": "cctest.suites.syntactic:SyntacticKind",
     "turbulence": "cctest.suites.turbulence:TurbulenceKind",
+    "operational": "cctest.suites.operational:OperationalKind",
 }
 
 

@@ -31,6 +31,7 @@ SUITES: dict[str, str] = {
     "tasks": "cctest.commands.bench_tasks",
     "syntactic": "cctest.commands.bench_syntactic",
     "turbulence": "cctest.commands.bench_turbulence",
+    "operational": "cctest.commands.bench_operational",
 }
 
 
@@ -38,7 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "action",
         nargs="*",
-        metavar="tasks | syntactic | compare RUN_A RUN_B | report RUN_DIR",
+        metavar="tasks | syntactic | turbulence | operational | compare RUN_A RUN_B | report RUN_DIR",
         help=(
             "a natural-language task suite (tasks: a task file), compare two finished runs, or rebuild "
             "one run's report; omit to run the completion benchmark on --dataset"

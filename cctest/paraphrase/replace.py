@@ -81,7 +81,8 @@ def replaceable_words(text: str, protect: Collection[str] = ()) -> list[tuple[in
     return out
 
 
-def _cased(neighbour: str, like: str) -> str:
+def cased(neighbour: str, like: str) -> str:
+    """``neighbour`` written in the case of the word it replaces."""
     if like.isupper() and len(like) > 1:
         return neighbour.upper()
     return neighbour[:1].upper() + neighbour[1:] if like[:1].isupper() else neighbour
@@ -91,7 +92,7 @@ def apply(text: str, replaced: Iterable[tuple[str, str, int]]) -> str:
     """``text`` with each (word, neighbour, offset) replacement made."""
     out = text
     for word, neighbour, offset in sorted(replaced, key=lambda r: -r[2]):
-        out = out[:offset] + _cased(neighbour, word) + out[offset + len(word) :]
+        out = out[:offset] + cased(neighbour, word) + out[offset + len(word) :]
     return out
 
 

