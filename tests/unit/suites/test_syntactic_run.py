@@ -3,11 +3,9 @@ for some prompts and wrong for others (so the degree is known exactly), and on t
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,11 +28,9 @@ def answer(prompt: str) -> str:
 
 
 @pytest.fixture
-def scripted_server() -> Iterator[tuple[str, list[str]]]:
-    """An OpenAI-style /v1/completions server on 127.0.0.1, in a thread with its own loop."""
+def scripted_server(serve_app: Callable[[web.Application], str]) -> tuple[str, list[str]]:
+    """An OpenAI-style /v1/completions and /v1/chat/completions server on 127.0.0.1."""
     seen: list[str] = []
-    ready = threading.Event()
-    state: dict[str, object] = {}
 
     async def completions(request: web.Request) -> web.Response:
         body = await request.json()
@@ -51,27 +47,10 @@ def scripted_server() -> Iterator[tuple[str, list[str]]]:
             {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
         )
 
-    async def serve() -> None:
-        app = web.Application()
-        app.router.add_post("/v1/completions", completions)
-        app.router.add_post("/v1/chat/completions", chat)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        state["port"] = runner.addresses[0][1]
-        state["stop"] = stop = asyncio.Event()
-        ready.set()
-        await stop.wait()
-        await runner.cleanup()
-
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    yield f"http://127.0.0.1:{state['port']}", seen
-    loop.call_soon_threadsafe(state["stop"].set)  # type: ignore[attr-defined]
-    thread.join(10)
+    app = web.Application()
+    app.router.add_post("/v1/completions", completions)
+    app.router.add_post("/v1/chat/completions", chat)
+    return serve_app(app), seen
 
 
 @pytest.mark.parametrize("mode", ["chat", "completion"])

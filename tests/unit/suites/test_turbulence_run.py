@@ -10,9 +10,8 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -50,11 +49,9 @@ def answer(question: str, seen_before: int) -> str:
 
 
 @pytest.fixture
-def chat_server() -> Iterator[tuple[str, list[str]]]:
-    """An OpenAI-style /v1/chat/completions server on 127.0.0.1, in a thread with its own loop."""
+def chat_server(serve_app: Callable[[web.Application], str]) -> tuple[str, list[str]]:
+    """An OpenAI-style /v1/chat/completions server on 127.0.0.1 answering by ``answer``."""
     seen: list[str] = []
-    ready = threading.Event()
-    state: dict[str, object] = {}
 
     async def chat(request: web.Request) -> web.Response:
         body = await request.json()
@@ -67,26 +64,9 @@ def chat_server() -> Iterator[tuple[str, list[str]]]:
             {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
         )
 
-    async def serve() -> None:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", chat)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        state["port"] = runner.addresses[0][1]
-        state["stop"] = stop = asyncio.Event()
-        ready.set()
-        await stop.wait()
-        await runner.cleanup()
-
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    yield f"http://127.0.0.1:{state['port']}", seen
-    loop.call_soon_threadsafe(state["stop"].set)  # type: ignore[attr-defined]
-    thread.join(10)
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    return serve_app(app), seen
 
 
 def _argv(url: str, run: Path, templates: str = "1,2,5,13") -> list[str]:
