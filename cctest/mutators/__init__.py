@@ -25,7 +25,7 @@ from ..context import Window, find_window
 from ..demutate import rename
 from ..errors import InputError, UnknownSchemeError
 from ..types import Mutant
-from . import form, gra, ini, irr, rel, rep, rtf
+from . import cmp, doc, fmt, form, gra, ini, irr, loop, rel, rep, rtf
 from ._analysis import (
     KeywordFacts,
     NamePool,
@@ -54,8 +54,13 @@ SCHEMES: dict[str, Scheme] = {
         gra.GRA_C,
         ini.SCHEME,
         form.SCHEME,
+        fmt.SCHEME,
+        cmp.SCHEME,
+        loop.SCHEME,
+        doc.SCHEME,
     )
 }
+DEFAULT_SCHEMES: tuple[str, ...] = tuple(n for n, s in SCHEMES.items() if s.default)
 CACHE_SIZE = 128
 MAX_ROUNDS = 3  # batches of candidates tried when some are dropped for their distance
 
@@ -111,9 +116,9 @@ def canonical_schemes(schemes: Sequence[str]) -> tuple[str, ...]:
 
 
 def scheme_names(schemes: Sequence[str]) -> list[str]:
-    """Validate scheme names (in any case); () means all, in registry order."""
+    """Validate scheme names (in any case); () means the default ones (all but LOOP), in registry order."""
     wanted = set(canonical_schemes(schemes))
-    return [s for s in SCHEMES if not wanted or s in wanted]
+    return [s for s in SCHEMES if s in wanted or (not wanted and SCHEMES[s].default)]
 
 
 def analyse(
@@ -150,6 +155,7 @@ def analyse(
         shadowed=shadowed,
         open_func=open_func,
         offsets=offsets,
+        reads_docs=(doc if doc is not None else scan_document(source)).reads_docs,
     )
 
 
@@ -381,6 +387,7 @@ def mutate_whole(source: str, scheme: str, *, context: str = "") -> Mutant:
 
 __all__ = [
     "SCHEMES",
+    "DEFAULT_SCHEMES",
     "MutationOutcome",
     "generate_mutants",
     "mutate_whole",

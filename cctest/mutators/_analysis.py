@@ -162,6 +162,7 @@ _INTROSPECTION_WORDS = (
     "locals",
     "vars",
 )
+_DOC_READERS = ("__doc__", "doctest", "pydoc", "getdoc", "cleandoc")
 _CALLEE = re.compile(r"(\bdef\s+)?([^\W\d]\w*)\s*$")
 _OPEN, _CLOSE = "([{", ")]}"
 _PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -175,6 +176,7 @@ class KeywordFacts:
     keywords: tuple[tuple[str, int], ...] = ()  # name -> occurrences of 'NAME=' after '(' or ','
     unpacked: frozenset[str] = frozenset()  # functions called with '**' or wrapped by partial
     introspected: bool = False  # parameter names may be read (inspect, __code__, ** on a non-name)
+    reads_docs: bool = False  # docstrings may be read (__doc__, doctest, pydoc, getdoc, cleandoc)
 
     def count(self, name: str) -> int:
         for n, c in self.keywords:
@@ -190,6 +192,7 @@ class KeywordFacts:
             tuple(sorted(counts.items())),
             self.unpacked | other.unpacked,
             self.introspected or other.introspected,
+            self.reads_docs or other.reads_docs,
         )
 
     def restrict(self, text: str, extra: frozenset[str] = frozenset()) -> KeywordFacts:
@@ -200,6 +203,7 @@ class KeywordFacts:
             tuple((n, c) for n, c in self.keywords if n in words),
             self.unpacked & words,
             self.introspected,
+            self.reads_docs,
         )
 
 
@@ -249,7 +253,8 @@ def _scan(text: str, start: int = 0) -> KeywordFacts:
                 introspected = True  # f()(**d), fs[0](**d): an unknown function
             elif not name[1]:  # 'def f(**kwargs)' is a signature, not a call
                 unpacked.add(name[2])
-    return KeywordFacts(tuple(sorted(counts.items())), frozenset(unpacked), introspected)
+    reads_docs = _mentions(text, start, _DOC_READERS)
+    return KeywordFacts(tuple(sorted(counts.items())), frozenset(unpacked), introspected, reads_docs)
 
 
 _scan_cache: LRU[str, KeywordFacts] = LRU(_REMEMBERED)

@@ -128,6 +128,13 @@ class Sites:
     irr: list[Site] = field(default_factory=list)
     gra: list[Site] = field(default_factory=list)
     ini: list[Site] = field(default_factory=list)
+    cmp: list[Site] = field(default_factory=list)  # CMP: comparisons that can be mirrored exactly
+    loops: list[Site] = field(default_factory=list)  # LOOP: for-range loops (checked by loop.py)
+    docs: list[Site] = field(default_factory=list)  # DOC: docstring statements (obj: the statement)
+    # FMT: every statement a line may go before (the stub included, unlike GRA's sites), and the
+    # named parameters of every function (a line break may go before or after each)
+    lines: list[Site] = field(default_factory=list)
+    params: list[Site] = field(default_factory=list)
     functions: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)  # (id, path) per function
     # per function index: variable name -> the Name nodes that refer to it in the function's body,
     # and the Name of its parameter (what a rename must change, for splicing)
@@ -443,6 +450,32 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
                 self.sites.wanted.add(id(node))
         return True
 
+    # CMP: a single comparison whose operands are of evident built-in types (cmp.py decides)
+    def visit_Comparison(self, node: cst.Comparison) -> bool:
+        from .cmp import mirrorable  # the rule lives with its scheme
+
+        if mirrorable(node, self._ints(), self.shadowed):
+            self.sites.cmp.append(self._site("cmp", 0, node))
+            self.sites.wanted.add(id(node))
+        return True
+
+    # LOOP: a for over range(...) at a function's own level (loop.py checks the rest)
+    def visit_For(self, node: cst.For) -> bool:
+        own = self.own
+        if (
+            own is not None
+            and node.asynchronous is None
+            and isinstance(node.target, cst.Name)
+            and isinstance(node.iter, cst.Call)
+            and isinstance(node.iter.func, cst.Name)
+            and node.iter.func.value == "range"
+            and "range" not in self.shadowed
+            and isinstance(node.body, cst.IndentedBlock)
+            and node.orelse is None
+        ):
+            self.sites.loops.append(self._site("loop", 0, node, name=node.target.value))
+        return True
+
     # GRA and INI: positions in blocks
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         super().visit_FunctionDef(node)
@@ -451,6 +484,22 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
         self.sites.functions.append((id(node), tuple(self.stack)))
         self.skip.add(id(node.name))
         p = node.params
+        named = (*p.posonly_params, *p.params, *p.kwonly_params)
+        for i, named_param in enumerate(named):
+            # "end": the closing bracket may go on a line of its own right after this name (the
+            # last parameter, plain: nothing follows its name before the ')')
+            end = (
+                i == len(named) - 1
+                and named_param.annotation is None
+                and named_param.default is None
+                and not isinstance(named_param.comma, cst.Comma)
+                and p.star_kwarg is None
+                and (named_param in p.kwonly_params or not isinstance(p.star_arg, cst.Param))
+                and named_param not in p.posonly_params
+            )
+            self.sites.params.append(
+                self._site("params", index, named_param.name, pos=i, name="end" if end else "")
+            )
         own = self.sites.names.setdefault(index, {})
         for param in (*p.posonly_params, *p.params, *p.kwonly_params, p.star_arg, p.star_kwarg):
             if isinstance(param, cst.Param):
@@ -487,11 +536,22 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
         first = 0
         if body and _is_docstring(body[0]):
             first = 1
+            self.sites.docs.append(self._site("doc", index, body[0]))
         if index == -1:
             futures = [i for i, s in enumerate(body) if _is_future(s)]
             if futures:
                 first = max(first, futures[-1] + 1)
         value_name = own.first_param or "" if own is not None else ""
+        # blank and comment lines are exact anywhere between statements, even before a docstring or
+        # the stub (where the user types next); a '#!' line or an encoding declaration at the top
+        # of a file is libcst's Module.header, above the first statement's text, so it stays put
+        for p in range(len(body) + 1):
+            # after the last statement too, where no stub closes the block (the line typed next)
+            if p == len(body) and (not body or is_stub(body[-1])):
+                break
+            self.sites.lines.append(self._site("block", index, node, pos=p))
+            if p < len(body) and is_stub(body[p]):
+                break
         for p in range(first, len(body)):
             if is_stub(body[p]):
                 break

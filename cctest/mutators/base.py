@@ -33,6 +33,7 @@ class Analysis:
     open_func: int = -1  # the function the unfinished tail continues, or -1
     # character offsets of the nodes schemes splice at (window mode); None: use transformers
     offsets: dict[int, tuple[int, int]] | None = None
+    reads_docs: bool = True  # the document (or its context) may read docstrings: DOC leaves them
 
     def splice(self, edits: list[tuple[cst.CSTNode | int, str]]) -> str:
         """The source with edits applied: (node, new text) replaces the node's text; (offset, text)
@@ -86,6 +87,9 @@ class Scheme(ABC):
 
     name: str = ""
     summary: str = ""
+    # used when no schemes are named; a scheme goes on by default only once it has passed the
+    # behaviour corpus, CPython's suites and the third-party suites (docs/mutant-safety.md)
+    default: bool = True
 
     @abstractmethod
     def variants(self, a: Analysis) -> list[Variant]:

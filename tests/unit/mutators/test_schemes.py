@@ -26,6 +26,7 @@ def test_registry_order_and_names():
     assert list(SCHEMES) == [
         *("REP_R", "REP_C", "REL_R", "REL_C", "IRR", "RTF", "GRA_R", "GRA_C", "INI"),
         "FORM",
+        *("FMT", "CMP", "LOOP", "DOC"),
     ]
 
 
@@ -554,11 +555,14 @@ def test_whole_mutants_behave_like_the_original():
             # their mean x solves count*x = total
             count = 0
             total = 0
-            for i in range(len(xs)):
+            n = len(xs)
+            for i in range(n):
                 count += 1
                 total = total + xs[i]
             if count and total > 0:
                 return count, total, extra
+            if n == 0:
+                return None
             return count + 1, -total, extra
         """
     )

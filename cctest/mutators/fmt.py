@@ -1,0 +1,111 @@
+"""FMT: change the layout only (ReCode's format transformations): what the model reads, not what runs.
+
+Three rewrites, each exact for every value because the compiler produces the same code from both
+texts (only line numbers after the edit move, as with GRA's and INI's inserted lines):
+
+- ``blank``: a blank line inserted before a statement of a block (never inside brackets or a
+  string: statements start at line starts, and the line goes before the statement's own leading
+  comments). Unlike GRA's dead code it may go before a docstring (which stays the first
+  statement) and before the line being typed (a blank line may even separate ``if`` from
+  ``else``); above a module's first statement it goes below the file's header comments (a
+  ``#!`` line and an encoding declaration stay on lines 1 and 2);
+- ``comment``: a comment line (``#``) inserted there instead;
+- ``wrap``: a line break inside a function's parameter list, before a parameter's name
+  (``def f(a, b):`` -> ``def f(\n        a, b):``), or after the last one's name
+  (``def f(a, b\n):``): inside brackets a line break between two tokens is whitespace;
+- ``parens``: an ``if``/``elif``/``while``/``assert``/ternary/comprehension condition wrapped in
+  parentheses (``if x > 0:`` -> ``if (x > 0):``). Parentheses around an expression change nothing
+  but grouping, and a whole condition is already one group; conditions that already have their
+  own parentheses are left alone.
+
+The rewrites are splices of the source text at the offsets of the sites' nodes, so comments and
+the user's own formatting elsewhere stay byte for byte.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from ._analysis import NamePool
+from ._sites import node_offsets
+from .base import Analysis, Applied, Scheme, Variant
+
+
+def with_offsets(a: Analysis) -> Analysis:
+    """``a`` with the text offsets of its sites' nodes (whole-file mode analyses without them)."""
+    if a.offsets is not None:
+        return a
+    code, offsets = node_offsets(a.module, a.sites.wanted)
+    if code != a.source:  # pragma: no cover - libcst round-trips exactly
+        raise ValueError("libcst did not reproduce the source")
+    return dataclasses.replace(a, offsets=offsets)
+
+
+class FMT(Scheme):
+    name = "FMT"
+    summary = "change the layout only (a blank or comment line, parentheses around a condition)"
+
+    def variants(self, a: Analysis) -> list[Variant]:
+        parens = [Variant(self.name, (s, "parens")) for s in reversed(a.sites.tests) if not s.obj.test.lpar]
+        wraps = [Variant(self.name, (s, "wrap")) for s in reversed(a.sites.params)]
+        wraps += [Variant(self.name, (s, "wrap_end")) for s in reversed(a.sites.params) if s.name == "end"]
+        blocks = list(reversed(a.sites.lines))
+        lines = [Variant(self.name, (s, "blank" if i % 2 == 0 else "comment")) for i, s in enumerate(blocks)]
+        # nearest the cursor first, the kinds interleaved; then the other line kind at each site
+        out: list[Variant] = []
+        for i in range(max(len(parens), len(lines), len(wraps))):
+            out += [x[i] for x in (lines, parens, wraps) if i < len(x)]
+        out += [Variant(self.name, (s, "comment" if i % 2 == 0 else "blank")) for i, s in enumerate(blocks)]
+        return out
+
+    def whole(self, a: Analysis) -> list[Variant]:
+        lines = [s for s in a.sites.lines if s.pos < len(s.obj.body)]  # before each statement
+        return [Variant(self.name, (s, "blank")) for s in lines] + [
+            Variant(self.name, (s, "parens")) for s in a.sites.tests if not s.obj.test.lpar
+        ]
+
+    def apply(
+        self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False
+    ) -> Applied | None:
+        if not variants:
+            return None
+        a = with_offsets(a)
+        assert a.offsets is not None
+        nl = a.module.default_newline
+        edits: list[tuple[int, int, str]] = []  # replace source[start:end] by text
+        for v in variants:
+            site, kind = v.key
+            if kind in ("wrap", "wrap_end"):
+                start, end = a.offsets[id(site.obj)]
+                at = start if kind == "wrap" else end
+                gap = at  # the spaces the line break replaces (no trailing whitespace)
+                while kind == "wrap" and gap > 0 and a.source[gap - 1] in " \t":
+                    gap -= 1
+                indent = "".join(site.indents) + a.module.default_indent * (2 if kind == "wrap" else 0)
+                edits.append((gap, at, nl + indent))
+            elif kind == "parens":
+                start, end = a.offsets[id(site.obj.test)]
+                edits.append((start, start, "("))
+                edits.append((end, end, ")"))
+            else:
+                body = site.obj.body
+                at = a.offsets[id(body[site.pos])][0] if site.pos < len(body) else a.offsets[id(body[-1])][1]
+                edits.append((at, at, nl if kind == "blank" else "".join(site.indents) + "#" + nl))
+        return Applied(code=splice(a.source, edits), same_structure=True)
+
+
+def splice(source: str, edits: list[tuple[int, int, str]]) -> str:
+    """``source`` with each span ``[start, end)`` replaced by its text (overlapping edits: the
+    first one in the text wins)."""
+    out, last = [], 0
+    for start, end, text in sorted(edits, key=lambda e: (e[0], e[1])):
+        if start < last:
+            continue
+        out += [source[last:start], text]
+        last = end
+    out.append(source[last:])
+    return "".join(out)
+
+
+SCHEME = FMT()
