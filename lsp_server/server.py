@@ -41,17 +41,17 @@ from pygls.workspace import TextDocument
 
 from cctest import __version__
 from cctest._cache import LRU
-from cctest.backends import create_backend
 from cctest.backends.base import Backend
 from cctest.config import Settings
 from cctest.defects import EXPORT_FORMATS, DefectStore
 from cctest.engine import Engine
-from cctest.errors import BackendError, BackendTimeout, CCTestError, DefectLogError
+from cctest.errors import BackendError, BackendTimeout, DefectLogError
 from cctest.redact import redact_settings
 from cctest.types import EngineResult, Prompt
 
 from . import convert, transport
 from . import settings as wire
+from .backends import BackendHolder, describe_failure
 from .documents import DocumentUnavailable, document
 from .jobs import JobTable
 from .protocol import CCTestProtocol
@@ -62,7 +62,6 @@ CACHE_SIZE = 256  # engine results kept for repeated prompts
 SERVED_SIZE = 4096  # request ids remembered for acceptance reports
 MAX_BACKGROUND = 2  # monitor-mode checks running at once; more are skipped (and counted)
 VERDICT_NOTIFICATION = "cctest/verdict"
-BACKEND_RETRY_S = 10.0  # a backend that failed to be built is not rebuilt sooner for the same settings
 
 T = TypeVar("T")
 
@@ -124,15 +123,12 @@ class CCTestServer(LanguageServer):
         self.overrides: dict[str, Any] = {}
         self.settings = Settings()
         self._pending_warnings: list[str] = []
-        self._backend: Backend | None = None
-        self._backend_key: tuple[Any, ...] | None = None
-        self._building: tuple[tuple[Any, ...], asyncio.Future[Backend]] | None = None
-        self._backend_failure: tuple[tuple[Any, ...], float, str] | None = None
         self._healthy = True
         self.cache: LRU[tuple[Any, ...], Outcome] = LRU(CACHE_SIZE)
         self.served: LRU[str, tuple[str, Ticket]] = LRU(SERVED_SIZE)  # request id -> (uri, ticket)
         self.counters: Counter[str] = Counter()
         self.jobs: JobTable[Outcome] = JobTable(self.counters)
+        self.backends = BackendHolder(lambda: self.settings, self.spawn, self.counters)
         self._tasks: set[asyncio.Task[Any]] = set()  # background checks and writes, kept alive
         self._writes: set[asyncio.Task[Any]] = set()
         self._background_checks = 0
@@ -224,55 +220,7 @@ class CCTestServer(LanguageServer):
 
     # -- the backend ----------------------------------------------------------------------------
     async def backend(self) -> Backend:
-        """The backend for the current settings, built (off the event loop) on first use.
-
-        The build is a task of its own, shielded from the requests that wait for it: a request
-        cancelled while a model loads must not abandon the load (the next one would start another).
-        """
-        settings = self.settings
-        key = wire.backend_key(settings)
-        if self._backend is not None and self._backend_key == key:
-            return self._backend
-        if self._building is None or self._building[0] != key:
-            failure = self._backend_failure
-            if failure and failure[0] == key and time.monotonic() - failure[1] < BACKEND_RETRY_S:
-                raise BackendError(failure[2])
-            task = asyncio.ensure_future(self._build_backend(settings, key))
-            # a build nobody waits for any more must not warn "exception never retrieved"
-            task.add_done_callback(lambda t: t.cancelled() or t.exception())
-            self._building = (key, task)
-        return await asyncio.shield(self._building[1])
-
-    async def _build_backend(self, settings: Settings, key: tuple[Any, ...]) -> Backend:
-        try:
-            # building may load a model from disk: seconds of work, in a thread
-            backend = await asyncio.to_thread(create_backend, settings)
-            self.counters["backend_builds"] += 1
-        except Exception as exc:
-            message = _describe_failure(exc)
-            self._backend_failure = (key, time.monotonic(), message)
-            if not isinstance(exc, CCTestError):
-                log.exception("building the %s backend failed", settings.backend)
-            raise BackendError(message) from exc
-        finally:
-            if self._building is not None and self._building[0] == key:
-                self._building = None
-        if key != wire.backend_key(self.settings):  # the settings moved on while it was built
-            self.spawn(self._close_backend(backend))
-            return backend
-        self._backend_failure = None
-        old, self._backend, self._backend_key = self._backend, backend, key
-        if old is not None:
-            self.spawn(self._close_backend(old))
-        log.info("backend ready: %s", backend.describe())
-        return backend
-
-    @staticmethod
-    async def _close_backend(backend: Backend) -> None:
-        try:
-            await backend.aclose()
-        except Exception:
-            log.warning("closing the old backend failed", exc_info=True)
+        return await self.backends.get()
 
     async def warm_up(self) -> None:
         """Build the backend (load the model) before the first request needs it."""
@@ -288,7 +236,7 @@ class CCTestServer(LanguageServer):
         if self._healthy:
             self._healthy = False
             self.log_to_client(
-                f"cctest: the {self.settings.backend} backend failed: {_describe_failure(exc)} "
+                f"cctest: the {self.settings.backend} backend failed: {describe_failure(exc)} "
                 "Completions are empty until it answers again.",
                 lsp.MessageType.Error,
             )
@@ -344,7 +292,7 @@ class CCTestServer(LanguageServer):
         store = self.store()
         if store is None:
             return None
-        backend = self._backend
+        backend = self.backends.current
         try:
             record_id = await asyncio.to_thread(
                 store.add,
@@ -597,7 +545,7 @@ class CCTestServer(LanguageServer):
             "monitorChecks": self.counters["monitor_checks"],
             "monitorSkipped": self.counters["monitor_skipped"],
             "meanTimingsMs": means,
-            "backend": self._backend.describe() if self._backend is not None else None,
+            "backend": self.backends.describe(),
             "settings": wire.to_wire(self.settings),
             "defectLog": str(self.settings.defect_log_path()),
             "log": log_stats,
@@ -614,11 +562,6 @@ async def _within(seconds: float, settings: Settings, work: Awaitable[T]) -> T:
             return await work
     except asyncio.TimeoutError as exc:
         raise BackendTimeout(f"no completion within {settings.timeout:g} seconds.") from exc
-
-
-def _describe_failure(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text if text.endswith(".") else text + "."
 
 
 def _plain(value: Any) -> Any:
