@@ -157,3 +157,18 @@ def test_bad_options_are_one_sentence_and_exit_2(tmp_path, capsys, extra):
     assert main(["bench", "turbulence", *extra, "--backend", "rules", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("cctest: ") and err.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_suite_on_the_bundled_model_for_two_templates(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    argv = ["bench", "turbulence", "--templates", "1,13", "--instances", "2", "--rounds", "1"]
+    assert main([*argv, "--inputs", "10", "--no-progress", "--out", str(run)]) == 0
+    config, records = load_run(run)
+    assert config["backend"] == "hf" and config["kind"] == "turbulence" and len(records) == 4
+    for r in records:
+        assert r["rounds"][0]["category"] is not None and r["rounds"][0]["answer"] is not None
+        assert r["meta"]["template"] in ("Q1", "Q13") and len(r["meta"]["params"]) == 2
+    summary = json.loads((run / "summary.json").read_text())
+    assert set(summary["corrsc"]) == {"Q1", "Q13"} and all(0 <= s <= 1 for s in summary["corrsc"].values())
+    assert sum(summary["classes"]["counts"].values()) == 2 and sum(summary["histogram"].values()) == 2
