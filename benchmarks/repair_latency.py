@@ -1,0 +1,231 @@
+"""What a repair-mode request costs where people type, as a ratio to a plain completion, in one run.
+
+    python benchmarks/repair_latency.py                          # 20 positions, both models
+    python benchmarks/repair_latency.py --positions 2 --models bundled
+
+Seeded random cursor positions inside function bodies of standard-library modules (the sample of
+``benchmarks/mutant_supply.py``: the text before the cursor is the prompt, the text after it the
+suffix). At each position, interleaved and in alternating order:
+
+* plain: one ``generate`` of the prompt alone (the same model, token budget and threads);
+* cctest: one ``Engine.run`` of the prompt (k mutants, detection, repair), as the editor's
+  repair mode waits for it.
+
+Boundary stops are off for both (every row writes ``--max-new-tokens`` unless the model ends it
+with EOS): the worst case, and the same amount of text on both sides. The ratio is cctest's wall
+time over plain's at the same position. Printed: median and p90 of the ratio over the positions
+that got all k mutants (the figure the target is about), over every position, and per number of
+variants (1 + mutants).
+
+Models (``--models``, comma-separated):
+
+* ``bundled``: the bundled model;
+* ``llama135m``: a Llama-shaped model of SmolLM-135M's shape (30 layers, hidden 576, 9 heads /
+  3 key-value heads, intermediate 1536, context 2048) built from a config with random weights in
+  a temporary directory, with the bundled tokenizer (no download);
+* or a model directory.
+
+Two clocks: wall time, and the CPU time this process used (all its threads). On a machine shared
+with other work the wall clock swings with their load (ratios are taken between neighbouring
+measurements at the same position, which cancels some of it); the CPU time is the work done.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from mutant_supply import stdlib_positions  # noqa: E402
+
+from cctest.backends.base import GenerationOptions  # noqa: E402
+from cctest.backends.hf import HFBackend  # noqa: E402
+from cctest.config import Settings  # noqa: E402
+from cctest.engine import Engine  # noqa: E402
+from cctest.types import Prompt  # noqa: E402
+
+SMOLLM_135M_SHAPE: dict[str, Any] = {
+    "hidden_size": 576,
+    "intermediate_size": 1536,
+    "num_hidden_layers": 30,
+    "num_attention_heads": 9,
+    "num_key_value_heads": 3,
+    "max_position_embeddings": 2048,
+    "tie_word_embeddings": True,
+}
+
+
+@dataclass
+class Sample:
+    where: str
+    variants: int
+    plain: float  # wall seconds
+    cctest: float
+    plain_cpu: float  # CPU seconds of this process (all its threads)
+    cctest_cpu: float
+
+    def ratio(self, clock: str) -> float:
+        if clock == "cpu":
+            return self.cctest_cpu / self.plain_cpu
+        return self.cctest / self.plain
+
+
+@contextmanager
+def llama_135m() -> Iterator[Path]:
+    """A directory holding a random-weight model of SmolLM-135M's shape and the bundled tokenizer."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from cctest.models import bundled_model_path
+
+    bundled = bundled_model_path()
+    with tempfile.TemporaryDirectory(prefix="cctest-llama135m-") as tmp:
+        out = Path(tmp)
+        for f in ("tokenizer.json", "tokenizer_config.json"):
+            shutil.copy(bundled / f, out / f)
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(out, local_files_only=True)
+        eos = tok.eos_token_id if tok.eos_token_id is not None else 0
+        config = LlamaConfig(vocab_size=len(tok), bos_token_id=eos, eos_token_id=eos, **SMOLLM_135M_SHAPE)
+        torch.manual_seed(0)
+        LlamaForCausalLM(config).save_pretrained(out)
+        yield out
+
+
+@contextmanager
+def model_dir(name: str) -> Iterator[Path | None]:
+    if name == "bundled":
+        yield None
+    elif name == "llama135m":
+        with llama_135m() as path:
+            yield path
+    else:
+        yield Path(name)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0-100), linear between the closest ranks."""
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    at = (len(ordered) - 1) * q / 100
+    lo = int(at)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (at - lo)
+
+
+def timed_plain(backend: HFBackend, text: str) -> tuple[float, float]:
+    """Wall and CPU seconds of one plain ``generate``."""
+    t, cpu = time.perf_counter(), time.process_time()
+    backend.generate([text])
+    return time.perf_counter() - t, time.process_time() - cpu
+
+
+def timed_cctest(engine: Engine, prompt: Prompt) -> tuple[float, float, int]:
+    """Wall and CPU seconds of one engine request, and how many variants it completed."""
+    t, cpu = time.perf_counter(), time.process_time()
+    result = asyncio.run(engine.run(prompt))
+    return time.perf_counter() - t, time.process_time() - cpu, 1 + len(result.mutants)
+
+
+def measure(
+    backend: HFBackend, settings: Settings, positions: Sequence[tuple[str, str, str]]
+) -> list[Sample]:
+    engine = Engine(backend, settings)
+    engine_prompt = Prompt(text="def f(x):\n    return x\n")
+    asyncio.run(engine.run(engine_prompt))  # warm-up: first-call costs out of the figures
+    samples = []
+    for i, (where, before, after) in enumerate(positions):
+        prompt = Prompt(text=before, suffix=after)
+
+        if i % 2:  # alternate the order, so neither side always runs on a warmer cache
+            (c, c_cpu, n), (p, p_cpu) = timed_cctest(engine, prompt), timed_plain(backend, before)
+        else:
+            (p, p_cpu), (c, c_cpu, n) = timed_plain(backend, before), timed_cctest(engine, prompt)
+        s = Sample(where, n, p, c, p_cpu, c_cpu)
+        samples.append(s)
+        print(
+            f"  {where:<26} {n:2d} variants  wall {p * 1000:6.0f} / {c * 1000:6.0f} ms"
+            f" {s.ratio('wall'):5.2f}x"
+            f"  CPU {p_cpu * 1000:6.0f} / {c_cpu * 1000:6.0f} ms {s.ratio('cpu'):5.2f}x"
+        )
+    return samples
+
+
+def report(samples: Sequence[Sample], variants: int) -> dict[str, float]:
+    def line(label: str, got: Sequence[Sample]) -> None:
+        if not got:
+            print(f"  {label:<34} no positions")
+            return
+        figures = []
+        for clock in ("wall", "cpu"):
+            r = [s.ratio(clock) for s in got]
+            figures.append(f"{clock:>4}: median {statistics.median(r):5.2f}x p90 {percentile(r, 90):5.2f}x")
+        print(f"  {label:<34} {len(got):3d} positions  " + "   ".join(figures))
+
+    full = [s for s in samples if s.variants >= variants]
+    line(f"all {variants - 1} mutants ({variants} variants)", full)
+    line("every position", samples)
+    by_n: dict[int, list[Sample]] = defaultdict(list)
+    for s in samples:
+        by_n[s.variants].append(s)
+    for n in sorted(by_n):
+        line(f"  {n} variants", by_n[n])
+    ratios = [s.ratio("wall") for s in full]
+    return {"median": statistics.median(ratios), "p90": percentile(ratios, 90)} if ratios else {}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--positions", type=int, default=20, help="cursor positions per model (default 20)")
+    ap.add_argument("--models", default="bundled,llama135m", help="bundled, llama135m or model directories")
+    ap.add_argument("--seed", type=int, default=20231116)
+    ap.add_argument("-k", "--mutants", type=int, default=10)
+    ap.add_argument("--max-new-tokens", type=int, default=32)
+    ap.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
+    args = ap.parse_args(argv)
+    if args.positions < 1 or args.mutants < 1 or args.max_new_tokens < 1 or args.threads < 0:
+        print(
+            "--positions, -k and --max-new-tokens must be at least 1, --threads at least 0.", file=sys.stderr
+        )
+        return 2
+    import torch
+
+    positions = stdlib_positions(args.positions, random.Random(args.seed))
+    settings = Settings(mutants=args.mutants, max_new_tokens=args.max_new_tokens, threads=args.threads)
+    print(
+        f"{args.positions} stdlib positions (seed {args.seed}); k = {args.mutants}; "
+        f"{args.max_new_tokens} new tokens, boundary stops off; torch {torch.__version__}"
+    )
+    for name in [m.strip() for m in args.models.split(",") if m.strip()]:
+        with model_dir(name) as path:
+            backend = HFBackend(
+                path,
+                options=GenerationOptions(max_new_tokens=args.max_new_tokens),
+                threads=args.threads,
+                boundaries=False,
+            )
+            print(f"\n{name}: {backend.describe()}, {torch.get_num_threads()} thread(s)")
+            samples = measure(backend, settings, positions)
+            print(f"ratio cctest / plain ({name}):")
+            report(samples, args.mutants + 1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

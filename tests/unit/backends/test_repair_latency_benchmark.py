@@ -1,0 +1,44 @@
+"""The repair-latency figure's script runs with the bundled model (no threshold asserted: the
+figure is reported, not tested)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+SCRIPT = ROOT / "benchmarks" / "repair_latency.py"
+
+
+def _run(*args: str, timeout: int) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_repair_latency_script_runs_on_two_positions() -> None:
+    done = _run("--positions", "2", "--models", "bundled", "--max-new-tokens", "8", timeout=600)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    rows = re.findall(r"(\d+) variants\s+wall\s+\d+ / +\d+ ms\s+([\d.]+)x\s+CPU", out)
+    assert len(rows) == 2  # one line per position, each with its ratio
+    assert all(1 <= int(n) <= 11 and float(r) > 0 for n, r in rows)
+    # the per-variant-count lines account for every position
+    per = re.findall(r"^\s+(\d+) variants\s+(\d+) positions", out, flags=re.M)
+    assert sum(int(p) for _, p in per) == 2
+    assert re.search(r"every position\s+2 positions\s+wall: median\s+[\d.]+x p90\s+[\d.]+x", out)
+
+
+def test_repair_latency_script_rejects_a_bad_count() -> None:
+    done = _run("--positions", "0", timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
