@@ -33,6 +33,14 @@ both are given the API key wins and the URL's credentials are not sent (logged o
 appears in ``describe()``, a log line or an error message: URLs are shown through
 ``cctest.redact.redact_url``. Completions are cut at their natural end by the same rules as the
 local backend (``_stop``).
+
+Fill in the middle (the ``fim`` setting, see ``fim.py``): with the code after the cursor, OpenAI
+and Ollama requests carry it in the server's own ``suffix`` field (Ollama then formats the
+prompt with the model's template, so ``raw`` is left out). A server that refuses the field (an
+answer of 400, 404, 422 or 501 to a request carrying it) is asked again with a client-side template
+when ``fim`` names one, else without the suffix; this is logged once, and later calls go straight
+there. TGI has no suffix field: it is sent the prompt laid out in the named template (``fim``
+``auto`` there means no suffix, logged once).
 """
 
 from __future__ import annotations
@@ -64,10 +72,12 @@ from ..errors import (
 from ..redact import redact_url
 from ._stop import BoundaryStopper
 from .base import Backend, GenerationOptions, Message, Outcome
+from .fim import FimTemplate, named_template
 
 log = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+SUFFIX_REFUSALS = frozenset({400, 404, 422, 501})  # a server's answer to a field it does not take
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # per answer, on the wire and again unpacked
 CHARS_PER_TOKEN = 64  # a completion is cut at max_new_tokens * this many characters
 MIN_COMPLETION_CHARS = 4096
@@ -151,11 +161,25 @@ class Provider:
     build: Callable[[str, GenerationOptions, str | None], dict[str, Any]]
     parse: Callable[[Any], str]
     expects: str  # what the parser looks for, for error messages
+    suffix: Callable[[dict[str, Any], str], None] | None = None  # puts the suffix in a body
+
+
+def _openai_suffix(body: dict[str, Any], suffix: str) -> None:
+    body["suffix"] = suffix
+
+
+def _ollama_suffix(body: dict[str, Any], suffix: str) -> None:
+    body["suffix"] = suffix
+    body.pop("raw", None)  # Ollama fills in the middle through the model's own template
 
 
 PROVIDER_TABLE: dict[str, Provider] = {
-    "openai": Provider("openai", "/v1/completions", openai_request, openai_response, "choices[0].text"),
-    "ollama": Provider("ollama", "/api/generate", ollama_request, ollama_response, "response"),
+    "openai": Provider(
+        "openai", "/v1/completions", openai_request, openai_response, "choices[0].text", _openai_suffix
+    ),
+    "ollama": Provider(
+        "ollama", "/api/generate", ollama_request, ollama_response, "response", _ollama_suffix
+    ),
     "tgi": Provider("tgi", "/generate", tgi_request, tgi_response, "generated_text"),
 }
 
@@ -290,6 +314,7 @@ class HTTPBackend(Backend):
         max_retries: int = 3,
         boundaries: bool = True,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
+        fim: str = "auto",
     ) -> None:
         full = endpoint_url(url, provider)
         # the URL's user:password is kept apart and sent as a header of ours (or not at all, when
@@ -313,6 +338,10 @@ class HTTPBackend(Backend):
         self.max_retries = max(0, int(max_retries))
         self.boundaries = boundaries
         self.max_response_bytes = max(1024, int(max_response_bytes))
+        self.fim = fim
+        self.template: FimTemplate | None = named_template(fim)  # the client-side one, if named
+        self._suffix_refused = provider == "tgi"  # TGI takes no suffix field
+        self._fim_note_logged = False
         self.max_completion_chars = max(MIN_COMPLETION_CHARS, CHARS_PER_TOKEN * self.options.max_new_tokens)
         self._shown_url = redact_url(str(self.url))
         self._auth_note_logged = False
@@ -335,6 +364,7 @@ class HTTPBackend(Backend):
             options=generation_options(settings),
             timeout=settings.timeout,
             max_concurrency=settings.max_concurrency,
+            fim=settings.fim,
         )
 
     def describe(self) -> str:
@@ -391,20 +421,53 @@ class HTTPBackend(Backend):
     async def complete(
         self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
     ) -> list[Outcome]:
-        # suffixes: the providers' plain completion endpoints take no suffix, so it is not sent
+        """One completion per prompt; with ``suffixes``, filled in between (module docstring)."""
         if not prompts:
             return []
         # the user's deadline starts now, before any prompt waits for a free slot
         deadline = asyncio.get_running_loop().time() + self.timeout
+        if self.fim == "off" or suffixes is None or not any(s.strip() for s in suffixes):
+            suffixes = None
         if self._closed:
             async with self._new_session() as own:
-                return await self._complete_all(own, prompts, deadline)
+                return await self._complete_all(own, prompts, suffixes, deadline)
         session = self._get_session()
         self._inflight += 1
         try:
-            return await self._complete_all(session, prompts, deadline)
+            return await self._complete_all(session, prompts, suffixes, deadline)
         finally:
             self._inflight -= 1
+
+    @property
+    def fim_mode(self) -> str:
+        """How the code after the cursor reaches the server: ``suffix`` (the server's field),
+        a client-side template's description, or ``none``."""
+        if self.fim == "off":
+            return "none"
+        if not self._suffix_refused and self.provider.suffix is not None:
+            return "suffix"
+        return self.template.describe() if self.template is not None else "none"
+
+    def _body(self, prompt: str, suffix: str | None) -> dict[str, Any]:
+        """A completion request for ``prompt`` with the code after the cursor as ``fim_mode`` says."""
+        p = self.provider
+        mode = self.fim_mode if suffix is not None else "none"
+        if mode == "suffix" and p.suffix is not None and suffix is not None:
+            body = p.build(prompt, self.options, self.model_name)
+            p.suffix(body, suffix)
+            return body
+        if mode != "none" and self.template is not None and suffix is not None:
+            return p.build(self.template.prompt(prompt, suffix), self.options, self.model_name)
+        if suffix is not None:
+            self._note_fim("takes no suffix and no FIM template is set (the fim setting)")
+        return p.build(prompt, self.options, self.model_name)
+
+    def _note_fim(self, why: str) -> None:
+        if not self._fim_note_logged:
+            self._fim_note_logged = True
+            log.warning(
+                "%s %s; completions are asked without the code after the cursor", self._shown_url, why
+            )
 
     async def chat(self, conversations: Sequence[Sequence[Message]]) -> list[Outcome]:
         """One answer per conversation from the provider's chat endpoint (OpenAI
@@ -431,14 +494,36 @@ class HTTPBackend(Backend):
             self._inflight -= 1
 
     async def _complete_all(
-        self, session: aiohttp.ClientSession, prompts: Sequence[str], deadline: float
+        self,
+        session: aiohttp.ClientSession,
+        prompts: Sequence[str],
+        suffixes: Sequence[str] | None,
+        deadline: float,
     ) -> list[Outcome]:
         p = self.provider
-        jobs = [
-            (self.url, p.build(prompt, self.options, self.model_name), p.parse, p.expects)
-            for prompt in prompts
-        ]
-        return await self._send_all(session, jobs, deadline, list(prompts))
+        tails: Sequence[str | None] = suffixes if suffixes is not None else [None] * len(prompts)
+        asked_suffix = suffixes is not None and self.fim_mode == "suffix"
+        jobs = [(self.url, self._body(x, s), p.parse, p.expects) for x, s in zip(prompts, tails, strict=True)]
+        out = await self._send_all(session, jobs, deadline, list(prompts))
+        refused = [i for i, o in enumerate(out) if isinstance(o, _SuffixRefused)]
+        if asked_suffix and refused:
+            self._suffix_refused = True
+            if self.template is None:
+                self._note_fim("refused the suffix field")
+            else:
+                log.warning(
+                    "%s refused the suffix field; the FIM template %s is used instead",
+                    self._shown_url,
+                    self.template.describe(),
+                )
+            again = [(self.url, self._body(prompts[i], tails[i]), p.parse, p.expects) for i in refused]
+            for i, o in zip(
+                refused,
+                await self._send_all(session, again, deadline, [prompts[i] for i in refused]),
+                strict=True,
+            ):
+                out[i] = o
+        return out
 
     async def _send_all(
         self,
@@ -489,6 +574,8 @@ class HTTPBackend(Backend):
             if status == 200:
                 return self._parse(payload, parse, expects)
             error = self._status_error(status, reason, payload)
+            if status in SUFFIX_REFUSALS and "suffix" in body:
+                raise _SuffixRefused(str(error))
             if status not in RETRY_STATUSES or attempt >= self.max_retries:
                 raise error
             delay = (
@@ -612,6 +699,10 @@ class HTTPBackend(Backend):
 
     def _timeout_error(self) -> BackendTimeout:
         return BackendTimeout(f"{self._shown_url} gave no completion within {self.timeout:g} s.")
+
+
+class _SuffixRefused(BackendResponseError):
+    """The server refused a request that carried the ``suffix`` field."""
 
 
 def _retry_after(value: str | None) -> float | None:

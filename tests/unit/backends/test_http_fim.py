@@ -1,0 +1,105 @@
+"""The HTTP backend fills in the middle: the request bodies a real local aiohttp server receives
+for OpenAI's and Ollama's ``suffix``, a server that refuses it, and TGI with a client-side template."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from aiohttp import web
+from test_http_backend import ok, server
+
+from cctest.backends.fim import FAMILIES
+from cctest.backends.http import HTTPBackend
+
+PREFIXES = ["def area(r):\n    return ", "def area(radius):\n    return "]
+SUFFIXES = ["\n\n\nprint(area(2))\n", "\n\n\nprint(area(2))\n"]
+
+
+def recorder(bodies: list[dict[str, Any]], refuse_suffix: bool = False) -> Any:
+    async def handler(request: web.Request) -> web.Response:
+        body = await request.json()
+        bodies.append(body)
+        if refuse_suffix and "suffix" in body:
+            return web.json_response({"error": "suffix is not supported"}, status=422)
+        if "inputs" in body:
+            return web.json_response({"generated_text": "3.14 * r * r\n"})
+        if "options" in body:
+            return web.json_response({"response": "3.14 * r * r\n", "done": True})
+        return ok("3.14 * r * r\n")
+
+    return handler
+
+
+async def test_openai_sends_the_suffix_field() -> None:
+    bodies: list[dict[str, Any]] = []
+    async with server({"/v1/completions": recorder(bodies)}) as url:
+        async with (backend := HTTPBackend(url)):
+            assert backend.fim_mode == "suffix"
+            out = await backend.complete(PREFIXES, suffixes=SUFFIXES)
+            assert out == ["3.14 * r * r\n"] * 2
+            await backend.complete(PREFIXES[:1])  # no suffix: none sent
+    by_prompt = {b["prompt"]: b for b in bodies[:2]}
+    assert {p: by_prompt[p]["suffix"] for p in PREFIXES} == dict(zip(PREFIXES, SUFFIXES, strict=True))
+    assert "suffix" not in bodies[2]
+
+
+async def test_ollama_sends_the_suffix_field_without_raw() -> None:
+    bodies: list[dict[str, Any]] = []
+    async with server({"/api/generate": recorder(bodies)}) as url:
+        async with (backend := HTTPBackend(url, provider="ollama", model_name="coder")):
+            await backend.complete(PREFIXES[:1], suffixes=SUFFIXES[:1])
+            await backend.complete(PREFIXES[:1])
+    assert bodies[0]["prompt"] == PREFIXES[0] and bodies[0]["suffix"] == SUFFIXES[0]
+    assert "raw" not in bodies[0]
+    assert bodies[1]["raw"] is True and "suffix" not in bodies[1]
+
+
+async def test_a_refused_suffix_falls_back_to_the_configured_template(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    bodies: list[dict[str, Any]] = []
+    async with server({"/v1/completions": recorder(bodies, refuse_suffix=True)}) as url:
+        async with (backend := HTTPBackend(url, fim="starcoder")):
+            with caplog.at_level(logging.WARNING, logger="cctest.backends.http"):
+                assert await backend.complete(PREFIXES[:1], suffixes=SUFFIXES[:1]) == ["3.14 * r * r\n"]
+                assert await backend.complete(PREFIXES[1:], suffixes=SUFFIXES[1:]) == ["3.14 * r * r\n"]
+            assert backend.fim_mode == "starcoder (psm)"
+    # asked once with the field, refused, then the template, and later calls go straight there
+    assert [("suffix" in b) for b in bodies] == [True, False, False]
+    assert bodies[1]["prompt"] == FAMILIES["starcoder"].prompt(PREFIXES[0], SUFFIXES[0])
+    assert bodies[2]["prompt"] == FAMILIES["starcoder"].prompt(PREFIXES[1], SUFFIXES[1])
+    assert len([r for r in caplog.records if "refused the suffix" in r.getMessage()]) == 1
+
+
+async def test_a_refused_suffix_without_a_template_is_dropped_with_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    bodies: list[dict[str, Any]] = []
+    async with server({"/v1/completions": recorder(bodies, refuse_suffix=True)}) as url:
+        async with (backend := HTTPBackend(url)):
+            with caplog.at_level(logging.WARNING, logger="cctest.backends.http"):
+                for _ in range(2):
+                    assert await backend.complete(PREFIXES, suffixes=SUFFIXES) == ["3.14 * r * r\n"] * 2
+            assert backend.fim_mode == "none"
+    assert [("suffix" in b) for b in bodies] == [True, True, False, False, False, False]
+    assert sorted(b["prompt"] for b in bodies[2:4]) == sorted(PREFIXES)
+    assert len([r for r in caplog.records if "without the code after the cursor" in r.getMessage()]) == 1
+
+
+async def test_tgi_gets_the_client_side_template(caplog: pytest.LogCaptureFixture) -> None:
+    bodies: list[dict[str, Any]] = []
+    async with server({"/generate": recorder(bodies)}) as url:
+        async with (backend := HTTPBackend(url, provider="tgi", fim="codellama-spm")):
+            assert backend.fim_mode == "codellama-spm (spm)"
+            await backend.complete(PREFIXES[:1], suffixes=SUFFIXES[:1])
+        async with (plain := HTTPBackend(url, provider="tgi")):  # auto: TGI has no suffix field
+            with caplog.at_level(logging.WARNING, logger="cctest.backends.http"):
+                await plain.complete(PREFIXES[:1], suffixes=SUFFIXES[:1])
+        async with (off := HTTPBackend(url, fim="off", provider="tgi")):
+            await off.complete(PREFIXES[:1], suffixes=SUFFIXES[:1])
+    assert bodies[0]["inputs"] == FAMILIES["codellama-spm"].prompt(PREFIXES[0], SUFFIXES[0])
+    assert bodies[0]["inputs"].endswith(PREFIXES[0])
+    assert bodies[1]["inputs"] == PREFIXES[0] and bodies[2]["inputs"] == PREFIXES[0]
+    assert len([r for r in caplog.records if "no FIM template" in r.getMessage()]) == 1
