@@ -88,10 +88,10 @@ def identifiers(text: str) -> Iterator[tuple[int, int]]:
     >>> [src[s:e] for s, e in identifiers(src)]
     ['Param1', 'w']
     """
-    yield from _scan(text, 0, len(text))
+    yield from _identifier_spans(text, 0, len(text))
 
 
-def _scan(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+def _identifier_spans(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     brackets: list[str] = []
     prev = ""  # the last significant character before the current token
     i = start
@@ -116,7 +116,7 @@ def _scan(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
                     else close
                 )
                 for fs, fe in _fstring_fields(text, body, body_end):
-                    yield from _scan(text, fs, fe)
+                    yield from _identifier_spans(text, fs, fe)
             i = close
             prev = "s"
             continue

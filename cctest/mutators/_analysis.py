@@ -222,7 +222,7 @@ def _mentions(text: str, start: int, words: Iterable[str]) -> bool:
     return False
 
 
-def _scan(text: str, start: int = 0) -> KeywordFacts:
+def _keyword_facts(text: str, start: int = 0) -> KeywordFacts:
     counts: dict[str, int] = {}
     for m in _KEYWORD_USE.finditer(text, start):
         counts[m[1]] = counts.get(m[1], 0) + 1
@@ -257,7 +257,7 @@ def _scan(text: str, start: int = 0) -> KeywordFacts:
     return KeywordFacts(tuple(sorted(counts.items())), frozenset(unpacked), introspected, reads_docs)
 
 
-_scan_cache: LRU[str, KeywordFacts] = LRU(_REMEMBERED)
+_keyword_cache: LRU[str, KeywordFacts] = LRU(_REMEMBERED)
 _words_cache: LRU[str, frozenset[str]] = LRU(_REMEMBERED)
 _WORD = re.compile(r"[^\W\d]\w*")
 
@@ -268,7 +268,7 @@ def _words(text: str) -> frozenset[str]:
 
 
 def _scan_remembered(text: str) -> KeywordFacts:
-    return _scan_cache.get_or_compute(text, lambda: _scan(text))
+    return _keyword_cache.get_or_compute(text, lambda: _keyword_facts(text))
 
 
 def scan_document(text: str, context: str = "", *, head: str = "") -> KeywordFacts:
@@ -290,7 +290,7 @@ def scan_document(text: str, context: str = "", *, head: str = "") -> KeywordFac
             i -= 1
         if i >= 0 and head[i] in "(,":
             start = i
-    facts = facts.merge(_scan(text, start))
+    facts = facts.merge(_keyword_facts(text, start))
     if context:
         facts = facts.merge(_scan_remembered(context))
     return facts
@@ -670,8 +670,3 @@ def analyse_functions(
         facts.rename_params = [p for p in keywordless if ok(p)]
         facts.rename_locals = sorted((n for n in locals_ if ok(n)), key=lambda n: source.find(n))
     return out
-
-
-def unique(items: Iterable[str]) -> list[str]:
-    seen: set[str] = set()
-    return [x for x in items if not (x in seen or seen.add(x))]  # type: ignore[func-returns-value]

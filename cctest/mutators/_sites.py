@@ -56,21 +56,22 @@ def is_stub(stmt: cst.BaseStatement) -> bool:
     )
 
 
-def evident_int(node: cst.BaseExpression, ints: frozenset[str], shadowed: frozenset[str]) -> bool:
-    """libcst twin of ``_analysis.evident_int``: ``node`` certainly evaluates to an ``int``."""
+def evident_int_cst(node: cst.BaseExpression, ints: frozenset[str], shadowed: frozenset[str]) -> bool:
+    """libcst twin of ``_analysis.evident_int`` (which reads an ``ast`` node): ``node``
+    certainly evaluates to an ``int``."""
     if isinstance(node, cst.Integer):
         return True
     if isinstance(node, cst.Name):
         return node.value in ints
     if isinstance(node, cst.UnaryOperation):
-        return isinstance(node.operator, (cst.Minus, cst.Plus, cst.BitInvert)) and evident_int(
+        return isinstance(node.operator, (cst.Minus, cst.Plus, cst.BitInvert)) and evident_int_cst(
             node.expression, ints, shadowed
         )
     if isinstance(node, cst.BinaryOperation):
         return (
             isinstance(node.operator, INT_BINOPS)
-            and evident_int(node.left, ints, shadowed)
-            and evident_int(node.right, ints, shadowed)
+            and evident_int_cst(node.left, ints, shadowed)
+            and evident_int_cst(node.right, ints, shadowed)
         )
     if isinstance(node, cst.Call):
         return (
@@ -104,7 +105,7 @@ def evident_printable(node: cst.BaseExpression, ints: frozenset[str], shadowed: 
     if isinstance(node, cst.Integer):
         return len(node.value) <= 150  # at most 600 bits, so well under 640 decimal digits
     if isinstance(node, cst.Call):
-        return evident_int(node, frozenset(), shadowed)  # len(...): at most sys.maxsize
+        return evident_int_cst(node, frozenset(), shadowed)  # len(...): at most sys.maxsize
     return False
 
 
@@ -403,7 +404,7 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
             isinstance(node.target, cst.Name)
             and node.target.value in ints
             and type(node.operator) in AUG_TO_BIN
-            and evident_int(node.value, ints, self.shadowed)
+            and evident_int_cst(node.value, ints, self.shadowed)
         ):
             self.sites.irr.append(self._site("aug", i, node, name=node.target.value))
             self.sites.wanted.add(id(node))
@@ -423,7 +424,7 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
             and isinstance(v.left, cst.Name)
             and not v.left.lpar
             and v.left.value == node.targets[0].target.value
-            and evident_int(v.right, ints, self.shadowed)
+            and evident_int_cst(v.right, ints, self.shadowed)
         ):
             self.sites.irr.append(self._site("assign", i, node, name=v.left.value))
             self.sites.wanted.add(id(node))
@@ -443,8 +444,8 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
                 and (isinstance(left, cst.Integer) or isinstance(right, cst.Integer))
                 and not left.lpar
                 and not right.lpar
-                and evident_int(left, ints, self.shadowed)
-                and evident_int(right, ints, self.shadowed)
+                and evident_int_cst(left, ints, self.shadowed)
+                and evident_int_cst(right, ints, self.shadowed)
             ):
                 self.sites.irr.append(self._site("binop", i, node))
                 self.sites.wanted.add(id(node))
