@@ -22,7 +22,8 @@ test-extension: setup-e2e
 
 lint: setup
 	.venv/bin/ruff check cctest lsp_server tests benchmarks tools
-	.venv/bin/mypy
+	.venv/bin/ruff format --check cctest lsp_server tests benchmarks tools
+	.venv/bin/mypy  # cctest, lsp_server and benchmarks (pyproject.toml)
 
 bench: setup
 	for f in benchmarks/*.py; do .venv/bin/python $$f || exit 1; done

@@ -28,6 +28,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -65,7 +66,7 @@ async def measure(
     max_new_tokens: int,
     batch_prompts: int,
     threads: int,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     tasks = load_dataset(dataset).tasks[:limit]
     settings = Settings(
         backend=backend_name, model=model, mutants=k, max_new_tokens=max_new_tokens, threads=threads

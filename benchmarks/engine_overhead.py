@@ -54,7 +54,7 @@ def body_lines(source: str) -> list[int]:
     """1-based lines that lie inside a function body, in the second half of the file ("deep")."""
     tree = ast.parse(source)
     n = len(source.splitlines())
-    out = set()
+    out: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             out.update(range(node.body[0].lineno, (node.end_lineno or node.body[0].lineno) + 1))

@@ -96,8 +96,10 @@ async def main() -> None:
             )
         )
         dt = (time.perf_counter() - t) * 1000
-        assert res is not None and res.items, "the server gave no completion"
-        request_id = res.items[0].command.arguments[0]
+        assert isinstance(res, lsp.InlineCompletionList) and res.items, "the server gave no completion"
+        command = res.items[0].command
+        assert command is not None and command.arguments, "the completion has no acceptance command"
+        request_id = str(command.arguments[0])
         for _ in range(100):  # the verdict notification follows the answer (not timed)
             if request_id in engine_ms or request_id in cached:
                 break

@@ -9,13 +9,56 @@ The public API::
         result = await Engine(backend, settings).run(prompt_at(text, line, col))
     result.completion, result.original_is_outlier, result.outliers
 
-Names are imported on first use, so ``import cctest`` does not load libcst, torch or transformers.
+Names are imported on first use, so ``import cctest`` does not load libcst, torch or transformers;
+type checkers read the same names from the ``TYPE_CHECKING`` imports below, so ``cctest.Engine``
+has its real type for them. ``_EXPORTS`` and those imports must name the same things (a unit test
+checks it).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # "X as X": re-exported, for type checkers only
+    from .backends import create_backend as create_backend
+    from .backends.base import Backend as Backend
+    from .backends.base import GenerationOptions as GenerationOptions
+    from .backends.rules import RuleBackend as RuleBackend
+    from .config import Settings as Settings
+    from .demutate import demutate as demutate
+    from .detect import select_outliers as select_outliers
+    from .detect import similarity_matrix as similarity_matrix
+    from .document import prompt_at as prompt_at
+    from .document import read_source as read_source
+    from .engine import Engine as Engine
+    from .errors import BackendError as BackendError
+    from .errors import CCTestError as CCTestError
+    from .errors import InputError as InputError
+    from .mutators import (
+        SCHEMES as SCHEMES,
+    )
+    from .mutators import (
+        generate_mutants as generate_mutants,
+    )
+    from .mutators import (
+        mutate_whole as mutate_whole,
+    )
+    from .types import (
+        Completion as Completion,
+    )
+    from .types import (
+        EngineResult as EngineResult,
+    )
+    from .types import (
+        Mutant as Mutant,
+    )
+    from .types import (
+        Prompt as Prompt,
+    )
+    from .types import (
+        Verdict as Verdict,
+    )
 
 __version__ = "0.1.0"
 
