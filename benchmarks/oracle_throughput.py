@@ -44,7 +44,7 @@ SOLUTIONS = {
 
 def answers(tasks: list[Task], n: int, tag: str) -> list[tuple[Task, str, str | None]]:
     """``n`` distinct chat-shaped correct answers, cycling over the tasks."""
-    out = []
+    out: list[tuple[Task, str, str | None]] = []
     for i in range(n):
         task = tasks[i % len(tasks)]
         code = SOLUTIONS[task.task_id]
