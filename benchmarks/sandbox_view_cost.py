@@ -33,7 +33,10 @@ def main() -> int:
         print("bubblewrap cannot run here: there is no private view to measure.")
         return 0
     tasks = load_humaneval().tasks[: args.programs]
-    programs = [sandbox.check_program(t.prompt, t.ground_truth, t.tests, t.entry_point) for t in tasks]
+    # HumanEval tasks all have a ground truth and tests
+    programs = [
+        sandbox.check_program(t.prompt, t.ground_truth or "", t.tests or "", t.entry_point) for t in tasks
+    ]
     times: dict[str, list[float]] = {"private view": [], "no view": []}
     outcomes: dict[str, set[str]] = {"private view": set(), "no view": set()}
     for round_ in range(args.rounds):
