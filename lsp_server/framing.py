@@ -53,7 +53,7 @@ def parse_header(block: bytes) -> int:
     >>> parse_header(b"Content-Length: -1")
     Traceback (most recent call last):
     ...
-    lsp_server.framing.FrameError: the Content-Length -1 is not a number of bytes.
+    lsp_server.framing.FrameError: the Content-Length '-1' is not a number of bytes.
     """
     lengths = set()
     for line in block.split(b"\r\n"):
