@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from ._analysis import NamePool
-from ._sites import code_at, evident_int
+from ._sites import code_at, evident_int_cst
 from .base import Analysis, Applied, Scheme, Variant
 
 _MIRROR: dict[type, type] = {
@@ -62,7 +62,7 @@ def _number(node: cst.BaseExpression, ints: frozenset[str], shadowed: frozenset[
         return True
     if isinstance(node, cst.UnaryOperation) and isinstance(node.expression, cst.Float):
         return isinstance(node.operator, cst.Minus)
-    return evident_int(node, ints, shadowed)
+    return evident_int_cst(node, ints, shadowed)
 
 
 def mirrorable(node: cst.Comparison, ints: frozenset[str], shadowed: frozenset[str]) -> bool:

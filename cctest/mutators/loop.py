@@ -35,7 +35,7 @@ import libcst as cst
 
 from ..context import STUB_COMMENT
 from ._analysis import NamePool
-from ._sites import Site, code_at, evident_int
+from ._sites import Site, code_at, evident_int_cst
 from .base import Analysis, Applied, Scheme, Variant
 from .fmt import with_offsets
 
@@ -122,7 +122,7 @@ def rewritable(a: Analysis, site: Site) -> bool:
     if not 1 <= len(args) <= 2 or any(x.keyword is not None or x.star for x in args):
         return False
     ints = facts.int_locals
-    if not all(evident_int(x.value, ints, a.shadowed) for x in args):
+    if not all(evident_int_cst(x.value, ints, a.shadowed) for x in args):
         return False
     stop = args[-1].value
     if any(isinstance(n, cst.Name) and n.value == name for x in args for n in _walk(x.value)):
