@@ -58,17 +58,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from ..bench.runner import select
-    from ..bench.sandbox import Limits
     from ..paraphrase import Distances, neighbour_source
     from ..paraphrase.neighbours import data_dir
     from ..suites.operational import AnswerCache, SearchSettings, humaneval_tasks, run_operational
     from ..tasks.model import load_tasks
-    from ..tasks.oracle import OracleSettings
-    from ..tasks.render import ChatStyle
     from ..tasks.run import TaskRunConfig
     from ._common import recorded_model, settings_from_args
     from .bench import run_in_dir
-    from .bench_tasks import _text_or_file
+    from .bench_tasks import task_settings
 
     if rest:
         raise ConfigError(
@@ -80,10 +77,7 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
         raise ConfigError(
             "cctest bench operational reads --dataset humaneval or a task file (--tasks FILE.jsonl)."
         )
-    if args.resume and not args.out:
-        raise ConfigError("--resume needs --out RUN_DIR, the run to continue.")
-    if args.limit is not None and args.limit < 1:
-        raise ConfigError("--limit must be at least 1.")
+    oracle, style, instruction = task_settings(args)
     search = SearchSettings(
         n=args.op_n,
         k=args.op_k,
@@ -106,19 +100,6 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     distances = Distances(vectors=neighbours, cross_encoder=args.cross_encoder)
     distances.check(search.metric)
     settings = settings_from_args(args, seed=args.seed)
-    oracle = OracleSettings(
-        inputs=args.inputs if args.inputs is not None else 100,
-        seed=args.seed,
-        abs_tol=args.abs_tol,
-        rel_tol=args.rel_tol,
-        input_cpu_seconds=args.input_cpu,
-        input_wall_seconds=args.input_timeout,
-        limits=Limits(
-            wall_seconds=args.test_timeout, cpu_seconds=args.test_cpu, memory_mb=args.test_memory_mb
-        ),
-    )
-    instruction = _text_or_file(args.instruction)
-    style = ChatStyle(**({"instruction": instruction} if instruction else {}), system=args.system)
     cache_path = None
     if (args.answers_cache or "").lower() != "none":
         cache_path = (

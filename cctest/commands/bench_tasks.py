@@ -86,23 +86,12 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     return run_task_set(args, tasks, kind="tasks", source=str(Path(args.tasks).resolve()))
 
 
-def run_task_set(
-    args: argparse.Namespace,
-    tasks: Sequence[Any],
-    *,
-    kind: str,
-    source: str,
-    suite: dict[str, Any] | None = None,
-    default_inputs: int = 100,
-) -> int:
-    """Run ``tasks`` (after --shuffle/--limit) in the run directory --out, with resume and reports;
-    ``kind`` names the RunKind that summarises the records (``cctest.bench.kinds``)."""
-    from ..bench.runner import select
+def task_settings(args: argparse.Namespace, default_inputs: int = 100) -> tuple[Any, Any, str | None]:
+    """The shared options every task suite checks and reads: (OracleSettings, ChatStyle, the chat
+    instruction or None); ``ConfigError`` for a bad value."""
     from ..bench.sandbox import Limits
     from ..tasks.oracle import OracleSettings
     from ..tasks.render import ChatStyle
-    from ..tasks.run import TaskRunConfig, default_rounds, run_tasks
-    from .bench import run_in_dir
 
     if args.resume and not args.out:
         raise ConfigError("--resume needs --out RUN_DIR, the run to continue.")
@@ -115,8 +104,6 @@ def run_task_set(
         raise ConfigError("--inputs must be at least 0.")
     if args.workers < 1 or args.batch_prompts < 1:
         raise ConfigError("--workers and --batch-prompts must be at least 1.")
-    settings = settings_from_args(args, seed=args.seed)
-    tasks = select(tasks, args.limit, args.seed, args.shuffle)
     oracle = OracleSettings(
         inputs=args.inputs,
         seed=args.seed,
@@ -130,6 +117,27 @@ def run_task_set(
     )
     instruction = _text_or_file(args.instruction)
     style = ChatStyle(**({"instruction": instruction} if instruction else {}), system=args.system)
+    return oracle, style, instruction
+
+
+def run_task_set(
+    args: argparse.Namespace,
+    tasks: Sequence[Any],
+    *,
+    kind: str,
+    source: str,
+    suite: dict[str, Any] | None = None,
+    default_inputs: int = 100,
+) -> int:
+    """Run ``tasks`` (after --shuffle/--limit) in the run directory --out, with resume and reports;
+    ``kind`` names the RunKind that summarises the records (``cctest.bench.kinds``)."""
+    from ..bench.runner import select
+    from ..tasks.run import TaskRunConfig, default_rounds, run_tasks
+    from .bench import run_in_dir
+
+    oracle, style, instruction = task_settings(args, default_inputs)
+    settings = settings_from_args(args, seed=args.seed)
+    tasks = select(tasks, args.limit, args.seed, args.shuffle)
     rounds = args.rounds if args.rounds is not None else default_rounds(settings.temperature)
     config = TaskRunConfig(
         kind=kind,

@@ -7,7 +7,7 @@ cross-encoder), each oriented so that larger means farther.
 """
 
 from .distance import DEFAULT_METRIC, METRICS, Distances
-from .neighbours import NeighbourSource, Vectors, WordNet, neighbour_source
+from .neighbours import NeighbourSource, Synonyms, Vectors, WordNet, neighbour_source
 from .replace import Paraphrase, paraphrases, replaceable_words
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "Distances",
     "NeighbourSource",
     "Paraphrase",
+    "Synonyms",
     "Vectors",
     "WordNet",
     "neighbour_source",

@@ -10,6 +10,7 @@ also has word vectors offers ``vector(word)`` for the sentence-vector distances.
   (the lexnames(5WN) manual page), and that directory is put on ``nltk.data.path``. Nothing is
   downloaded. Neighbours are the lemmas of the word's synsets in WordNet's order (most frequent
   sense first), the word itself left out.
+* ``Synonyms``: a table given in code.
 * ``Vectors``: a word-vectors text file in GloVe's format (``word v1 v2 ...`` per line); the
   neighbours of a word are the words of highest cosine similarity.
 """
@@ -192,6 +193,18 @@ class Vectors:
                 top = np.argsort(-sims, kind="stable")[: n + 1]
                 self._cache[key] = [self.words[j] for j in top if self.words[j] != key[0]][:n]
         return self._cache[key]
+
+
+class Synonyms:
+    """Neighbours from a given table, ``{word: [nearest, next, ...]}`` (a project's own synonyms)."""
+
+    name = "synonyms"
+
+    def __init__(self, table: dict[str, list[str]]) -> None:
+        self.table = {w.lower(): list(ns) for w, ns in table.items()}
+
+    def neighbours(self, word: str, n: int) -> list[str]:
+        return [w for w in self.table.get(word.lower(), []) if w != word.lower()][:n]
 
 
 def neighbour_source(vectors: str | Path | None = None) -> NeighbourSource:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cctest.errors import ConfigError
-from cctest.paraphrase import Distances, Vectors, WordNet, paraphrases, replaceable_words
+from cctest.paraphrase import Distances, Synonyms, Vectors, WordNet, paraphrases, replaceable_words
 from cctest.paraphrase import distance as d
 from cctest.paraphrase.neighbours import lexnames_text, wordnet_root
 
@@ -23,18 +23,6 @@ def vectors(tmp_path: Path) -> Vectors:
     f = tmp_path / "glove.txt"
     f.write_text("cat 1 0\ndog 0 1\nsat 1 1\nkitten 0.9 0.1\n", encoding="utf-8")
     return Vectors(f)
-
-
-class Table:
-    """A neighbour source from a fixed table (the interface is the protocol's two members)."""
-
-    name = "table"
-
-    def __init__(self, table: dict[str, list[str]]) -> None:
-        self.table = table
-
-    def neighbours(self, word: str, n: int) -> list[str]:
-        return self.table.get(word.lower(), [])[:n]
 
 
 def test_lexnames_is_the_standard_list() -> None:
@@ -87,7 +75,7 @@ def test_protected_tokens_are_never_replaced() -> None:
 
 
 def test_paraphrase_orders_and_replacements() -> None:
-    source = Table({"return": ["give back", "yield"], "element": ["item"], "list": ["listing", "array"]})
+    source = Synonyms({"return": ["give back", "yield"], "element": ["item"], "list": ["listing", "array"]})
     one = paraphrases(TEXT, source, n=1, k=1)
     assert [p.replaced for p in one] == [
         (("Return", "give back", 0),),

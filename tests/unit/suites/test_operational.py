@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from cctest.paraphrase import Distances
+from cctest.paraphrase import Distances, Synonyms
 from cctest.paraphrase import distance as d
 from cctest.suites.operational import (
     Search,
@@ -33,17 +33,7 @@ TASK = Task(
 )
 
 
-class Table:
-    name = "table"
-
-    def __init__(self, table: dict[str, list[str]]) -> None:
-        self.table = table
-
-    def neighbours(self, word: str, n: int) -> list[str]:
-        return self.table.get(word.lower(), [])[:n]
-
-
-NEIGHBOURS = Table(
+NEIGHBOURS = Synonyms(
     {"return": ["render"], "sum": ["total"], "given": ["presented"], "numbers": ["values", "figures"]}
 )
 

@@ -3,14 +3,12 @@ neighbours: the summary's keys, the answer cache across runs, and resume."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from aiohttp import web
+from suite_servers import chat_server
 
 from cctest.bench.runner import load_run
 from cctest.cli import main
@@ -42,39 +40,9 @@ def answer(user: str) -> str:
 
 @pytest.fixture
 def server() -> Iterator[tuple[str, list[str]]]:
-    seen: list[str] = []
-    ready = threading.Event()
-    state: dict[str, object] = {}
-
-    async def chat(request: web.Request) -> web.Response:
-        body = await request.json()
-        (user,) = [m["content"] for m in body["messages"] if m["role"] == "user"]
-        seen.append(user)
-        content = f"```python\n{answer(user)}```"
-        return web.json_response(
-            {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
-        )
-
-    async def serve() -> None:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", chat)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        state["port"] = runner.addresses[0][1]
-        state["stop"] = stop = asyncio.Event()
-        ready.set()
-        await stop.wait()
-        await runner.cleanup()
-
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    yield f"http://127.0.0.1:{state['port']}", seen
-    loop.call_soon_threadsafe(state["stop"].set)  # type: ignore[attr-defined]
-    thread.join(10)
+    """An OpenAI-style chat server on 127.0.0.1 answering a fenced block of ``answer(user)``."""
+    with chat_server(lambda user: f"```python\n{answer(user)}```") as running:
+        yield running
 
 
 def test_operational_run_cache_and_resume(tmp_path: Path, server, capsys) -> None:
