@@ -153,3 +153,38 @@ def test_metric_needs() -> None:
         dist.check("bert")
     got = dist.measure("the cat sat", "the dog sat")
     assert set(got) == set(d.TEXT_METRICS) and all(v > 0 for v in got.values())
+
+
+def test_cross_encoder_from_a_local_directory(tmp_path: Path) -> None:
+    """A cross-encoder with random weights (a tiny BERT from a config, no download): the distance
+    is 1 - sigmoid of the model's logit for the pair, the pair read as one input."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
+
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text(
+        "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "dog"]) + "\n"
+    )
+    model_dir = tmp_path / "ce"
+    BertTokenizer(str(vocab)).save_pretrained(model_dir)
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=9,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        num_labels=1,
+    )
+    model = BertForSequenceClassification(config).eval()
+    model.save_pretrained(model_dir)
+    dist = Distances(cross_encoder=model_dir)
+    assert "cross_encoder" in dist.metrics
+    tok = BertTokenizer.from_pretrained(model_dir)
+    with torch.no_grad():
+        logit = model(**tok(["the cat sat"], ["the dog sat"], return_tensors="pt")).logits[0, 0]
+    assert dist.cross_encoder("the cat sat", "the dog sat") == pytest.approx(
+        1 - float(torch.sigmoid(logit)), abs=1e-5
+    )
+    with pytest.raises(ConfigError, match="cannot load the cross-encoder"):
+        Distances(cross_encoder=tmp_path / "missing").cross_encoder("a", "b")
