@@ -204,7 +204,7 @@ class Search:
     def __post_init__(self) -> None:
         self.n, self.k = self.settings.n, self.settings.k
         self.seen = {self.task.description}
-        self._extend()
+        self._started = False  # paraphrases are made once the original's answer is usable
 
     def _protect(self) -> tuple[str, ...]:
         return (self.task.name, *(self.task.args or ()))
@@ -259,6 +259,9 @@ class Search:
         if 1 + len(self.queries) >= self.settings.budget:
             self.status = "unbroken"
             return None
+        if not self._started:
+            self._started = True
+            self._extend()
         if not self.queue and not self.widen():
             self.status = "unbroken"
             return None
