@@ -81,6 +81,11 @@ class Backend(abc.ABC):
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    def fim_used(self) -> str | None:
+        """How the code after the cursor reaches the model (a FIM template, e.g.
+        ``starcoder (psm)``, or ``suffix field``); None: it completes left to right."""
+        return None
+
     def describe(self) -> str:
         """A short description for logs and the defect log (never a secret)."""
         return self.name

@@ -258,6 +258,10 @@ class HFBackend(Backend):
         """The FIM template completions with a suffix use (None: left to right only)."""
         return resolve(self.fim, self._m.tokenizer)
 
+    def fim_used(self) -> str | None:
+        template = self.fim_template
+        return template.describe() if template is not None else None
+
     def describe(self) -> str:
         return f"hf {self._m.path.name} on {self._m.device} ({str(self._m.dtype).removeprefix('torch.')})"
 

@@ -448,6 +448,10 @@ class HTTPBackend(Backend):
             return "suffix"
         return self.template.describe() if self.template is not None else "none"
 
+    def fim_used(self) -> str | None:
+        mode = self.fim_mode
+        return {"none": None, "suffix": "suffix field"}.get(mode, mode)
+
     def _body(self, prompt: str, suffix: str | None) -> dict[str, Any]:
         """A completion request for ``prompt`` with the code after the cursor as ``fim_mode`` says."""
         p = self.provider

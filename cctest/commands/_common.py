@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..config import BACKENDS, PROVIDERS, Settings
+from ..config import BACKENDS, PROVIDERS, SCOPES, Settings
 from ..document import looks_like_python, read_source
 from ..redact import redact_url
 
@@ -53,6 +53,21 @@ def add_backend_arguments(p: argparse.ArgumentParser) -> None:
         help="CPU threads for torch, at most the CPU cores; 0: torch's default (hf)",
     )
     g.add_argument("--timeout", type=float, default=30.0, help="seconds per backend call")
+    g.add_argument(
+        "--fim",
+        default="auto",
+        help=(
+            "fill in the middle: auto (detect the template; a server's suffix field), off, a family "
+            "(starcoder, qwen, codellama, deepseek, ...; NAME-spm for SPM order) or a layout with "
+            "{prefix} and {suffix}"
+        ),
+    )
+    g.add_argument(
+        "--completion-scope",
+        choices=SCOPES,
+        default="block",
+        help="line, block (default) or auto (a line inside an unfinished line, a block on an empty one)",
+    )
 
 
 def settings_from_args(args: argparse.Namespace, **extra: object) -> Settings:
@@ -68,6 +83,8 @@ def settings_from_args(args: argparse.Namespace, **extra: object) -> Settings:
         "device",
         "threads",
         "timeout",
+        "fim",
+        "completion_scope",
     )
     values = {n: getattr(args, n) for n in names if hasattr(args, n)}
     values.update(extra)

@@ -53,13 +53,16 @@ def run(args: argparse.Namespace) -> int:
     if args.no_suffix:
         prompt = type(prompt)(text=prompt.text, path=path, line=line, col=col)
 
+    fim: list[str | None] = [None]  # the FIM template used (None: left to right)
+
     async def go():  # type: ignore[no-untyped-def]
         async with create_backend(settings) as backend:
+            fim[0] = backend.fim_used() if prompt.suffix.strip() else None
             return await Engine(backend, settings).run(prompt)
 
     result = asyncio.run(go())
     if args.json:
-        json.dump(result.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
+        json.dump({**result.to_dict(), "fim": fim[0]}, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
     n = len(result.completions)
