@@ -4,11 +4,10 @@ neighbours: the summary's keys, the answer cache across runs, and resume."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from suite_servers import chat_server
+from aiohttp import web
 
 from cctest.bench.runner import load_run
 from cctest.cli import main
@@ -39,10 +38,20 @@ def answer(user: str) -> str:
 
 
 @pytest.fixture
-def server() -> Iterator[tuple[str, list[str]]]:
-    """An OpenAI-style chat server on 127.0.0.1 answering a fenced block of ``answer(user)``."""
-    with chat_server(lambda user: f"```python\n{answer(user)}```") as running:
-        yield running
+def server(serve_app) -> tuple[str, list[str]]:
+    """An OpenAI-style chat server answering a fenced block of ``answer(user message)``."""
+    seen: list[str] = []
+
+    async def chat(request: web.Request) -> web.Response:
+        body = await request.json()
+        (user,) = [m["content"] for m in body["messages"] if m["role"] == "user"]
+        seen.append(user)
+        message = {"role": "assistant", "content": f"```python\n{answer(user)}```"}
+        return web.json_response({"choices": [{"index": 0, "message": message}]})
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    return serve_app(app), seen
 
 
 def test_operational_run_cache_and_resume(tmp_path: Path, server, capsys) -> None:
