@@ -42,7 +42,7 @@ def test_humaneval_infill_masks_each_line_of_a_known_problem() -> None:
 
 def test_an_infilled_line_is_judged_by_the_problems_tests() -> None:
     task = next(t for t in load_dataset("humaneval-infill").tasks if t.task_id == "HumanEval/0/3")
-    assert task.tests is not None
+    assert task.tests is not None and task.ground_truth is not None
     right = check_program(task.prompt, task.ground_truth + task.suffix, task.tests, task.entry_point)
     wrong = check_program(task.prompt, "distance = elem - elem2" + task.suffix, task.tests, task.entry_point)
     outcomes = run_many([right, wrong], Limits(), workers=1)
