@@ -9,6 +9,9 @@ from ..config import BACKENDS, PROVIDERS, SCOPES, Settings
 from ..document import looks_like_python, read_source
 from ..redact import redact_url
 
+# the CLI's defaults are the settings' own (each described once, by its Spec in cctest.config)
+_DEFAULTS = Settings()
+
 
 def add_scheme_argument(p: argparse.ArgumentParser) -> None:
     """``--scheme NAME`` (repeatable); the names are checked by ``cctest.mutators.canonical_schemes``."""
@@ -26,36 +29,47 @@ def add_backend_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--backend",
         choices=BACKENDS,
-        default="hf",
+        default=_DEFAULTS.backend,
         help=(
             "hf: a local transformers model (default: the bundled one); http: a completion server; "
             "rules: a model-free test backend"
         ),
     )
     g.add_argument(
-        "--model", default=None, help="model directory (hf) or server URL (http); default: the bundled model"
+        "--model",
+        default=_DEFAULTS.model,
+        help="model directory (hf) or server URL (http); default: the bundled model",
     )
     g.add_argument(
-        "--provider", choices=PROVIDERS, default="openai", help="HTTP API flavour (default: openai)"
+        "--provider",
+        choices=PROVIDERS,
+        default=_DEFAULTS.provider,
+        help=f"HTTP API flavour (default: {_DEFAULTS.provider})",
     )
-    g.add_argument("--model-name", default=None, help="the model name some servers require (http)")
     g.add_argument(
-        "--api-key-env", default="CCTEST_API_KEY", help="environment variable holding the API key (http)"
+        "--model-name", default=_DEFAULTS.model_name, help="the model name some servers require (http)"
     )
-    g.add_argument("--max-new-tokens", type=int, default=64)
-    g.add_argument("--temperature", type=float, default=0.0, help="0 (greedy, the default) to 2")
-    g.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass, above 0 and at most 1")
-    g.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (hf)")
+    g.add_argument(
+        "--api-key-env", default=_DEFAULTS.api_key_env, help="environment variable holding the API key (http)"
+    )
+    g.add_argument("--max-new-tokens", type=int, default=_DEFAULTS.max_new_tokens)
+    g.add_argument(
+        "--temperature", type=float, default=_DEFAULTS.temperature, help="0 (greedy, the default) to 2"
+    )
+    g.add_argument(
+        "--top-p", type=float, default=_DEFAULTS.top_p, help="nucleus sampling mass, above 0 and at most 1"
+    )
+    g.add_argument("--device", default=_DEFAULTS.device, help="auto, cpu, cuda or cuda:N (hf)")
     g.add_argument(
         "--threads",
         type=int,
-        default=0,
+        default=_DEFAULTS.threads,
         help="CPU threads for torch, at most the CPU cores; 0: torch's default (hf)",
     )
-    g.add_argument("--timeout", type=float, default=30.0, help="seconds per backend call")
+    g.add_argument("--timeout", type=float, default=_DEFAULTS.timeout, help="seconds per backend call")
     g.add_argument(
         "--fim",
-        default="auto",
+        default=_DEFAULTS.fim,
         help=(
             "fill in the middle: auto (detect the template; a server's suffix field), off, a family "
             "(starcoder, qwen, codellama, deepseek, ...; NAME-spm for SPM order) or a layout with "
@@ -65,7 +79,7 @@ def add_backend_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--completion-scope",
         choices=SCOPES,
-        default="block",
+        default=_DEFAULTS.completion_scope,
         help="line, block (default) or auto (a line inside an unfinished line, a block on an empty one)",
     )
 
