@@ -19,7 +19,7 @@ from cctest.bench.runner import load_run, read_records
 from cctest.cli import main
 from cctest.config import Settings
 from cctest.detect import outlier_counts, similarity_matrix
-from cctest.mutators import SCHEMES
+from cctest.mutators import DEFAULT_SCHEMES
 
 DATA = Path(__file__).parents[2] / "data" / "bench"
 REQUIRED = {
@@ -83,7 +83,7 @@ def test_jsonl_run_report_and_exact_keys(tmp_path: Path, capsys: pytest.CaptureF
     config = json.loads((run / "config.json").read_text())
     assert (config["backend"], config["k"], config["thresholds"]) == ("rules", 4, [1.0, 2.0])
     # no --scheme: the run names every scheme it used; the rules backend has no model to name
-    assert config["schemes"] == list(SCHEMES) and config["model"] is None
+    assert config["schemes"] == list(DEFAULT_SCHEMES) and config["model"] is None
     out = capsys.readouterr().out
     assert "Table V" in out and "pass@1" in out
     assert out.count("  enhancement ratio ") == 2  # the label as summary.json spells it
