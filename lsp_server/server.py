@@ -30,7 +30,7 @@ import logging
 import sys
 import time
 import uuid
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, BinaryIO, TypeVar
 
@@ -55,6 +55,7 @@ from .backends import BackendHolder, describe_failure
 from .documents import DocumentUnavailable, document
 from .jobs import JobTable
 from .protocol import CCTestProtocol
+from .stats import Stats
 
 log = logging.getLogger("lsp_server")
 
@@ -126,7 +127,8 @@ class CCTestServer(LanguageServer):
         self._healthy = True
         self.cache: LRU[tuple[Any, ...], Outcome] = LRU(CACHE_SIZE)
         self.served: LRU[str, tuple[str, Ticket]] = LRU(SERVED_SIZE)  # request id -> (uri, ticket)
-        self.counters: Counter[str] = Counter()
+        self.numbers = Stats()
+        self.counters: Counter[str] = self.numbers.counters
         self.jobs: JobTable[Outcome] = JobTable(self.counters)
         self.backends = BackendHolder(lambda: self.settings, self.spawn, self.counters)
         self._tasks: set[asyncio.Task[Any]] = set()  # background checks and writes, kept alive
@@ -134,7 +136,6 @@ class CCTestServer(LanguageServer):
         self._background_checks = 0
         self._store: DefectStore | None = None
         self._store_error: str | None = None
-        self.timing_sums: defaultdict[str, float] = defaultdict(float)
 
     # -- transports -----------------------------------------------------------------------------
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
@@ -324,11 +325,6 @@ class CCTestServer(LanguageServer):
             outcome.ticket.record = task
             task.add_done_callback(outcome.ticket.written)
 
-    def _timed(self, result: EngineResult) -> None:
-        self.counters["engine_runs"] += 1
-        for name, ms in result.timings_ms.items():
-            self.timing_sums[name] += ms
-
     # -- serving one request --------------------------------------------------------------------
     async def serve(self, uri: str, position: lsp.Position) -> tuple[Served, TextDocument, int | None] | None:
         """Answer a completion request at ``position`` of ``uri``; None when there is nothing."""
@@ -364,9 +360,8 @@ class CCTestServer(LanguageServer):
         self.notify_verdict(uri, request_id, outcome, known, fresh)
         if fresh and known is not None:
             # the server's own cost around an engine run (JSON and stdio excluded): cctest/stats
-            self.counters["timed_serves"] += 1
             spent = (time.perf_counter() - t0) * 1000
-            self.timing_sums["serve_overhead"] += spent - known.timings_ms["total"]
+            self.numbers.serve_overhead(spent - known.timings_ms["total"])
         return served, doc, version
 
     def notify_verdict(
@@ -425,7 +420,7 @@ class CCTestServer(LanguageServer):
             return outcome
         result = await _within(seconds, settings, self._repaired(backend, prompt, settings))
         self._backend_ok()
-        self._timed(result)
+        self.numbers.engine_run(result)
         outcome = Outcome(completion=result.completion, result=result, mode="repair")
         self.cache.put(key, outcome)
         self._maybe_record(outcome, request_id, uri, settings)
@@ -470,7 +465,7 @@ class CCTestServer(LanguageServer):
             finally:
                 self._background_checks -= 1
             self.counters["monitor_checks"] += 1
-            self._timed(result)
+            self.numbers.engine_run(result)
             outcome.result = result
             self._maybe_record(outcome, request_id, uri, settings)
             self.notify_verdict(uri, request_id, outcome, result)
@@ -509,20 +504,6 @@ class CCTestServer(LanguageServer):
         return {"accepted": True, "record": record_id}
 
     def stats(self) -> dict[str, Any]:
-        runs = self.counters["engine_runs"]
-        means = (
-            {
-                name: round(total / runs, 3)
-                for name, total in self.timing_sums.items()
-                if name != "serve_overhead"
-            }
-            if runs
-            else {}
-        )
-        if self.counters["timed_serves"]:
-            means["serverOverhead"] = round(
-                self.timing_sums["serve_overhead"] / self.counters["timed_serves"], 4
-            )
         store = self.store()
         log_stats: dict[str, Any] | None
         try:
@@ -530,21 +511,7 @@ class CCTestServer(LanguageServer):
         except DefectLogError as exc:
             log_stats = {"error": str(exc)}
         return {
-            "requests": self.counters["requests"],
-            "answered": self.counters["answered"],
-            "cacheHits": self.counters["cache_hits"],
-            "joined": self.counters["joined"],
-            "superseded": self.counters["superseded"],
-            "cancelled": self.counters["cancelled"],
-            "failures": self.counters["failures"],
-            "engineRuns": runs,
-            "backendBuilds": self.counters["backend_builds"],
-            "suspect": self.counters["suspect"],
-            "recorded": self.counters["recorded"],
-            "accepted": self.counters["accepted"],
-            "monitorChecks": self.counters["monitor_checks"],
-            "monitorSkipped": self.counters["monitor_skipped"],
-            "meanTimingsMs": means,
+            **self.numbers.snapshot(),
             "backend": self.backends.describe(),
             "settings": wire.to_wire(self.settings),
             "defectLog": str(self.settings.defect_log_path()),
