@@ -10,12 +10,13 @@ function, which is where that function's facts (its evident ints, its parameters
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
+from libcst.metadata import MetadataWrapper, WhitespaceInclusivePositionProvider
 
 from ..context import STUB_COMMENT
 from ._analysis import FunctionFacts
@@ -594,39 +595,27 @@ def collect_sites(
     return c.sites
 
 
-class _OffsetState(CodegenState):
-    """libcst's own code generation, noting where the wanted nodes' text starts and ends.
-
-    Like libcst's WhitespaceInclusivePositionProvider, but only for the nodes we splice at, and as
-    token indices (turned into character offsets once at the end) rather than lines and columns.
-    """
-
-    def __init__(self, module: cst.Module, wanted: set[int]) -> None:
-        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-        self.wanted = wanted
-        self.spans: dict[int, list[int]] = {}
-
-    def before_codegen(self, node: cst.CSTNode) -> None:
-        if id(node) in self.wanted:
-            self.spans[id(node)] = [len(self.tokens), 0]
-
-    def after_codegen(self, node: cst.CSTNode) -> None:
-        span = self.spans.get(id(node))
-        if span is not None:
-            span[1] = len(self.tokens)
+_NEWLINE = re.compile(r"\r\n?|\n")  # what libcst counts as a line break
 
 
 def node_offsets(module: cst.Module, wanted: set[int]) -> tuple[str, dict[int, tuple[int, int]]]:
-    """The module's code and the (start, end) character offsets of the wanted nodes' text."""
-    state = _OffsetState(module, wanted)
-    module._codegen(state)
-    starts = [0]
-    total = 0
-    for t in state.tokens:
-        total += len(t)
-        starts.append(total)
-    code = "".join(state.tokens)
-    return code, {i: (starts[a], starts[b]) for i, (a, b) in state.spans.items()}
+    """The module's code and the (start, end) character offsets of the wanted nodes' text.
+
+    libcst's WhitespaceInclusivePositionProvider gives each node's lines and columns (the node's
+    own whitespace included, as its code is generated); they become character offsets here.
+    """
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # ids name the cached module's nodes
+    ranges = wrapper.resolve(WhitespaceInclusivePositionProvider)
+    code = module.code
+    line_starts = [0, 0, *(m.end() for m in _NEWLINE.finditer(code))]  # lines are 1-based
+    offsets: dict[int, tuple[int, int]] = {}
+    for node, r in ranges.items():
+        if id(node) in wanted:
+            offsets[id(node)] = (
+                line_starts[r.start.line] + r.start.column,
+                line_starts[r.end.line] + r.end.column,
+            )
+    return code, offsets
 
 
 class PrunedTransformer(cst.CSTTransformer):
@@ -659,11 +648,29 @@ class PrunedTransformer(cst.CSTTransformer):
 
 def code_at(module: cst.Module, node: cst.CSTNode, indents: tuple[str, ...]) -> str:
     """libcst's code for ``node`` as it would be generated where the indentation is ``indents``
-    (a multi-line expression inside brackets re-indents its continuation lines with them)."""
-    state = CodegenState(
-        default_indent=module.default_indent,
-        default_newline=module.default_newline,
-        indent_tokens=list(indents),
-    )
-    node._codegen(state)
-    return "".join(state.tokens)
+    (a multi-line expression inside brackets re-indents its continuation lines with them, and a
+    statement starts with them).
+
+    The node is generated inside blocks indented by ``indents`` (``if _:`` blocks), and their text
+    (and for an expression or small statement its line's indentation and line break) is cut away.
+    """
+    if not indents:
+        return module.code_for_node(node)
+    newline = module.default_newline
+    line = isinstance(node, (cst.BaseExpression, cst.BaseSmallStatement))
+    stmt: cst.BaseStatement
+    if isinstance(node, cst.BaseExpression):
+        stmt = cst.SimpleStatementLine(body=[cst.Expr(node)])
+    elif isinstance(node, cst.BaseSmallStatement):
+        stmt = cst.SimpleStatementLine(body=[node])
+    else:
+        assert isinstance(node, cst.BaseStatement), type(node)
+        stmt = node
+    for depth in range(len(indents) - 1, 0, -1):
+        stmt = cst.If(test=cst.Name("_"), body=cst.IndentedBlock(body=[stmt], indent=indents[depth]))
+    code = module.code_for_node(cst.IndentedBlock(body=[stmt], indent=indents[0]))
+    prefix = newline + "".join("".join(indents[:d]) + "if _:" + newline for d in range(1, len(indents)))
+    prefix += "".join(indents) if line else ""
+    suffix = newline if line else ""
+    assert code.startswith(prefix) and code.endswith(suffix), (code, prefix)
+    return code[len(prefix) : len(code) - len(suffix)]
