@@ -34,3 +34,27 @@ def test_importing_the_backends_changes_no_environment_variable():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
+
+
+def _private_imports(path: Path) -> list[str]:
+    """Imports in ``path`` of a third-party library's private part: a name after the top package
+    that starts with ``_`` (``libcst._nodes``, ``from libcst import _x``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        modules: list[str] = []
+        if isinstance(node, ast.Import):
+            modules = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules = [f"{node.module}.{a.name}" for a in node.names if a.name != "*"]
+        for name in modules:
+            top, *rest = name.split(".")
+            if top in ("cctest", "lsp_server") or top in sys.stdlib_module_names:
+                continue
+            if any(part.startswith("_") and not part.startswith("__") for part in rest):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {name}")
+    return found
+
+
+def test_no_module_imports_a_private_part_of_a_library():
+    found = [hit for path in SOURCES for hit in _private_imports(path)]
+    assert found == []
