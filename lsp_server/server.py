@@ -43,13 +43,13 @@ from cctest import __version__
 from cctest._cache import LRU
 from cctest.backends.base import Backend
 from cctest.config import Settings
-from cctest.defects import EXPORT_FORMATS, DefectStore
+from cctest.defects import DefectStore
 from cctest.engine import Engine
 from cctest.errors import BackendError, BackendTimeout, DefectLogError
 from cctest.redact import redact_settings
 from cctest.types import EngineResult, Prompt
 
-from . import convert, transport
+from . import convert, defect_queries, transport
 from . import settings as wire
 from .backends import BackendHolder, describe_failure
 from .documents import DocumentUnavailable, document
@@ -531,36 +531,6 @@ async def _within(seconds: float, settings: Settings, work: Awaitable[T]) -> T:
         raise BackendTimeout(f"no completion within {settings.timeout:g} seconds.") from exc
 
 
-def _plain(value: Any) -> Any:
-    """JSON values as pygls hands them to custom handlers (objects become namedtuples) -> dicts."""
-    if hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _params(params: Any) -> dict[str, Any]:
-    """Custom requests' params: an object or nothing; anything else is bad."""
-    params = _plain(params)
-    if params is None:
-        return {}
-    if isinstance(params, dict):
-        return params
-    raise JsonRpcInvalidParams(message="params must be an object.")
-
-
-def _int_param(params: dict[str, Any], name: str, default: int, low: int, high: int) -> int:
-    value = params.get(name, default)
-    if value is None:
-        return default
-    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-        raise JsonRpcInvalidParams(message=f"'{name}' must be an integer from {low} to {high}.")
-    return value
-
-
 server = CCTestServer()
 
 
@@ -623,28 +593,9 @@ async def completion(ls: CCTestServer, params: lsp.CompletionParams) -> lsp.Comp
 @server.feature("cctest/defects")
 async def defects(ls: CCTestServer, params: Any) -> dict[str, Any]:
     """Records, newest first: params ``limit`` (1-1000, default 50), ``offset``, ``uri``, ``since``."""
-    p = _params(params)
-    limit = _int_param(p, "limit", 50, 1, 1000)
-    offset = _int_param(p, "offset", 0, 0, 2**62)
-    uri, since = p.get("uri"), p.get("since")
-    if uri is not None and not isinstance(uri, str):
-        raise JsonRpcInvalidParams(message="'uri' must be a string.")
-    if since is not None and not isinstance(since, (str, int, float)):
-        raise JsonRpcInvalidParams(message="'since' must be ISO 8601 text or Unix seconds.")
+    query = defect_queries.list_query(params)
     await ls.drain_writes()
-    store = ls.open_store()
-    try:
-        from cctest.defects import normalise_time
-
-        records, total = await asyncio.to_thread(
-            store.list,
-            limit=limit,
-            offset=offset,
-            uri=uri,
-            since=None if since is None else normalise_time(since),
-        )
-    except DefectLogError as exc:
-        raise JsonRpcInvalidParams(message=str(exc)) from exc
+    records, total = await defect_queries.list_records(ls.open_store(), query)
     return {"records": [convert.defect_to_wire(r) for r in records], "total": total}
 
 
@@ -665,20 +616,9 @@ async def clear_defects(ls: CCTestServer, *args: Any) -> dict[str, Any]:
 @server.command("cctest.exportDefects")
 async def export_defects(ls: CCTestServer, *args: Any) -> dict[str, Any]:
     """Arguments: ``[path, format]`` or ``[{"path": ..., "format": "jsonl"|"csv"}]``."""
-    args = tuple(_plain(a) for a in args)
-    if len(args) == 1 and isinstance(args[0], dict):
-        path, fmt = args[0].get("path"), args[0].get("format", "jsonl")
-    else:
-        path, fmt = (list(args) + [None, "jsonl"])[:2]
-    if not isinstance(path, str) or not path:
-        raise JsonRpcInvalidParams(message="cctest.exportDefects needs a file path.")
-    if fmt not in EXPORT_FORMATS:
-        raise JsonRpcInvalidParams(message="the format must be jsonl or csv.")
+    path, fmt = defect_queries.export_target(args)
     await ls.drain_writes()
-    try:
-        count = await asyncio.to_thread(ls.open_store().export_to, path, fmt)
-    except DefectLogError as exc:
-        raise JsonRpcInvalidParams(message=str(exc)) from exc
+    count = await defect_queries.export(ls.open_store(), path, fmt)
     return {"path": path, "format": fmt, "count": count}
 
 
@@ -688,4 +628,4 @@ async def accepted(ls: CCTestServer, *args: Any) -> dict[str, Any]:
         raise JsonRpcInvalidParams(
             message="cctest.accepted takes one argument: the request id or the record id."
         )
-    return await ls.accepted(_plain(args[0]))
+    return await ls.accepted(defect_queries.plain(args[0]))
