@@ -14,6 +14,7 @@ def generation_options(settings: Settings) -> GenerationOptions:
         temperature=settings.temperature,
         top_p=settings.top_p,
         stop=settings.stop,
+        seed=settings.seed,
     )
 
 

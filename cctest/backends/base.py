@@ -44,6 +44,10 @@ class GenerationOptions:
     temperature: float = 0.0  # 0: greedy
     top_p: float = 1.0
     stop: tuple[str, ...] = field(default_factory=tuple)  # extra stop sequences
+    # the sampling seed sent to a server that takes one (temperature > 0 only); a prompt asked
+    # several times in one call (a task's rounds) is sent seed, seed + 1, ... so each round differs
+    # and a re-run asks the same
+    seed: int | None = None
 
 
 class Backend(abc.ABC):

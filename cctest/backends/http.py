@@ -55,7 +55,7 @@ import random
 import time
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import aiohttp
@@ -87,6 +87,29 @@ _READ_CHUNK = 64 * 1024
 # -- providers: one request builder and one response parser each ---------------------------------
 
 
+def _sampling_seed(opts: GenerationOptions) -> int | None:
+    """The seed to send: only when sampling (a greedy answer needs none)."""
+    return opts.seed if opts.temperature > 0 else None
+
+
+def round_options(opts: GenerationOptions, keys: Sequence[str]) -> list[GenerationOptions]:
+    """Each request's options: the n-th ask of the same prompt in one call (a task's n-th round)
+    samples with ``seed + n``, so rounds differ from each other and a re-run repeats them.
+
+    >>> [o.seed for o in round_options(GenerationOptions(temperature=0.8, seed=5), ["a", "a", "b", "a"])]
+    [5, 6, 5, 7]
+    """
+    if _sampling_seed(opts) is None:
+        return [opts] * len(keys)
+    seen: dict[str, int] = {}
+    out = []
+    for key in keys:
+        n = seen.get(key, 0)
+        seen[key] = n + 1
+        out.append(replace(opts, seed=(opts.seed or 0) + n))
+    return out
+
+
 def openai_request(prompt: str, opts: GenerationOptions, model_name: str | None) -> dict[str, Any]:
     body: dict[str, Any] = {
         "prompt": prompt,
@@ -100,6 +123,8 @@ def openai_request(prompt: str, opts: GenerationOptions, model_name: str | None)
         body["model"] = model_name
     if opts.stop:
         body["stop"] = list(opts.stop)
+    if _sampling_seed(opts) is not None:
+        body["seed"] = opts.seed
     return body
 
 
@@ -118,6 +143,8 @@ def ollama_request(prompt: str, opts: GenerationOptions, model_name: str | None)
     }
     if opts.stop:
         options["stop"] = list(opts.stop)
+    if _sampling_seed(opts) is not None:
+        options["seed"] = opts.seed
     return {"model": model_name, "prompt": prompt, "stream": False, "raw": True, "options": options}
 
 
@@ -138,6 +165,8 @@ def tgi_request(prompt: str, opts: GenerationOptions, model_name: str | None) ->
         params.update(do_sample=True, temperature=opts.temperature)
         if opts.top_p < 1:
             params["top_p"] = opts.top_p
+        if opts.seed is not None:
+            params["seed"] = opts.seed
     else:
         params["do_sample"] = False
     if opts.stop:
@@ -452,19 +481,19 @@ class HTTPBackend(Backend):
         mode = self.fim_mode
         return {"none": None, "suffix": "suffix field"}.get(mode, mode)
 
-    def _body(self, prompt: str, suffix: str | None) -> dict[str, Any]:
+    def _body(self, prompt: str, suffix: str | None, opts: GenerationOptions) -> dict[str, Any]:
         """A completion request for ``prompt`` with the code after the cursor as ``fim_mode`` says."""
         p = self.provider
         mode = self.fim_mode if suffix is not None else "none"
         if mode == "suffix" and p.suffix is not None and suffix is not None:
-            body = p.build(prompt, self.options, self.model_name)
+            body = p.build(prompt, opts, self.model_name)
             p.suffix(body, suffix)
             return body
         if mode != "none" and self.template is not None and suffix is not None:
-            return p.build(self.template.prompt(prompt, suffix), self.options, self.model_name)
+            return p.build(self.template.prompt(prompt, suffix), opts, self.model_name)
         if suffix is not None:
             self._note_fim("takes no suffix and no FIM template is set (the fim setting)")
-        return p.build(prompt, self.options, self.model_name)
+        return p.build(prompt, opts, self.model_name)
 
     def _note_fim(self, why: str) -> None:
         if not self._fim_note_logged:
@@ -483,9 +512,10 @@ class HTTPBackend(Backend):
         deadline = asyncio.get_running_loop().time() + self.timeout
         chat = CHAT_PROVIDER_TABLE[self.provider.name]
         url = chat_url(self.url, self.provider.name)
+        keys = [json.dumps([dict(m) for m in c], sort_keys=True) for c in conversations]
         jobs = [
-            (url, chat.build(c, self.options, self.model_name), chat.parse, chat.expects)
-            for c in conversations
+            (url, chat.build(c, o, self.model_name), chat.parse, chat.expects)
+            for c, o in zip(conversations, round_options(self.options, keys), strict=True)
         ]
         if self._closed:
             async with self._new_session() as own:
@@ -507,7 +537,11 @@ class HTTPBackend(Backend):
         p = self.provider
         tails: Sequence[str | None] = suffixes if suffixes is not None else [None] * len(prompts)
         asked_suffix = suffixes is not None and self.fim_mode == "suffix"
-        jobs = [(self.url, self._body(x, s), p.parse, p.expects) for x, s in zip(prompts, tails, strict=True)]
+        opts = round_options(self.options, [f"{x}\0{s}" for x, s in zip(prompts, tails, strict=True)])
+        jobs = [
+            (self.url, self._body(x, s, o), p.parse, p.expects)
+            for x, s, o in zip(prompts, tails, opts, strict=True)
+        ]
         out = await self._send_all(session, jobs, deadline, list(prompts))
         refused = [i for i, o in enumerate(out) if isinstance(o, _SuffixRefused)]
         if asked_suffix and refused:
@@ -520,7 +554,9 @@ class HTTPBackend(Backend):
                     self._shown_url,
                     self.template.describe(),
                 )
-            again = [(self.url, self._body(prompts[i], tails[i]), p.parse, p.expects) for i in refused]
+            again = [
+                (self.url, self._body(prompts[i], tails[i], opts[i]), p.parse, p.expects) for i in refused
+            ]
             for i, o in zip(
                 refused,
                 await self._send_all(session, again, deadline, [prompts[i] for i in refused]),

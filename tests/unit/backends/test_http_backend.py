@@ -134,6 +134,56 @@ async def test_sampling_parameters_reach_the_server() -> None:
     )
 
 
+async def test_sampled_rounds_are_seeded_so_they_differ_and_a_rerun_repeats_them() -> None:
+    """A prompt asked n times in one call (a task's rounds) goes out with seed, seed + 1, ...; each
+    provider carries the seed where its API takes it; greedy requests carry none."""
+    seen: list[tuple[str, int | None]] = []
+
+    async def openai(request: web.Request) -> web.Response:
+        body = await request.json()
+        seen.append((body["prompt"], body.get("seed")))
+        return ok("1")
+
+    async def ollama(request: web.Request) -> web.Response:
+        body = await request.json()
+        seen.append((body["prompt"], body["options"].get("seed")))
+        return web.json_response({"response": "1", "done": True})
+
+    async def tgi(request: web.Request) -> web.Response:
+        body = await request.json()
+        seen.append((body["inputs"], body["parameters"].get("seed")))
+        return web.json_response({"generated_text": "1"})
+
+    async def openai_chat(request: web.Request) -> web.Response:
+        body = await request.json()
+        seen.append((body["messages"][-1]["content"], body.get("seed")))
+        return web.json_response(
+            {"choices": [{"index": 0, "message": {"role": "assistant", "content": "1"}}]}
+        )
+
+    routes = {
+        "/v1/completions": openai,
+        "/api/generate": ollama,
+        "/generate": tgi,
+        "/v1/chat/completions": openai_chat,
+    }
+    sampled = GenerationOptions(temperature=0.7, seed=5)
+    async with server(routes) as url:
+        for provider in ("openai", "ollama", "tgi"):
+            for opts, expected in ((sampled, [5, 6, 5]), (GenerationOptions(seed=5), [None, None, None])):
+                seen.clear()
+                async with HTTPBackend(url, provider=provider, options=opts, model_name="m") as b:
+                    assert await b.complete(["a", "a", "b"]) == ["1", "1", "1"]
+                assert sorted(seen, key=str) == sorted(
+                    zip(["a", "a", "b"], expected, strict=True), key=str
+                ), provider
+        seen.clear()
+        async with HTTPBackend(url, provider="openai", options=sampled) as b:
+            asked = [[{"role": "user", "content": "q"}]] * 3
+            assert len(await b.chat(asked)) == 3
+        assert sorted(s for _, s in seen) == [5, 6, 7]
+
+
 # -- the stop rules apply to server output -------------------------------------------------------
 
 
