@@ -378,7 +378,10 @@ class HFBackend(Backend):
         if m.context:
             new = max(1, min(new, m.context // 2))
         limit = m.context - new if m.context else None
-        prefix = _shared_prefix(ids) if self.share_prefix else 0
+        # one row shares with nothing: a "prefix" of all but its last token would only send every
+        # decoding step through the two-part attention, about twice the cost of a plain row
+        share = self.share_prefix and len(ids) > 1
+        prefix = _shared_prefix(ids) if share else 0
         if limit is not None and max(len(x) for x in ids) > limit:
             drop = max(len(x) for x in ids) - limit
             if drop < prefix:
@@ -388,7 +391,7 @@ class HFBackend(Backend):
                 prefix -= drop
             else:  # the rows differ too early: cut each on its own
                 ids = [x[-limit:] for x in ids]
-                prefix = _shared_prefix(ids) if self.share_prefix else 0
+                prefix = _shared_prefix(ids) if share else 0
         return Encoding(ids, prefix, new, heal)
 
     def _heal(self, prompt: str, ids: list[int]) -> tuple[list[int], str]:

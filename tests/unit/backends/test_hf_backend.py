@@ -367,3 +367,33 @@ def test_short_prompts_raise_no_attention_mask_warning(
         out = [asyncio.run(hf_model.complete([p]))[0] for p in ("x", "", "def f(")]
     assert all(isinstance(o, str) for o in out)
     assert not [r.getMessage() for r in caplog.records if "attention_mask" in r.getMessage()]
+
+
+def test_one_row_is_a_plain_generate(hf_model: HFBackend) -> None:
+    """A batch of one prompt shares no prefix (nothing to share it with) and gives exactly the
+    greedy tokens of transformers' own ``generate`` on the same ids with an ordinary cache."""
+    from transformers import DynamicCache
+
+    backend = hf_model.with_options(
+        GenerationOptions(max_new_tokens=24), boundaries=False, token_healing=False
+    )
+    for prompt in (VARIANTS[0], OTHERS[0]):
+        enc = backend.encode([prompt], 24)
+        assert enc.prefix == 0
+        assert backend.encode([prompt, prompt + "x"], 24).prefix > 0  # two rows still share
+        got = backend.generate([prompt])[0]
+        m = backend._m
+        with torch.inference_mode():
+            out = m.model.generate(
+                input_ids=torch.tensor([enc.ids[0]]),
+                attention_mask=torch.ones(1, len(enc.ids[0]), dtype=torch.long),
+                past_key_values=DynamicCache(),
+                max_new_tokens=enc.max_new,
+                do_sample=False,
+                pad_token_id=m.pad_id,
+                eos_token_id=sorted(m.eos_ids),
+            )
+        new = out[0, len(enc.ids[0]) :].tolist()
+        stop = next((j for j, t in enumerate(new) if t in m.eos_ids), len(new))
+        assert got.completion_tokens == stop
+        assert got.text == backend.tokenizer.decode(new[:stop], skip_special_tokens=True)
