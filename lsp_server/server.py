@@ -43,7 +43,6 @@ from cctest import __version__
 from cctest._cache import LRU
 from cctest.backends.base import Backend
 from cctest.config import Settings
-from cctest.defects import DefectStore
 from cctest.engine import Engine
 from cctest.errors import BackendError, BackendTimeout, DefectLogError
 from cctest.redact import redact_settings
@@ -52,6 +51,7 @@ from cctest.types import EngineResult, Prompt
 from . import convert, defect_queries, transport
 from . import settings as wire
 from .backends import BackendHolder, describe_failure
+from .defect_recorder import DefectRecorder, Ticket
 from .documents import DocumentUnavailable, document
 from .jobs import JobTable
 from .protocol import CCTestProtocol
@@ -65,29 +65,6 @@ MAX_BACKGROUND = 2  # monitor-mode checks running at once; more are skipped (and
 VERDICT_NOTIFICATION = "cctest/verdict"
 
 T = TypeVar("T")
-
-
-@dataclasses.dataclass(slots=True)
-class Ticket:
-    """What an acceptance report needs to know about an answer; small, so thousands are kept
-    (an EngineResult, with its mutants and completions, is tens of kilobytes: only the cache
-    keeps those)."""
-
-    suspect: bool = False
-    repaired: bool = False
-    record: asyncio.Task[int | None] | None = None  # the defect-log write while it runs
-    record_id: int | None = None  # its record, once written (the finished task is let go)
-
-    def written(self, task: asyncio.Task[int | None]) -> None:
-        if not task.cancelled() and task.exception() is None:
-            self.record_id = task.result()
-        self.record = None
-
-    async def record_of(self) -> int | None:
-        """The id of this answer's defect record, once its write is done (None: not recorded)."""
-        if self.record is not None:
-            return await self.record
-        return self.record_id
 
 
 @dataclasses.dataclass
@@ -134,8 +111,15 @@ class CCTestServer(LanguageServer):
         self._tasks: set[asyncio.Task[Any]] = set()  # background checks and writes, kept alive
         self._writes: set[asyncio.Task[Any]] = set()
         self._background_checks = 0
-        self._store: DefectStore | None = None
-        self._store_error: str | None = None
+        self.recorder = DefectRecorder(
+            lambda: self.settings,
+            self.spawn,
+            self.drain_writes,
+            self.counters,
+            self.log_to_client,
+            lambda: self.backends.current,
+            self.served,
+        )
 
     # -- transports -----------------------------------------------------------------------------
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
@@ -175,10 +159,7 @@ class CCTestServer(LanguageServer):
             # the backend is rebuilt lazily by the next request; cached answers came from the old one
             self.cache.clear()
         if settings.defect_log_path() != old.defect_log_path():
-            if self._store is not None:
-                self.spawn(self._close_store(self._store))  # after the writes already under way
-            self._store = None
-            self._store_error = None
+            self.recorder.reopen()
         return errors
 
     def set_init_options(self, raw: Any) -> None:
@@ -265,65 +246,6 @@ class CCTestServer(LanguageServer):
         """Wait for defect-log writes already started (so a read sees them)."""
         while self._writes:
             await asyncio.gather(*list(self._writes), return_exceptions=True)
-
-    # -- the defect log -------------------------------------------------------------------------
-    def store(self) -> DefectStore | None:
-        if self._store is None and self._store_error is None:
-            path = self.settings.defect_log_path()
-            try:
-                self._store = DefectStore(path)
-            except DefectLogError as exc:
-                self._store_error = str(exc)
-                self.log_to_client(f"cctest: defects will not be recorded: {exc}", lsp.MessageType.Error)
-        return self._store
-
-    async def _close_store(self, store: DefectStore) -> None:
-        await self.drain_writes()
-        await asyncio.to_thread(store.close)
-
-    def open_store(self) -> DefectStore:
-        store = self.store()
-        if store is None:
-            raise JsonRpcInvalidParams(message=f"the defect log is unavailable: {self._store_error}")
-        return store
-
-    async def _record(
-        self, result: EngineResult, request_id: str, uri: str, settings: Settings, mode: str
-    ) -> int | None:
-        store = self.store()
-        if store is None:
-            return None
-        backend = self.backends.current
-        try:
-            record_id = await asyncio.to_thread(
-                store.add,
-                result,
-                request_id=request_id,
-                uri=uri,
-                line=None if result.prompt.line is None else result.prompt.line - 1,
-                col=None if result.prompt.col is None else result.prompt.col - 1,
-                mode=mode,
-                model=backend.describe() if backend is not None else settings.backend,
-                settings=settings.to_dict(),
-            )
-        except DefectLogError as exc:
-            self.log_to_client(f"cctest: a defect could not be recorded: {exc}", lsp.MessageType.Error)
-            return None
-        self.counters["recorded"] += 1
-        return record_id
-
-    def _maybe_record(self, outcome: Outcome, request_id: str, uri: str, settings: Settings) -> None:
-        result = outcome.result
-        if result is None:
-            return
-        outcome.ticket.suspect = result.is_suspect
-        outcome.ticket.repaired = result.completion != result.original_completion
-        if result.is_suspect:
-            self.counters["suspect"] += 1
-        if result.is_suspect or settings.log_all:
-            task = self.spawn(self._record(result, request_id, uri, settings, outcome.mode), write=True)
-            outcome.ticket.record = task
-            task.add_done_callback(outcome.ticket.written)
 
     # -- serving one request --------------------------------------------------------------------
     async def serve(self, uri: str, position: lsp.Position) -> tuple[Served, TextDocument, int | None] | None:
@@ -423,7 +345,7 @@ class CCTestServer(LanguageServer):
         self.numbers.engine_run(result)
         outcome = Outcome(completion=result.completion, result=result, mode="repair")
         self.cache.put(key, outcome)
-        self._maybe_record(outcome, request_id, uri, settings)
+        self.recorder.maybe_record(outcome.result, outcome.ticket, outcome.mode, request_id, uri, settings)
         return outcome
 
     @staticmethod
@@ -467,44 +389,16 @@ class CCTestServer(LanguageServer):
             self.counters["monitor_checks"] += 1
             self.numbers.engine_run(result)
             outcome.result = result
-            self._maybe_record(outcome, request_id, uri, settings)
+            self.recorder.maybe_record(
+                outcome.result, outcome.ticket, outcome.mode, request_id, uri, settings
+            )
             self.notify_verdict(uri, request_id, outcome, result)
 
         self.spawn(check())
 
-    # -- acceptance, stats, defects -------------------------------------------------------------
-    async def accepted(self, ident: Any) -> dict[str, Any]:
-        """Store that the user accepted a completion (by request id, or by defect record id)."""
-        store = self.open_store()
-        if isinstance(ident, str) and (entry := self.served.get(ident)) is not None:
-            uri, ticket = entry
-            record_id = await ticket.record_of()
-            record_id = await asyncio.to_thread(
-                store.mark_accepted,
-                ident,
-                uri=uri,
-                suspect=ticket.suspect,
-                repaired=ticket.repaired,
-                defect_id=record_id,
-            )
-        elif isinstance(ident, int) and not isinstance(ident, bool):
-            if await asyncio.to_thread(store.get, ident) is None:
-                raise JsonRpcInvalidParams(message=f"there is no defect record {ident}.")
-            record_id = await asyncio.to_thread(store.mark_accepted, f"record:{ident}", defect_id=ident)
-        elif isinstance(ident, str):
-            # a request this server no longer remembers (or a restarted one): the log may have it
-            record_id = await asyncio.to_thread(store.mark_accepted, ident)
-            if record_id is None:
-                self.counters["accepted_unknown"] += 1
-        else:
-            raise JsonRpcInvalidParams(
-                message="cctest.accepted takes a request id (string) or a record id (integer)."
-            )
-        self.counters["accepted"] += 1
-        return {"accepted": True, "record": record_id}
-
+    # -- stats ---------------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
-        store = self.store()
+        store = self.recorder.store()
         log_stats: dict[str, Any] | None
         try:
             log_stats = store.stats() if store is not None else None
@@ -595,7 +489,7 @@ async def defects(ls: CCTestServer, params: Any) -> dict[str, Any]:
     """Records, newest first: params ``limit`` (1-1000, default 50), ``offset``, ``uri``, ``since``."""
     query = defect_queries.list_query(params)
     await ls.drain_writes()
-    records, total = await defect_queries.list_records(ls.open_store(), query)
+    records, total = await defect_queries.list_records(ls.recorder.open_store(), query)
     return {"records": [convert.defect_to_wire(r) for r in records], "total": total}
 
 
@@ -609,7 +503,7 @@ async def stats(ls: CCTestServer, params: Any) -> dict[str, Any]:
 @server.command("cctest.clearDefects")
 async def clear_defects(ls: CCTestServer, *args: Any) -> dict[str, Any]:
     await ls.drain_writes()
-    deleted = await asyncio.to_thread(ls.open_store().clear)
+    deleted = await asyncio.to_thread(ls.recorder.open_store().clear)
     return {"deleted": deleted}
 
 
@@ -618,7 +512,7 @@ async def export_defects(ls: CCTestServer, *args: Any) -> dict[str, Any]:
     """Arguments: ``[path, format]`` or ``[{"path": ..., "format": "jsonl"|"csv"}]``."""
     path, fmt = defect_queries.export_target(args)
     await ls.drain_writes()
-    count = await defect_queries.export(ls.open_store(), path, fmt)
+    count = await defect_queries.export(ls.recorder.open_store(), path, fmt)
     return {"path": path, "format": fmt, "count": count}
 
 
@@ -628,4 +522,4 @@ async def accepted(ls: CCTestServer, *args: Any) -> dict[str, Any]:
         raise JsonRpcInvalidParams(
             message="cctest.accepted takes one argument: the request id or the record id."
         )
-    return await ls.accepted(defect_queries.plain(args[0]))
+    return await ls.recorder.accepted(defect_queries.plain(args[0]))

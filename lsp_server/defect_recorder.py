@@ -1,0 +1,181 @@
+"""The server's defect recorder: opens the defect log, writes suspect answers to it, stores acceptances.
+
+``DefectRecorder`` opens the log lazily at the path the current settings name (once a path failed,
+it says so once and records nothing until the path changes), writes records in a worker thread
+after the answer is sent (``maybe_record``), and reports acceptances (``accepted``). Each answer's
+``Ticket`` remembers what an acceptance report needs about it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams
+
+from cctest._cache import LRU
+from cctest.backends.base import Backend
+from cctest.config import Settings
+from cctest.defects import DefectStore
+from cctest.errors import DefectLogError
+from cctest.types import EngineResult
+
+
+@dataclasses.dataclass(slots=True)
+class Ticket:
+    """What an acceptance report needs to know about an answer; small, so thousands are kept
+    (an EngineResult, with its mutants and completions, is tens of kilobytes: only the cache
+    keeps those)."""
+
+    suspect: bool = False
+    repaired: bool = False
+    record: asyncio.Task[int | None] | None = None  # the defect-log write while it runs
+    record_id: int | None = None  # its record, once written (the finished task is let go)
+
+    def written(self, task: asyncio.Task[int | None]) -> None:
+        if not task.cancelled() and task.exception() is None:
+            self.record_id = task.result()
+        self.record = None
+
+    async def record_of(self) -> int | None:
+        """The id of this answer's defect record, once its write is done (None: not recorded)."""
+        if self.record is not None:
+            return await self.record
+        return self.record_id
+
+
+Spawn = Callable[..., "asyncio.Task[Any]"]
+
+
+class DefectRecorder:
+    """The defect log of one server: where suspect answers and acceptances are written."""
+
+    def __init__(
+        self,
+        settings: Callable[[], Settings],
+        spawn: Spawn,
+        drain: Callable[[], Awaitable[None]],
+        counters: Counter[str],
+        report: Callable[[str, lsp.MessageType], None],
+        backend: Callable[[], Backend | None],
+        served: LRU[str, tuple[str, Ticket]],
+    ) -> None:
+        self._settings = settings
+        self._spawn = spawn  # spawn(coro, write=True): a write that drain() waits for
+        self._drain = drain
+        self.counters = counters
+        self._report = report  # a message for the user (window/logMessage)
+        self._backend = backend
+        self._served = served  # request id -> (uri, ticket)
+        self._store: DefectStore | None = None
+        self._store_error: str | None = None
+
+    def store(self) -> DefectStore | None:
+        """The open log (opened now if need be); None when its path cannot be opened."""
+        if self._store is None and self._store_error is None:
+            path = self._settings().defect_log_path()
+            try:
+                self._store = DefectStore(path)
+            except DefectLogError as exc:
+                self._store_error = str(exc)
+                self._report(f"cctest: defects will not be recorded: {exc}", lsp.MessageType.Error)
+        return self._store
+
+    def open_store(self) -> DefectStore:
+        """The open log, for a request that needs it: InvalidParams when it is unavailable."""
+        store = self.store()
+        if store is None:
+            raise JsonRpcInvalidParams(message=f"the defect log is unavailable: {self._store_error}")
+        return store
+
+    def reopen(self) -> None:
+        """The log's path changed: close the old log (after its writes) and open the new one lazily."""
+        if self._store is not None:
+            self._spawn(self._close(self._store))  # after the writes already under way
+        self._store = None
+        self._store_error = None
+
+    async def _close(self, store: DefectStore) -> None:
+        await self._drain()
+        await asyncio.to_thread(store.close)
+
+    def maybe_record(
+        self,
+        result: EngineResult | None,
+        ticket: Ticket,
+        mode: str,
+        request_id: str,
+        uri: str,
+        settings: Settings,
+    ) -> None:
+        """Note the verdict on ``ticket``; write a record (in a worker thread) when it is suspect or
+        ``logAll`` is on."""
+        if result is None:
+            return
+        ticket.suspect = result.is_suspect
+        ticket.repaired = result.completion != result.original_completion
+        if result.is_suspect:
+            self.counters["suspect"] += 1
+        if result.is_suspect or settings.log_all:
+            task = self._spawn(self._record(result, request_id, uri, settings, mode), write=True)
+            ticket.record = task
+            task.add_done_callback(ticket.written)
+
+    async def _record(
+        self, result: EngineResult, request_id: str, uri: str, settings: Settings, mode: str
+    ) -> int | None:
+        store = self.store()
+        if store is None:
+            return None
+        backend = self._backend()
+        try:
+            record_id = await asyncio.to_thread(
+                store.add,
+                result,
+                request_id=request_id,
+                uri=uri,
+                line=None if result.prompt.line is None else result.prompt.line - 1,
+                col=None if result.prompt.col is None else result.prompt.col - 1,
+                mode=mode,
+                model=backend.describe() if backend is not None else settings.backend,
+                settings=settings.to_dict(),
+            )
+        except DefectLogError as exc:
+            self._report(f"cctest: a defect could not be recorded: {exc}", lsp.MessageType.Error)
+            return None
+        self.counters["recorded"] += 1
+        return record_id
+
+    async def accepted(self, ident: Any) -> dict[str, Any]:
+        """Store that the user accepted a completion (by request id, or by defect record id)."""
+        store = self.open_store()
+        if isinstance(ident, str) and (entry := self._served.get(ident)) is not None:
+            uri, ticket = entry
+            record_id = await ticket.record_of()
+            record_id = await asyncio.to_thread(
+                store.mark_accepted,
+                ident,
+                uri=uri,
+                suspect=ticket.suspect,
+                repaired=ticket.repaired,
+                defect_id=record_id,
+            )
+        elif isinstance(ident, int) and not isinstance(ident, bool):
+            if await asyncio.to_thread(store.get, ident) is None:
+                raise JsonRpcInvalidParams(message=f"there is no defect record {ident}.")
+            record_id = await asyncio.to_thread(store.mark_accepted, f"record:{ident}", defect_id=ident)
+        elif isinstance(ident, str):
+            # a request this server no longer remembers (or a restarted one): the log may have it
+            record_id = await asyncio.to_thread(store.mark_accepted, ident)
+            if record_id is None:
+                self.counters["accepted_unknown"] += 1
+        else:
+            raise JsonRpcInvalidParams(
+                message="cctest.accepted takes a request id (string) or a record id (integer)."
+            )
+        self.counters["accepted"] += 1
+        return {"accepted": True, "record": record_id}
