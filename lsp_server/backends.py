@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import Any
 
 from cctest.backends import create_backend
@@ -21,10 +21,11 @@ from cctest.backends.base import Backend
 from cctest.config import Settings, backend_key
 from cctest.errors import BackendError, CCTestError
 
+from .background import Spawn
+
 log = logging.getLogger("lsp_server")
 
 RETRY_S = 10.0  # a backend that failed to be built is not rebuilt sooner for the same settings
-Spawn = Callable[[Coroutine[Any, Any, Any]], Any]
 
 
 class BackendHolder:

@@ -7,12 +7,15 @@ strings index code points. pygls's ``TextDocument`` converts (``offset_at_positi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pygls.workspace import TextDocument
 
 from cctest.types import EngineResult, Prompt
+
+if TYPE_CHECKING:
+    from .runner import Served
 
 ACCEPT_COMMAND = "cctest.accepted"
 
@@ -144,6 +147,24 @@ def completion_list(
     )
     # incomplete: the answer depends on every keystroke, so the client must ask again
     return lsp.CompletionList(is_incomplete=True, items=[item])
+
+
+def inline_answer(served: Served | None, position: lsp.Position) -> lsp.InlineCompletionList:
+    """A served request as ghost text: none when nothing was served, or when the document changed
+    while the job ran (the positions moved)."""
+    if served is None or not served.current:
+        return lsp.InlineCompletionList(items=[])
+    return inline_completion(served.doc, position, served.job.completion, served.request_id)
+
+
+def completion_answer(served: Served | None, position: lsp.Position) -> lsp.CompletionList:
+    """A served request as a completion list (empty and incomplete as for ``inline_answer``)."""
+    if served is None or not served.current:
+        return lsp.CompletionList(is_incomplete=True, items=[])
+    verdict = verdict_text(served.result, served.job.mode)
+    return completion_list(
+        served.doc, position, served.job.completion, served.request_id, verdict, served.result
+    )
 
 
 def defect_to_wire(record: Any) -> dict[str, Any]:

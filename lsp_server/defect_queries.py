@@ -1,4 +1,5 @@
-"""Checks the arguments of `cctest/defects` and `cctest.exportDefects` and runs them on the log."""
+"""Checks the arguments of `cctest/defects`, `cctest.exportDefects` and `cctest.accepted`, and runs
+the first two on the log."""
 
 from __future__ import annotations
 
@@ -77,6 +78,15 @@ def export_target(args: tuple[Any, ...]) -> tuple[str, str]:
     if fmt not in EXPORT_FORMATS:
         raise JsonRpcInvalidParams(message="the format must be jsonl or csv.")
     return path, fmt
+
+
+def accepted_argument(args: tuple[Any, ...]) -> Any:
+    """``cctest.accepted``'s one argument: a request id or a record id (checked by the recorder)."""
+    if len(args) != 1:
+        raise JsonRpcInvalidParams(
+            message="cctest.accepted takes one argument: the request id or the record id."
+        )
+    return plain(args[0])
 
 
 async def export(store: DefectStore, path: str, fmt: str) -> int:

@@ -2,7 +2,9 @@
 
 ``DefectRecorder`` opens the log lazily at the path the current settings name (once a path failed,
 it says so once and records nothing until the path changes), writes records in a worker thread
-after the answer is sent (``maybe_record``), and reports acceptances (``accepted``). Each answer's
+after the answer is sent (``maybe_record``), reports acceptances (``accepted``), and answers the
+requests that read or change the log (``records``, ``export``, ``clear``) once the writes already
+under way are done. Each answer's
 ``Ticket`` remembers what an acceptance report needs about it.
 """
 
@@ -20,9 +22,12 @@ from pygls.exceptions import JsonRpcInvalidParams
 from cctest._cache import LRU
 from cctest.backends.base import Backend
 from cctest.config import Settings
-from cctest.defects import DefectStore
+from cctest.defects import DefectRecord, DefectStore
 from cctest.errors import DefectLogError
 from cctest.types import EngineResult
+
+from . import defect_queries
+from .background import Spawn
 
 
 @dataclasses.dataclass(slots=True)
@@ -46,9 +51,6 @@ class Ticket:
         if self.record is not None:
             return await self.record
         return self.record_id
-
-
-Spawn = Callable[..., "asyncio.Task[Any]"]
 
 
 class DefectRecorder:
@@ -149,6 +151,30 @@ class DefectRecorder:
             return None
         self.counters["recorded"] += 1
         return record_id
+
+    async def records(self, query: dict[str, Any]) -> tuple[list[DefectRecord], int]:
+        """``cctest/defects``: the records a ``defect_queries.list_query`` asks for, after the writes
+        already under way."""
+        await self._drain()
+        return await defect_queries.list_records(self.open_store(), query)
+
+    async def export(self, path: str, fmt: str) -> int:
+        """``cctest.exportDefects``: the whole log written to ``path``; the number of records."""
+        await self._drain()
+        return await defect_queries.export(self.open_store(), path, fmt)
+
+    async def clear(self) -> int:
+        """``cctest.clearDefects``: delete every record; how many there were."""
+        await self._drain()
+        return await asyncio.to_thread(self.open_store().clear)
+
+    def log_stats(self) -> dict[str, Any] | None:
+        """The log's own numbers for ``cctest/stats`` (None: no log; an error: its message)."""
+        store = self.store()
+        try:
+            return store.stats() if store is not None else None
+        except DefectLogError as exc:
+            return {"error": str(exc)}
 
     async def accepted(self, ident: Any) -> dict[str, Any]:
         """Store that the user accepted a completion (by request id, or by defect record id)."""

@@ -1,7 +1,12 @@
 """The cctest language server: repaired completions over LSP, suspected defects into the log.
 
-State lives on ``CCTestServer`` (a pygls ``LanguageServer``); the handlers at the bottom are thin:
-get the document, call ``CCTestServer.serve``, convert with ``lsp_server.convert``.
+``CCTestServer`` (a pygls ``LanguageServer``) holds the settings and hands the work to small parts
+with one job each: ``jobs.JobTable`` (joins, supersedes and cancels jobs), ``runner.JobRunner`` (runs
+one job), ``backends.BackendHolder`` (builds and closes the backend), ``health.BackendHealth`` (tells
+the user when it fails and recovers), ``defect_recorder.DefectRecorder`` (the defect log),
+``verdicts.VerdictNotifier`` (``cctest/verdict``), ``stats.Stats`` (counters) and
+``background.BackgroundTasks``. The handlers at the bottom are thin: get the arguments, call the
+server or one of its parts, convert with ``lsp_server.convert``.
 
 How a request is served (``serve``):
 
@@ -12,8 +17,9 @@ How a request is served (``serve``):
    for ordinary completion at the same cursor costs one engine run);
 5. otherwise the document's previous job is cancelled (latest request wins: the user has typed
    on, so its answer would be stale) and a new job starts, after ``debounceMs`` if set;
-6. the job runs the engine (``repair``) or one plain completion (``monitor``, which then checks
-   it in the background); model work is the backend's and never blocks the event loop;
+6. the job (``JobRunner.run``) runs the engine (``repair``) or one plain completion (``monitor``,
+   which then checks it in the background); model work is the backend's and never blocks the
+   event loop;
 7. suspected defects (``EngineResult.is_suspect``), or every result with ``logAll``, are written
    to the defect log in a worker thread, after the answer is sent.
 
@@ -24,71 +30,47 @@ whose every waiter is gone is cancelled too. A backend failure gives an empty an
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
+import functools
 import logging
 import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, BinaryIO, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Any, BinaryIO
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
-from pygls.workspace import TextDocument
 
 from cctest import __version__
 from cctest._cache import LRU
 from cctest.backends.base import Backend
 from cctest.config import Settings
-from cctest.engine import Engine
-from cctest.errors import BackendError, BackendTimeout, DefectLogError
+from cctest.errors import BackendError
 from cctest.redact import redact_settings
-from cctest.types import EngineResult, Prompt
+from cctest.types import Prompt
 
 from . import convert, defect_queries, transport
 from . import settings as wire
-from .backends import BackendHolder, describe_failure
+from .backends import BackendHolder
+from .background import BackgroundTasks
 from .defect_recorder import DefectRecorder, Ticket
 from .documents import DocumentUnavailable, document
+from .health import BackendHealth
 from .jobs import JobTable
 from .protocol import CCTestProtocol
+from .runner import JobResult, JobRunner, Served, cache_key
 from .stats import Stats
+from .verdicts import VerdictNotifier
 
 log = logging.getLogger("lsp_server")
 
-CACHE_SIZE = 256  # engine results kept for repeated prompts
+JOB_CACHE_SIZE = 256  # job results kept for repeated prompts
 SERVED_SIZE = 4096  # request ids remembered for acceptance reports
-MAX_BACKGROUND = 2  # monitor-mode checks running at once; more are skipped (and counted)
-VERDICT_NOTIFICATION = "cctest/verdict"
-
-T = TypeVar("T")
-
-
-@dataclasses.dataclass
-class Outcome:
-    """What one engine job produced; shared by every request that asked for the same prompt."""
-
-    completion: str
-    result: EngineResult | None  # None in monitor mode until the background check is done
-    mode: str
-    ticket: Ticket = dataclasses.field(default_factory=Ticket)
-
-
-@dataclasses.dataclass
-class Served:
-    """One answered request, while its handler converts it."""
-
-    request_id: str
-    uri: str
-    outcome: Outcome
-    result: EngineResult | None  # the verdict known when the answer was sent (monitor: maybe none yet)
 
 
 class CCTestServer(LanguageServer):
-    """The language server: settings, backend, cache, jobs, defect log and counters."""
+    """The language server: its settings, and the parts that do the work (see the module's doc)."""
 
     def __init__(self) -> None:
         super().__init__(
@@ -101,24 +83,27 @@ class CCTestServer(LanguageServer):
         self.overrides: dict[str, Any] = {}
         self.settings = Settings()
         self._pending_warnings: list[str] = []
-        self._healthy = True
-        self.cache: LRU[tuple[Any, ...], Outcome] = LRU(CACHE_SIZE)
+        self.cache: LRU[Hashable, JobResult] = LRU(JOB_CACHE_SIZE)
         self.served: LRU[str, tuple[str, Ticket]] = LRU(SERVED_SIZE)  # request id -> (uri, ticket)
         self.numbers = Stats()
         self.counters: Counter[str] = self.numbers.counters
-        self.jobs: JobTable[Outcome] = JobTable(self.counters)
+        self.background = BackgroundTasks()
+        self.spawn = self.background.spawn
+        self.jobs: JobTable[JobResult] = JobTable(self.counters)
         self.backends = BackendHolder(lambda: self.settings, self.spawn, self.counters)
-        self._tasks: set[asyncio.Task[Any]] = set()  # background checks and writes, kept alive
-        self._writes: set[asyncio.Task[Any]] = set()
-        self._background_checks = 0
+        self.health = BackendHealth(self.counters, self.log_to_client, lambda: self.settings.backend)
+        self.verdicts = VerdictNotifier(lambda method, params: self.protocol.notify(method, params))
         self.recorder = DefectRecorder(
             lambda: self.settings,
             self.spawn,
-            self.drain_writes,
+            self.background.drain_writes,
             self.counters,
             self.log_to_client,
             lambda: self.backends.current,
             self.served,
+        )
+        self.runner = JobRunner(
+            self.backends, self.health, self.cache, self.numbers, self.recorder, self.verdicts, self.spawn
         )
 
     # -- transports -----------------------------------------------------------------------------
@@ -211,44 +196,10 @@ class CCTestServer(LanguageServer):
         try:
             await self.backend()
         except BackendError as exc:
-            self._backend_failed(exc)
-
-    def _backend_failed(self, exc: BaseException) -> None:
-        self.counters["failures"] += 1
-        if self._healthy:
-            self._healthy = False
-            self.log_to_client(
-                f"cctest: the {self.settings.backend} backend failed: {describe_failure(exc)} "
-                "Completions are empty until it answers again.",
-                lsp.MessageType.Error,
-            )
-        else:
-            log.info("backend still failing: %s", exc)
-
-    def _backend_ok(self) -> None:
-        if not self._healthy:
-            self._healthy = True
-            self.log_to_client(
-                f"cctest: the {self.settings.backend} backend answers again.", lsp.MessageType.Info
-            )
-
-    # -- background tasks -----------------------------------------------------------------------
-    def spawn(self, coro: Coroutine[Any, Any, Any], *, write: bool = False) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        if write:
-            self._writes.add(task)
-            task.add_done_callback(self._writes.discard)
-        return task
-
-    async def drain_writes(self) -> None:
-        """Wait for defect-log writes already started (so a read sees them)."""
-        while self._writes:
-            await asyncio.gather(*list(self._writes), return_exceptions=True)
+            self.health.failed(exc)
 
     # -- serving one request --------------------------------------------------------------------
-    async def serve(self, uri: str, position: lsp.Position) -> tuple[Served, TextDocument, int | None] | None:
+    async def serve(self, uri: str, position: lsp.Position) -> Served | None:
         """Answer a completion request at ``position`` of ``uri``; None when there is nothing."""
         settings = self.settings
         if settings.mode == "off":
@@ -263,166 +214,51 @@ class CCTestServer(LanguageServer):
             return None
         prompt = convert.prompt_at(doc, position)
         version = doc.version
-        key = (prompt.text, prompt.suffix, settings)
         request_id = uuid.uuid4().hex[:16]
-        outcome = self.cache.get(key)
-        fresh = outcome is None
-        if outcome is not None:
+        job = self.cache.get(cache_key(prompt, settings))
+        fresh = job is None
+        if job is not None:
             self.counters["cache_hits"] += 1
-            known = outcome.result  # monitor mode: the background check's verdict, once it is in
+            known = job.result  # monitor mode: the background check's verdict, once it is in
         else:
-            outcome = await self._join(uri, key, prompt, settings, request_id)
-            if outcome is None:
+            job = await self._join(uri, prompt, settings, request_id)
+            if job is None:
                 return None
             # monitor mode answers before its check: whatever the check did meanwhile is for later
-            known = outcome.result if outcome.mode == "repair" else None
-        served = Served(request_id=request_id, uri=uri, outcome=outcome, result=known)
-        self.served.put(request_id, (uri, outcome.ticket))
+            known = job.result if job.mode == "repair" else None
+        self.served.put(request_id, (uri, job.ticket))
         self.counters["answered"] += 1
-        self.notify_verdict(uri, request_id, outcome, known, fresh)
+        self.verdicts.notify(uri, request_id, job.mode, known, fresh)
         if fresh and known is not None:
             # the server's own cost around an engine run (JSON and stdio excluded): cctest/stats
             spent = (time.perf_counter() - t0) * 1000
             self.numbers.serve_overhead(spent - known.timings_ms["total"])
-        return served, doc, version
+        return Served(request_id=request_id, uri=uri, job=job, result=known, doc=doc, version=version)
 
-    def notify_verdict(
-        self, uri: str, request_id: str, outcome: Outcome, result: EngineResult | None, fresh: bool = False
-    ) -> None:
-        """``cctest/verdict``: the verdict of an answered request, for a client's status line.
-
-        ``engineMs`` (the engine's own time, model included) is there when this request ran it.
-        """
-        params: dict[str, Any] = {
-            "uri": uri,
-            "requestId": request_id,
-            "mode": outcome.mode,
-            "text": convert.verdict_text(result, outcome.mode),
-        }
-        if result is not None:
-            params.update(
-                outliers=len(result.outliers), total=len(result.completions), suspect=result.is_suspect
-            )
-            if fresh:
-                params["engineMs"] = round(result.timings_ms["total"], 4)
-        # after the answer, not before it: the client reads the answer first
-        asyncio.get_running_loop().call_later(0, self._send_verdict, params)
-
-    def _send_verdict(self, params: dict[str, Any]) -> None:
+    async def _join(self, uri: str, prompt: Prompt, settings: Settings, request_id: str) -> JobResult | None:
+        """The job for this prompt: joined, or started (None: superseded, or it failed)."""
+        start = functools.partial(self.runner.run, uri, prompt, settings, request_id)
         try:
-            self.protocol.notify(VERDICT_NOTIFICATION, params)
-        except Exception:
-            log.debug("could not send the verdict", exc_info=True)
-
-    async def _join(
-        self, uri: str, key: tuple[Any, ...], prompt: Prompt, settings: Settings, request_id: str
-    ) -> Outcome | None:
-        try:
-            return await self.jobs.run(uri, key, lambda: self._compute(uri, prompt, settings, request_id))
+            return await self.jobs.run(uri, cache_key(prompt, settings), start)
         except BackendError as exc:
-            self._backend_failed(exc)
+            self.health.failed(exc)
             return None
         except Exception as exc:  # a bug in a stage: log it, answer nothing, stay up
             log.exception("serving %s failed", uri)
-            self._backend_failed(exc)
+            self.health.failed(exc)
             return None
 
-    async def _compute(self, uri: str, prompt: Prompt, settings: Settings, request_id: str) -> Outcome:
-        backend = await self.backend()  # a model load is not the request's: it has its own life
-        # the request's deadline covers its debounce and the model call (one per request), as a
-        # safety net over the backend's own timeout
-        seconds = settings.debounce_ms / 1000 + settings.timeout + 1
-        key = (prompt.text, prompt.suffix, settings)
-        if settings.mode == "monitor":
-            first = await _within(seconds, settings, self._plain_completion(backend, prompt, settings))
-            self._backend_ok()
-            outcome = Outcome(completion=first, result=None, mode="monitor")
-            self.cache.put(key, outcome)
-            self._check_in_background(outcome, prompt, settings, uri, request_id, backend)
-            return outcome
-        result = await _within(seconds, settings, self._repaired(backend, prompt, settings))
-        self._backend_ok()
-        self.numbers.engine_run(result)
-        outcome = Outcome(completion=result.completion, result=result, mode="repair")
-        self.cache.put(key, outcome)
-        self.recorder.maybe_record(outcome.result, outcome.ticket, outcome.mode, request_id, uri, settings)
-        return outcome
-
-    @staticmethod
-    async def _plain_completion(backend: Backend, prompt: Prompt, settings: Settings) -> str:
-        if settings.debounce_ms:
-            await asyncio.sleep(settings.debounce_ms / 1000)  # a newer request cancels us here
-        [first] = await backend.complete([prompt.text], suffixes=[prompt.suffix])
-        if isinstance(first, BackendError):
-            raise first
-        return first
-
-    @staticmethod
-    async def _repaired(backend: Backend, prompt: Prompt, settings: Settings) -> EngineResult:
-        if settings.debounce_ms:
-            await asyncio.sleep(settings.debounce_ms / 1000)  # a newer request cancels us here
-        return await Engine(backend, settings).run(prompt)
-
-    def _check_in_background(
-        self,
-        outcome: Outcome,
-        prompt: Prompt,
-        settings: Settings,
-        uri: str,
-        request_id: str,
-        backend: Backend,
-    ) -> None:
-        if self._background_checks >= MAX_BACKGROUND:
-            self.counters["monitor_skipped"] += 1
-            return
-        self._background_checks += 1
-
-        async def check() -> None:
-            try:
-                result = await Engine(backend, settings).run(prompt, original=outcome.completion)
-            except Exception as exc:
-                log.info("monitor check of %s failed: %s", uri, exc)
-                self.counters["monitor_failed"] += 1
-                return
-            finally:
-                self._background_checks -= 1
-            self.counters["monitor_checks"] += 1
-            self.numbers.engine_run(result)
-            outcome.result = result
-            self.recorder.maybe_record(
-                outcome.result, outcome.ticket, outcome.mode, request_id, uri, settings
-            )
-            self.notify_verdict(uri, request_id, outcome, result)
-
-        self.spawn(check())
-
     # -- stats ---------------------------------------------------------------------------------
-    def stats(self) -> dict[str, Any]:
-        store = self.recorder.store()
-        log_stats: dict[str, Any] | None
-        try:
-            log_stats = store.stats() if store is not None else None
-        except DefectLogError as exc:
-            log_stats = {"error": str(exc)}
+    async def stats(self) -> dict[str, Any]:
+        """``cctest/stats``: the counters and means, the backend, the settings and the log's numbers."""
+        await self.background.drain_writes()
         return {
             **self.numbers.snapshot(),
             "backend": self.backends.describe(),
             "settings": wire.to_wire(self.settings),
             "defectLog": str(self.settings.defect_log_path()),
-            "log": log_stats,
+            "log": self.recorder.log_stats(),
         }
-
-
-async def _within(seconds: float, settings: Settings, work: Awaitable[T]) -> T:
-    """``work``, or BackendTimeout after ``seconds`` (``asyncio.timeout``: unlike ``wait_for`` it
-    adds no task; on Python 3.10 the backends' own timeouts are the only ones)."""
-    if not hasattr(asyncio, "timeout"):  # pragma: no cover - Python 3.10
-        return await work
-    try:
-        async with asyncio.timeout(seconds):
-            return await work
-    except asyncio.TimeoutError as exc:
-        raise BackendTimeout(f"no completion within {settings.timeout:g} seconds.") from exc
 
 
 server = CCTestServer()
@@ -451,36 +287,18 @@ def did_close(ls: CCTestServer, params: lsp.DidCloseTextDocumentParams) -> None:
 
 
 # -- completions --------------------------------------------------------------------------------
-def _still_current(doc: TextDocument, version: int | None) -> bool:
-    return doc.version == version
-
-
 @server.feature(lsp.TEXT_DOCUMENT_INLINE_COMPLETION, lsp.InlineCompletionOptions())
 async def inline_completion(
     ls: CCTestServer, params: lsp.InlineCompletionParams
 ) -> lsp.InlineCompletionList | None:
-    answer = await ls.serve(params.text_document.uri, params.position)
-    if answer is None:
-        return lsp.InlineCompletionList(items=[])
-    served, doc, version = answer
-    if not _still_current(doc, version):  # the document changed while we worked: positions moved
-        return lsp.InlineCompletionList(items=[])
-    return convert.inline_completion(doc, params.position, served.outcome.completion, served.request_id)
+    served = await ls.serve(params.text_document.uri, params.position)
+    return convert.inline_answer(served, params.position)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(resolve_provider=False))
 async def completion(ls: CCTestServer, params: lsp.CompletionParams) -> lsp.CompletionList:
-    answer = await ls.serve(params.text_document.uri, params.position)
-    if answer is None:
-        return lsp.CompletionList(is_incomplete=True, items=[])
-    served, doc, version = answer
-    if not _still_current(doc, version):
-        return lsp.CompletionList(is_incomplete=True, items=[])
-    outcome = served.outcome
-    verdict = convert.verdict_text(served.result, outcome.mode)
-    return convert.completion_list(
-        doc, params.position, outcome.completion, served.request_id, verdict, served.result
-    )
+    served = await ls.serve(params.text_document.uri, params.position)
+    return convert.completion_answer(served, params.position)
 
 
 # -- custom requests ----------------------------------------------------------------------------
@@ -488,22 +306,19 @@ async def completion(ls: CCTestServer, params: lsp.CompletionParams) -> lsp.Comp
 async def defects(ls: CCTestServer, params: Any) -> dict[str, Any]:
     """Records, newest first: params ``limit`` (1-1000, default 50), ``offset``, ``uri``, ``since``."""
     query = defect_queries.list_query(params)
-    await ls.drain_writes()
-    records, total = await defect_queries.list_records(ls.recorder.open_store(), query)
+    records, total = await ls.recorder.records(query)
     return {"records": [convert.defect_to_wire(r) for r in records], "total": total}
 
 
 @server.feature("cctest/stats")
 async def stats(ls: CCTestServer, params: Any) -> dict[str, Any]:
-    await ls.drain_writes()
-    return ls.stats()
+    return await ls.stats()
 
 
 # -- commands -----------------------------------------------------------------------------------
 @server.command("cctest.clearDefects")
 async def clear_defects(ls: CCTestServer, *args: Any) -> dict[str, Any]:
-    await ls.drain_writes()
-    deleted = await asyncio.to_thread(ls.recorder.open_store().clear)
+    deleted = await ls.recorder.clear()
     return {"deleted": deleted}
 
 
@@ -511,15 +326,11 @@ async def clear_defects(ls: CCTestServer, *args: Any) -> dict[str, Any]:
 async def export_defects(ls: CCTestServer, *args: Any) -> dict[str, Any]:
     """Arguments: ``[path, format]`` or ``[{"path": ..., "format": "jsonl"|"csv"}]``."""
     path, fmt = defect_queries.export_target(args)
-    await ls.drain_writes()
-    count = await defect_queries.export(ls.recorder.open_store(), path, fmt)
+    count = await ls.recorder.export(path, fmt)
     return {"path": path, "format": fmt, "count": count}
 
 
 @server.command(convert.ACCEPT_COMMAND)
 async def accepted(ls: CCTestServer, *args: Any) -> dict[str, Any]:
-    if len(args) != 1:
-        raise JsonRpcInvalidParams(
-            message="cctest.accepted takes one argument: the request id or the record id."
-        )
-    return await ls.recorder.accepted(defect_queries.plain(args[0]))
+    ident = defect_queries.accepted_argument(args)
+    return await ls.recorder.accepted(ident)
