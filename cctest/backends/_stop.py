@@ -139,7 +139,6 @@ def trim_completion(prompt: str, text: str, stop: Sequence[str] = (), *, boundar
     return BoundaryStopper(prompt, stop, boundaries=boundaries).trim(text)
 
 
-SCOPES = ("line", "block", "auto")
 _REPEAT_LINES = 2  # this many of the suffix's first code lines, written again, mark a repeat
 
 
@@ -197,7 +196,6 @@ def fit_completion(prompt: str, text: str, suffix: str = "", scope: str = "block
 
 
 __all__ = [
-    "SCOPES",
     "BoundaryStopper",
     "block_floor",
     "cut_repeat",

@@ -33,7 +33,7 @@ from .model import Task
 from .oracle import CATEGORIES, Judgement, OracleSettings, check_reference, judge_many
 from .render import ChatStyle, chat_messages, completion_prompt
 
-MODES = ("auto", "completion", "chat")  # auto: chat when the backend prefers it (a chat template)
+PROMPT_MODES = ("auto", "completion", "chat")  # auto: chat when the backend prefers it (a chat template)
 
 
 def default_rounds(temperature: float) -> int:
@@ -62,8 +62,8 @@ class TaskRunConfig:
     suite: dict[str, Any] = field(default_factory=dict)  # a suite's own settings
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ConfigError(f"mode must be one of {', '.join(MODES)} (got '{self.mode}').")
+        if self.mode not in PROMPT_MODES:
+            raise ConfigError(f"mode must be one of {', '.join(PROMPT_MODES)} (got '{self.mode}').")
         if self.rounds < 1:
             raise ConfigError("--rounds must be at least 1.")
 
