@@ -15,6 +15,12 @@ runs compared task by task:
 * ``DIR``: every function in the ``*.py`` files under it with enough body, split CodeSearchNet-style
   into a prompt (signature, docstring, the first half of the body's statements) and a ground truth
   (the rest of the body). Parsed with ``ast``; files that do not parse are skipped and counted.
+* ``DIR`` with ``infill=N`` (``cctest bench --dataset DIR --infill N``): single-line infilling over a
+  source tree. N lines are drawn (seeded) from the lines of its files that hold one whole simple
+  statement (a one-line ``return``, assignment, call, ``import``, …, not a docstring and not a line
+  shared by two statements); each is masked, the file's text before it (with the line's
+  indentation) is the prompt, the text after it the ``suffix``, and the line's code the ground truth,
+  scored by exact match and edit similarity. Ids are ``PATH:LINE``.
 """
 
 from __future__ import annotations
@@ -23,7 +29,9 @@ import ast
 import gzip
 import json
 import os
+import random
 import textwrap
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
@@ -70,8 +78,14 @@ class Dataset:
     skipped: dict[str, int] = field(default_factory=dict)  # why some input gave no task, and how often
 
 
-def load_dataset(spec: str) -> Dataset:
-    """``humaneval``, a ``.jsonl`` file or a directory of Python source."""
+def load_dataset(spec: str, infill: int | None = None, seed: int = 0) -> Dataset:
+    """``humaneval``, a ``.jsonl`` file or a directory of Python source (with ``infill``: that many
+    masked lines drawn with ``seed``, see ``source_tree_infill``)."""
+    if infill is not None:
+        path = Path(spec).expanduser()
+        if not path.is_dir():
+            raise DatasetError(f"--infill needs --dataset to be a directory of Python source (got {spec}).")
+        return source_tree_infill(path, infill, seed)
     if spec.lower() == "humaneval":
         return load_humaneval()
     if spec.lower() == "humaneval-infill":
@@ -265,3 +279,76 @@ def load_source_tree(root: Path) -> Dataset:
             "to split into a prompt and a ground truth."
         )
     return Dataset(name=root.resolve().name, source=str(root.resolve()), tasks=tuple(tasks), skipped=skipped)
+
+
+def infill_lines(tree: ast.AST) -> list[int]:
+    """The 1-based numbers of the lines that hold exactly one whole simple statement (not a
+    docstring or other bare string), the lines ``source_tree_infill`` may mask."""
+    starts: Counter[int] = Counter()
+    single: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        starts[node.lineno] += 1  # two on one line: `a = 1; b = 2`, `if x: return y`
+        if isinstance(node, _COMPOUND) or node.end_lineno != node.lineno:
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # a docstring or a bare constant: nothing to complete
+        single.add(node.lineno)
+    return sorted(n for n in single if starts[n] == 1)
+
+
+_COMPOUND = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.Match,
+    *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
+)
+
+
+def infill_task(rel: str, lines: list[str], number: int) -> Task:
+    """The task masking line ``number`` (1-based) of a file split into ``lines`` (ends kept)."""
+    line = lines[number - 1]
+    indent = line[: len(line) - len(line.lstrip())]
+    return Task(
+        task_id=f"{rel}:{number}",
+        prompt="".join(lines[: number - 1]) + indent,
+        ground_truth=line.strip(),
+        suffix=line[len(line.rstrip("\r\n")) :] + "".join(lines[number:]),
+    )
+
+
+def source_tree_infill(root: Path, count: int, seed: int) -> Dataset:
+    """``count`` single-line infilling tasks from the Python files under ``root`` (see the module
+    docstring): the lines drawn with ``random.Random(seed)`` from every maskable line of the tree,
+    then put in tree order (file, line)."""
+    if count < 1:
+        raise DatasetError("--infill must be at least 1.")
+    candidates: list[tuple[int, int]] = []  # (file index, line number)
+    files: list[tuple[str, list[str]]] = []
+    skipped = {"unparsable_files": 0}
+    for path in _python_files(root):
+        try:
+            text = read_user_text(path, limit=MAX_SOURCE_BYTES, what="Python source file")
+            tree = ast.parse(text, filename=str(path))
+        except (SyntaxError, ValueError, InputError):
+            skipped["unparsable_files"] += 1
+            continue
+        numbers = infill_lines(tree)
+        if numbers:
+            candidates += [(len(files), n) for n in numbers]
+            files.append((path.relative_to(root).as_posix(), text.splitlines(keepends=True)))
+    if not candidates:
+        raise DatasetError(f"no Python file under {root} has a one-line statement to mask.")
+    chosen = sorted(random.Random(seed).sample(candidates, min(count, len(candidates))))
+    tasks = tuple(infill_task(files[f][0], files[f][1], n) for f, n in chosen)
+    name = f"{root.resolve().name}-infill"
+    return Dataset(name=name, source=str(root.resolve()), tasks=tasks, skipped=skipped)

