@@ -134,8 +134,11 @@ def shared_prefix_attention(
             scores.masked_fill_(attention_mask.logical_not(), float("-inf"))
         else:
             scores.add_(attention_mask)
-    # every query sees at least the prefix, so no row of the softmax is fully masked (no NaN)
     weights = torch.softmax(scores, dim=-1).to(query.dtype)
+    if q_len > 1:
+        # a padding query of a row that shares none of the prefix sees no key at all: its weights
+        # are NaN, and a NaN key or value, even masked, would reach the real tokens (0 * NaN)
+        weights = weights.nan_to_num(0.0)
     w_prefix = weights[..., :p_len].transpose(0, 1).reshape(heads, batch * q_len, p_len)
     out = torch.bmm(w_prefix, pv[0]).view(heads, batch, q_len, dim).transpose(0, 1)
     out = out + torch.matmul(weights[..., p_len:], rv)

@@ -5,7 +5,13 @@ mutants share a long token prefix (everything before the code the mutants change
 prefix is run through the model once and its key/value cache is repeated over the batch; each
 row then only feeds its own suffix. Rows are laid out ``[prefix][padding][suffix_i]`` with an
 attention mask over the padding, so ``generate`` derives the right position of every token from
-the mask. A stopping criterion decodes each row after every token and marks it finished once its
+the mask. With the one-copy prefix (``_prefix_attention.py``) the prefix is the first row (the
+prompt), and each row reads as much of it as it has in common with it (the rest masked out): a
+mutant changed near the cursor reads almost all of the prompt from the one copy, one renamed at
+the ``def`` line only its head. The rows' own tokens are then prefilled in groups of rows of
+about the same length (``_row_groups``), so the one row that parts early does not pad every row
+to its length, and ``generate`` continues all rows together. A single prompt shares nothing: it
+is a plain ``generate``. A stopping criterion decodes each row after every token and marks it finished once its
 natural boundary appears (``_stop.BoundaryStopper``); ``generate`` ends as soon as every row has.
 One call runs four steps: build the batch, prefill the shared prefix, generate (with the per-row
 controls of ``_rows.py``: stopping and token healing), collect each row's completion.
@@ -54,6 +60,7 @@ from .fim import FAMILIES, FimTemplate, resolve
 
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
 _HEAL_MAX_TOKENS = 4  # at most this many trailing tokens are regenerated
+_CALL_TOKENS = 64  # a forward call's own cost, counted in tokens, when rows are grouped to prefill
 
 
 class Encoding(NamedTuple):
@@ -455,7 +462,10 @@ class HFBackend(Backend):
         m = self._m
         inputs = self.fim_inputs(prompts, suffixes, opts.max_new_tokens) or prompts
         enc = self.encode(inputs, opts.max_new_tokens)
-        batch = self._build_batch(enc)
+        # rows prefilled on their own (see ``_prefill_rows``) share with the first row as much as
+        # each has in common with it, not only what every row has in common
+        shares = _shares(enc.ids, enc.max_new, m.context) if self.share_prefix and m.cascade else None
+        batch = self._build_batch(enc, shares)
         texts = m.token_texts()
         stoppers = [BoundaryStopper(p, opts.stop, boundaries=self.boundaries) for p in prompts]
         stops = RowStops(batch.start, enc.heal, stoppers, texts, m.tokenizer, m.eos_ids, opts.max_new_tokens)
@@ -464,26 +474,32 @@ class HFBackend(Backend):
         watch = self.boundaries or bool(opts.stop) or healing is not None
         kwargs = self._generate_kwargs(opts, enc.max_new, stops if watch else None, healing)
         with torch.inference_mode():
-            past = self._prefill(batch, enc.max_new)
+            past = self._prefill(batch, enc.max_new, shares)
             if past is not None:
                 kwargs["past_key_values"] = past
             out = m.model.generate(input_ids=batch.input_ids, attention_mask=batch.mask, **kwargs)
         return self._collect(out, batch.start, enc, stoppers, stops)
 
-    def _build_batch(self, enc: Encoding) -> _Batch:
-        """The rows as ``[prefix][padding][suffix_i]`` token ids, with the mask over the padding."""
+    def _build_batch(self, enc: Encoding, shares: list[int] | None = None) -> _Batch:
+        """The rows as ``[prefix][padding][suffix_i]`` token ids, with the mask over the padding.
+
+        ``shares``: per row, how many of the first row's leading tokens it shares; the prefix is
+        then the longest of them, and a row that shares less masks the rest of the prefix out
+        (its own tokens are the suffix). None: every row shares ``enc.prefix`` tokens."""
         import torch
 
         m = self._m
-        rows, prefix = len(enc.ids), enc.prefix
-        width = max(len(x) for x in enc.ids) - prefix  # longest suffix
+        rows = len(enc.ids)
+        shared = shares if shares is not None else [enc.prefix] * rows
+        prefix = max(shared)
+        width = max(len(x) - d for x, d in zip(enc.ids, shared, strict=True))  # longest suffix
         input_ids = torch.full((rows, prefix + width), m.pad_id, dtype=torch.long)
         mask = torch.zeros((rows, prefix + width), dtype=torch.long)
-        for i, x in enumerate(enc.ids):
-            suffix = x[prefix:]
-            input_ids[i, :prefix] = torch.tensor(x[:prefix], dtype=torch.long)
+        for i, (x, d) in enumerate(zip(enc.ids, shared, strict=True)):
+            suffix = x[d:]
+            input_ids[i, :d] = torch.tensor(x[:d], dtype=torch.long)
             input_ids[i, prefix + width - len(suffix) :] = torch.tensor(suffix, dtype=torch.long)
-            mask[i, :prefix] = 1
+            mask[i, :d] = 1
             mask[i, prefix + width - len(suffix) :] = 1
         return _Batch(input_ids.to(m.device), mask.to(m.device), prefix, width)
 
@@ -509,10 +525,11 @@ class HFBackend(Backend):
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         return kwargs
 
-    def _prefill(self, batch: _Batch, max_new: int) -> Any | None:
+    def _prefill(self, batch: _Batch, max_new: int, shares: list[int] | None = None) -> Any | None:
         """The key/value cache ``generate`` starts from: the shared prefix run through the model
         once (its cache is what counts, not its logits), one copy that attention reads for all
-        rows, or a copy per row for a model without the attention interface; None: no prefix."""
+        rows, or a copy per row for a model without the attention interface; None: no prefix.
+        With ``shares`` the rows' own tokens (all but their last) are in it too."""
         m = self._m
         prefix_cache = None
         if batch.prefix > 0:
@@ -523,10 +540,56 @@ class HFBackend(Backend):
         if m.cascade:
             from ._prefix_attention import shared_prefix_cache
 
-            return shared_prefix_cache(prefix_cache, m.layers, batch.width + max_new + 1)
+            cache = shared_prefix_cache(prefix_cache, m.layers, batch.width + max_new + 1)
+            if shares is not None and batch.width > 1:
+                self._prefill_rows(batch, shares, prefix_cache, cache)
+            return cache
         if prefix_cache is not None and len(batch.input_ids) > 1:
             prefix_cache.batch_repeat_interleave(len(batch.input_ids))
         return prefix_cache
+
+    def _prefill_rows(self, batch: _Batch, shares: list[int], prefix_cache: Any, cache: Any) -> None:
+        """Every row's own tokens but its last into ``cache``, in groups of rows of about the same
+        length (``_row_groups``), so a row that parts from the first row early (a renamed
+        parameter) does not make every row of the batch as long as it; ``generate`` then feeds
+        the last token of every row, together."""
+        import torch
+
+        from ._prefix_attention import shared_prefix_cache
+
+        m = self._m
+        p, w = batch.prefix, batch.width
+        before_last = p + w - 1  # the column of every row's last token
+        own = [int(n) for n in batch.mask[:, p:before_last].sum(-1).tolist()]
+        keys: list[Any] = []
+        values: list[Any] = []
+        positions = (batch.mask.cumsum(-1) - 1).clamp(min=0)
+        keep = {"logits_to_keep": 1} if m.keeps_logits else {}
+        for group in _row_groups(own, _CALL_TOKENS):
+            width = max(own[i] for i in group)
+            if width == 0:
+                continue
+            rows = torch.tensor(group, device=batch.input_ids.device)
+            cols = slice(before_last - width, before_last)
+            part = shared_prefix_cache(prefix_cache, m.layers, width)
+            m.model(
+                input_ids=batch.input_ids[rows, cols],
+                attention_mask=torch.cat([batch.mask[rows, :p], batch.mask[rows, cols]], dim=-1),
+                position_ids=positions[rows, cols],
+                past_key_values=part,
+                use_cache=True,
+                **keep,
+            )
+            layers: list[Any] = part.layers  # SharedPrefixLayer: .keys/.values are the rows' own
+            for layer, got in enumerate(layers):
+                if len(keys) <= layer:
+                    shape = (len(shares), got.keys.shape[1], w - 1, got.keys.shape[-1])
+                    keys.append(got.keys.new_zeros(shape))
+                    values.append(got.values.new_zeros(shape))
+                keys[layer][rows, :, w - 1 - width :] = got.keys
+                values[layer][rows, :, w - 1 - width :] = got.values
+        for layer, (k, v) in enumerate(zip(keys, values, strict=True)):
+            cache.layers[layer].update(k, v)
 
     def _collect(
         self, out: Any, start: int, enc: Encoding, stoppers: list[BoundaryStopper], stops: Any
@@ -577,6 +640,55 @@ def _token_spans(tokenizer: Any, texts: list[str]) -> list[list[tuple[int, int]]
         ends = [len(tokenizer.decode(ids[: j + 1])) for j in range(len(ids))]
         spans.append(list(zip([0, *ends[:-1]], ends, strict=True)))
     return spans
+
+
+def _shares(ids: list[list[int]], max_new: int = 0, context: int = 0) -> list[int] | None:
+    """Per row, how many leading tokens it has in common with the first row, leaving every row
+    (the first too) at least one own token; None for one row, or when the batch laid out with
+    them (the longest share, then the longest rest) would be longer than the model's context.
+
+    >>> _shares([[1, 2, 3, 4], [1, 2, 9], [5, 6]])
+    [3, 2, 0]
+    >>> _shares([[1, 2, 3, 4], [5, 6, 7, 8]], max_new=4, context=10) is None
+    True
+    """
+    if len(ids) < 2:
+        return None
+    first = ids[0]
+    out = []
+    for x in ids:
+        n = min(len(x), len(first)) - 1
+        k = 0
+        while k < n and x[k] == first[k]:
+            k += 1
+        out.append(max(0, k))
+    columns = max(out) + max(len(x) - d for x, d in zip(ids, out, strict=True))
+    return None if context and columns + max_new > context else out
+
+
+def _row_groups(lengths: list[int], call: int) -> list[list[int]]:
+    """The rows (indices into ``lengths``, their own token counts) split into groups that are
+    each prefilled in one forward call, padded to the group's longest row: the split that
+    costs the fewest tokens, counting ``call`` tokens for each call. The rows are taken longest
+    first, so a group is a run of neighbours in that order.
+
+    >>> _row_groups([500, 20, 30, 490, 25], call=64)
+    [[0, 3], [2, 4, 1]]
+    >>> _row_groups([30, 20], call=64)
+    [[0, 1]]
+    """
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    n = len(order)
+    best = [0] + [0] * n  # best[j]: the cheapest split of order[:j]
+    cut = [0] * (n + 1)
+    for j in range(1, n + 1):
+        best[j], cut[j] = min((best[i] + (j - i) * lengths[order[i]] + call, i) for i in range(j))
+    groups: list[list[int]] = []
+    j = n
+    while j > 0:
+        groups.append(order[cut[j] : j])
+        j = cut[j]
+    return groups[::-1]
 
 
 def _shared_prefix(ids: list[list[int]]) -> int:

@@ -397,3 +397,47 @@ def test_one_row_is_a_plain_generate(hf_model: HFBackend) -> None:
         stop = next((j for j, t in enumerate(new) if t in m.eos_ids), len(new))
         assert got.completion_tokens == stop
         assert got.text == backend.tokenizer.decode(new[:stop], skip_special_tokens=True)
+
+
+def test_rows_share_what_each_has_in_common_with_the_first(
+    hf_model: HFBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows that part from the first row at different points (a renamed parameter early, a
+    comment later, another prompt at once) are prefilled on their own, in groups, each reading
+    the first row's prefix as far as it shares it: the same greedy tokens as one by one and as
+    a plain left-padded batch, and every row's tokens in the batch are its own, in order."""
+    from cctest.backends import hf as hf_module
+
+    backend = hf_model.with_options(GenerationOptions(max_new_tokens=24), boundaries=False)
+    prompts = VARIANTS + OTHERS[:2]
+    enc = backend.encode(prompts, 24)
+    shares = hf_module._shares(enc.ids, enc.max_new, backend.context)
+    assert shares is not None and len(set(shares)) >= 3 and shares[-1] == 0
+    batch = backend._build_batch(enc, shares)
+    for i, x in enumerate(enc.ids):
+        assert batch.input_ids[i][batch.mask[i] == 1].tolist() == x
+    prefilled: list[list[int]] = []
+    real = HFBackend._prefill_rows
+
+    def spy(self: HFBackend, batch: object, shares: list[int], *args: object) -> None:
+        prefilled.append(shares)
+        real(self, batch, shares, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(HFBackend, "_prefill_rows", spy)
+    gens = backend.generate(prompts)
+    assert prefilled == [shares]
+    singles = [backend.generate([p])[0] for p in prompts]
+    padded = backend.with_options(share_prefix=False).generate(prompts)
+    assert [g.text for g in gens] == [g.text for g in singles] == [g.text for g in padded]
+    assert [g.completion_tokens for g in gens] == [g.completion_tokens for g in singles]
+
+
+def test_row_groups_cover_every_row_once() -> None:
+    from cctest.backends.hf import _row_groups
+
+    lengths = [700, 12, 650, 30, 0, 31, 29, 5, 640]
+    groups = _row_groups(lengths, 64)
+    assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
+    # the short rows are not padded to the long ones' length
+    assert all(min(lengths[i] for i in g) > 600 or max(lengths[i] for i in g) < 40 for g in groups)
+    assert _row_groups(lengths, 10_000) == [sorted(range(len(lengths)), key=lambda i: -lengths[i])]
