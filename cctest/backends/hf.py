@@ -12,7 +12,8 @@ the ``def`` line only its head. The rows' own tokens are then prefilled in group
 about the same length (``_row_groups``), so the one row that parts early does not pad every row
 to its length, and ``generate`` continues all rows together. A single prompt shares nothing: it
 is a plain ``generate``. A stopping criterion decodes each row after every token and marks it
-finished once its natural boundary appears (``_stop.BoundaryStopper``); ``generate`` ends as soon as every row has.
+finished once its natural boundary appears (``_stop.BoundaryStopper``); ``generate`` ends as
+soon as every row has.
 One call runs four steps: build the batch, prefill the shared prefix, generate (with the per-row
 controls of ``_rows.py``: stopping and token healing), collect each row's completion.
 
