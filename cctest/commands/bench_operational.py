@@ -1,12 +1,17 @@
 """``cctest bench operational``: the operational-robustness suite (Ghosh Paul et al.) against a model.
 
-cctest bench operational [--tasks FILE.jsonl | --dataset humaneval] [--vectors glove.txt]
+cctest bench operational [--tasks FILE.jsonl | --dataset humaneval|turbulence|syntactic]
+                         [--vectors glove.txt]
                          [--budget 20] [--n 5] [--k 5] [--widen-n 1] [--widen-k 1]
                          [--metric lev_word] [--reference original|tests] [--cross-encoder DIR]
                          [--answers-cache FILE] [--backend ... --model ...] --out RUN_DIR
 
-The options of ``cctest bench tasks`` (chat or completion, the oracle's limits, --limit, resume)
-apply as well; one answer per query (temperature 0 by default).
+The tasks (``task_set``): a task file, HumanEval's docstrings (the default), or another suite's
+tasks built by that suite's own options: ``--dataset turbulence`` with ``--benchmark DIR``
+(``--benchmark`` alone implies it), ``--templates``, ``--instances``, ``--param-seed``;
+``--dataset syntactic`` with ``--equations``, ``--distances``, ``--variants``, ``--reduce``,
+``--epsilon``. The options of ``cctest bench tasks`` (chat or completion, the oracle's limits,
+--limit, resume) apply as well; one answer per query (temperature 0 by default).
 """
 
 from __future__ import annotations
@@ -14,8 +19,19 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..tasks.model import TaskSet
+
+# --dataset NAME -> the command module whose task_set(args) builds that suite's tasks
+SUITE_SOURCES = {
+    "turbulence": "cctest.commands.bench_turbulence",
+    "syntactic": "cctest.commands.bench_syntactic",
+}
+DATASETS = ("humaneval", *SUITE_SOURCES)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -56,27 +72,53 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def task_set(args: argparse.Namespace) -> TaskSet:
+    """The tasks to search: --tasks FILE.jsonl, or --dataset humaneval (the default), turbulence
+    or syntactic (--benchmark DIR alone: turbulence), each suite's tasks built by its own options;
+    a suite's options without its --dataset are a ``ConfigError``."""
+    import importlib
+
+    from ..tasks.model import TaskSet, load_tasks
+    from .bench_tasks import options_given
+
+    dataset = args.dataset.lower() if args.dataset else None
+    if dataset is None and args.benchmark:
+        dataset = args.dataset = "turbulence"
+    if args.tasks and dataset:
+        raise ConfigError("give --tasks FILE.jsonl or --dataset NAME, not both.")
+    if dataset is not None and dataset not in DATASETS:
+        raise ConfigError(
+            f"cctest bench operational reads --dataset {', '.join(DATASETS[:-1])} or {DATASETS[-1]}, "
+            f"or a task file with --tasks FILE.jsonl (got '{args.dataset}')."
+        )
+    for name, module in SUITE_SOURCES.items():
+        stray = options_given(args, module) if name != dataset else []
+        if stray:
+            raise ConfigError(
+                f"{stray[0]} is an option of --dataset {name}; add --dataset {name} or drop it."
+            )
+    if args.tasks:
+        return TaskSet(load_tasks(args.tasks), str(Path(args.tasks).resolve()))
+    if dataset in SUITE_SOURCES:
+        chosen: TaskSet = importlib.import_module(SUITE_SOURCES[dataset]).task_set(args)
+        return chosen
+    from ..suites.operational import humaneval_tasks
+
+    return TaskSet(humaneval_tasks(), "humaneval")
+
+
 def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from ..bench.runner import select
     from ..paraphrase import Distances, neighbour_source
     from ..paraphrase.neighbours import data_dir
-    from ..suites.operational import AnswerCache, SearchSettings, humaneval_tasks, run_operational
-    from ..tasks.model import load_tasks
+    from ..suites.operational import AnswerCache, SearchSettings, run_operational
     from ..tasks.run import TaskRunConfig
     from ._common import recorded_model, settings_from_args
     from .bench import run_in_dir
     from .bench_tasks import task_settings
 
     if rest:
-        raise ConfigError(
-            "usage: cctest bench operational [--tasks FILE.jsonl | --dataset humaneval] [options]."
-        )
-    if args.tasks and args.dataset:
-        raise ConfigError("give --tasks FILE.jsonl or --dataset humaneval, not both.")
-    if args.dataset and args.dataset.lower() != "humaneval":
-        raise ConfigError(
-            "cctest bench operational reads --dataset humaneval or a task file (--tasks FILE.jsonl)."
-        )
+        raise ConfigError("usage: cctest bench operational [--tasks FILE.jsonl | --dataset NAME] [options].")
     oracle, style, instruction = task_settings(args)
     search = SearchSettings(
         n=args.op_n,
@@ -89,12 +131,8 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
         per_order=args.per_order,
         seed=args.seed,
     )
-    if args.tasks:
-        tasks = load_tasks(args.tasks)
-        source_name = str(Path(args.tasks).resolve())
-    else:
-        tasks = humaneval_tasks()
-        source_name = "humaneval"
+    chosen = task_set(args)
+    tasks, source_name = chosen.tasks, chosen.source
     tasks = select(tasks, args.limit, args.seed, args.shuffle)
     neighbours = neighbour_source(args.vectors)
     distances = Distances(vectors=neighbours, cross_encoder=args.cross_encoder)
@@ -121,6 +159,7 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
         system=args.system,
         oracle=oracle.to_dict(),
         suite={
+            "tasks": {"dataset": args.dataset or "tasks", **chosen.settings},
             "search": search.to_dict(),
             "neighbours": getattr(neighbours, "name", "?"),
             "vectors": args.vectors,

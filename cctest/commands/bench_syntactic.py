@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..tasks.model import TaskSet
 
 DEFAULT_INPUTS = 1000
 
@@ -33,12 +37,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
+def task_set(args: argparse.Namespace) -> TaskSet:
+    """The formula tasks the options name (--equations, --distances, --variants, --reduce,
+    --epsilon, --seed): this suite's tasks, and a task source of ``cctest bench operational``."""
     from ..suites.syntactic import KINDS, build_tasks, parse_distances
-    from .bench_tasks import run_task_set
+    from ..tasks.model import TaskSet
 
-    if rest:
-        raise ConfigError("usage: cctest bench syntactic [--equations ...] [--distances 1-5] [options].")
     if args.variants < 1:
         raise ConfigError("--variants must be at least 1.")
     if args.epsilon < 0:
@@ -48,13 +52,27 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     tasks = build_tasks(
         kinds, distances, args.variants, seed=args.seed, reduced=args.reduce, epsilon=args.epsilon
     )
-    suite = {
+    settings = {
         "equations": kinds,
         "distances": distances,
         "variants": args.variants,
         "reduce": args.reduce,
         "epsilon": args.epsilon,
     }
+    return TaskSet(tasks, "syntactic", settings)
+
+
+def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    from .bench_tasks import run_task_set
+
+    if rest:
+        raise ConfigError("usage: cctest bench syntactic [--equations ...] [--distances 1-5] [options].")
+    tasks = task_set(args)
     return run_task_set(
-        args, tasks, kind="syntactic", source="syntactic", suite=suite, default_inputs=DEFAULT_INPUTS
+        args,
+        tasks.tasks,
+        kind="syntactic",
+        source=tasks.source,
+        suite=dict(tasks.settings),
+        default_inputs=DEFAULT_INPUTS,
     )

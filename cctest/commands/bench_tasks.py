@@ -86,6 +86,17 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     return run_task_set(args, tasks, kind="tasks", source=str(Path(args.tasks).resolve()))
 
 
+def options_given(args: argparse.Namespace, module: str) -> list[str]:
+    """The options of ``module`` (a suite's ``add_arguments``) that ``args`` holds at a value other
+    than their default, as ``--name``: a task source's options given without choosing it."""
+    import importlib
+
+    own = argparse.ArgumentParser(add_help=False)
+    importlib.import_module(module).add_arguments(own)
+    defaults = vars(own.parse_args([]))
+    return [f"--{d.replace('_', '-')}" for d, v in defaults.items() if getattr(args, d, v) != v]
+
+
 def task_settings(args: argparse.Namespace, default_inputs: int = 100) -> tuple[Any, Any, str | None]:
     """The shared options every task suite checks and reads: (OracleSettings, ChatStyle, the chat
     instruction or None); ``ConfigError`` for a bad value."""

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..tasks.model import TaskSet
 
 DEFAULT_ROUNDS = 5
 
@@ -37,26 +41,34 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
+def task_set(args: argparse.Namespace) -> TaskSet:
+    """The question instances the options name (--benchmark, --templates, --instances,
+    --param-seed): this suite's tasks, and a task source of ``cctest bench operational``."""
     from ..suites.turbulence import BUILTIN, benchmark_root, build_tasks, load_benchmark
-    from .bench_tasks import run_task_set
+    from ..tasks.model import TaskSet
 
-    if rest:
-        raise ConfigError("usage: cctest bench turbulence [--benchmark DIR] [--instances M] [options].")
     if args.instances < 1:
         raise ConfigError("--instances must be at least 1.")
     seed: int | str = int(args.param_seed) if args.param_seed.lstrip("-").isdigit() else args.param_seed
     only = [x.strip() for x in args.templates.split(",") if x.strip()] if args.templates else None
     root = benchmark_root(args.benchmark) if args.benchmark else BUILTIN
     templates = load_benchmark(root, only)
-    tasks = build_tasks(templates, args.instances, seed=seed)
-    if args.rounds is None:
-        args.rounds = DEFAULT_ROUNDS
-    suite = {
+    settings = {
         "benchmark": str(root.resolve()) if args.benchmark else "built-in templates",
         "templates": [t.template_id for t in templates],
         "instances": args.instances,
         "param_seed": seed,
     }
-    source = suite["benchmark"] if args.benchmark else "turbulence"
-    return run_task_set(args, tasks, kind="turbulence", source=str(source), suite=suite)
+    source = settings["benchmark"] if args.benchmark else "turbulence"
+    return TaskSet(build_tasks(templates, args.instances, seed=seed), str(source), settings)
+
+
+def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
+    from .bench_tasks import run_task_set
+
+    if rest:
+        raise ConfigError("usage: cctest bench turbulence [--benchmark DIR] [--instances M] [options].")
+    tasks = task_set(args)
+    if args.rounds is None:
+        args.rounds = DEFAULT_ROUNDS
+    return run_task_set(args, tasks.tasks, kind="turbulence", source=tasks.source, suite=dict(tasks.settings))

@@ -8,9 +8,10 @@ arguments always give the same paraphrases.
 
 Never touched (``replaceable_words``): code identifiers (names with ``_``, digits or inner capitals,
 the ``protect`` names such as the function and its arguments), numbers, quoted or back-quoted
-strings, and the docstring's examples (a ``>>>`` line and the lines after it up to a blank line,
-lines that read like code: ``==``, ``=>``, ``->``, ``f(...)``), plus short function words and
-Python's keywords (``None``, ``True``).
+strings, calls written in the text (``round(x, 2)``, ``a*sin(x)``; the called name is then a code
+name everywhere in the text), and the docstring's examples (a ``>>>`` line and the lines after it
+up to a blank line, lines that read like code: ``==``, ``=>``, ``->``, or starting with a bracket or
+a number), plus short function words and Python's keywords (``None``, ``True``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from .neighbours import NeighbourSource
 _WORD = re.compile(r"[A-Za-z][a-z]*(?:'[a-z]+)?")
 _TOKEN = re.compile(r"[A-Za-z0-9_]+(?:'[a-z]+)?")
 _QUOTED = re.compile(r"`[^`\n]*`|\"[^\"\n]*\"|(?<![A-Za-z])'[^'\n]*'(?![A-Za-z])")
-_CODE_LINE = re.compile(r">>>|==|=>|->|\b\w+\([^)]*\)|^\s*[\[{(]|^\s*[-+]?\d")
+_CODE_LINE = re.compile(r">>>|==|=>|->|^\s*[\[{(]|^\s*[-+]?\d")
+_CALL = re.compile(r"\b(\w+)\([^)]*\)")  # a call in prose: only its own span is code
 STOPWORDS = frozenset(
     "a an the and or but if of to in on at by for with from as is are was were be been being it its "
     "this that these those then than there their they them he she his her we you your i not no do "
@@ -51,7 +53,7 @@ class Paraphrase:
 
 
 def _protected_spans(text: str) -> list[tuple[int, int]]:
-    spans = [m.span() for m in _QUOTED.finditer(text)]
+    spans = [m.span() for m in _QUOTED.finditer(text)] + [m.span() for m in _CALL.finditer(text)]
     offset = 0
     in_example = False
     for line in text.splitlines(keepends=True):
@@ -69,7 +71,7 @@ def _protected_spans(text: str) -> list[tuple[int, int]]:
 def replaceable_words(text: str, protect: Collection[str] = ()) -> list[tuple[int, str]]:
     """(offset, word) of every word ReplaceWord may replace, in order."""
     spans = _protected_spans(text)
-    guarded = {p.lower() for p in protect}
+    guarded = {p.lower() for p in protect} | {m.group(1).lower() for m in _CALL.finditer(text)}
     out: list[tuple[int, str]] = []
     for m in _TOKEN.finditer(text):
         word, start = m.group(), m.start()

@@ -15,7 +15,7 @@ A suite is built on top of these (see ``docs/tasks.md``)::
 
 from __future__ import annotations
 
-from .model import Task, load_tasks, tasks_from_dicts, write_tasks
+from .model import Task, TaskSet, load_tasks, tasks_from_dicts, write_tasks
 from .oracle import (
     CATEGORIES,
     Judgement,
@@ -44,6 +44,7 @@ __all__ = [
     "Message",
     "OracleSettings",
     "Task",
+    "TaskSet",
     "chat_messages",
     "check_reference",
     "completion_prompt",

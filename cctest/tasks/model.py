@@ -156,6 +156,17 @@ class Task:
             raise TaskError(f"{where}: {exc}") from None
 
 
+@dataclass(frozen=True)
+class TaskSet:
+    """Tasks as a suite or a file gives them, with where they came from: ``source`` (a file's
+    path, ``humaneval``, a suite's name or benchmark folder) and the ``settings`` that built them
+    (a suite's template numbers, equations, ...), both recorded in a run's config."""
+
+    tasks: list[Task]
+    source: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+
 def load_tasks(path: str | Path) -> list[Task]:
     """The tasks of a JSONL file (``.jsonl`` or ``.jsonl.gz``), in file order.
 
