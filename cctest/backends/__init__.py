@@ -18,8 +18,10 @@ def generation_options(settings: Settings) -> GenerationOptions:
     )
 
 
-def create_backend(settings: Settings) -> Backend:
-    """The backend the settings name. Heavy libraries are imported only for the one chosen."""
+def create_backend(settings: Settings, *, retry_unavailable: bool = False) -> Backend:
+    """The backend the settings name. Heavy libraries are imported only for the one chosen.
+    ``retry_unavailable``: a server that refuses or drops a connection is tried again like one
+    that answers 5xx (``http``; for long unattended runs, not an editor's requests)."""
     if settings.backend == "rules":
         from .rules import RuleBackend
 
@@ -31,7 +33,7 @@ def create_backend(settings: Settings) -> Backend:
     if settings.backend == "http":
         from .http import HTTPBackend
 
-        return HTTPBackend.from_settings(settings)
+        return HTTPBackend.from_settings(settings, retry_unavailable=retry_unavailable)
     raise ConfigError(f"unknown backend '{settings.backend}'; choose hf, http or rules.")
 
 

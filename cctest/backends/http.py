@@ -17,8 +17,11 @@ The prompts of one ``complete`` call go out concurrently, at most ``max_concurre
 one deadline, ``timeout`` seconds from the moment ``complete`` is called: it covers the wait for
 a free slot under ``max_concurrency``, the retries and any Retry-After wait. 429 and 5xx answers
 are retried with exponential backoff, or after the server's Retry-After when it sends one, while
-time is left. A prompt that fails gets a typed error in its place (BackendUnavailable,
-BackendTimeout, BackendResponseError); nothing waits longer than the deadline.
+time is left; with ``retry_unavailable`` (a long unattended run: the bench, not an editor, which
+wants a down server reported at once) a refused, reset or dropped connection is retried the same
+way. A timeout is final: the deadline already covers the retries. A prompt that fails gets a
+typed error in its place (BackendUnavailable, BackendTimeout, BackendResponseError); nothing waits
+longer than the deadline.
 
 What a server sends is bounded: at most ``max_response_bytes`` on the wire and again once
 unpacked (gzip and deflate are unpacked here, chunk by chunk, so a small "zip bomb" stops at the
@@ -341,6 +344,7 @@ class HTTPBackend(Backend):
         timeout: float = 30.0,
         max_concurrency: int = 8,
         max_retries: int = 3,
+        retry_unavailable: bool = False,
         boundaries: bool = True,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
         fim: str = "auto",
@@ -365,6 +369,7 @@ class HTTPBackend(Backend):
         self.timeout = float(timeout)
         self.max_concurrency = max(1, int(max_concurrency))
         self.max_retries = max(0, int(max_retries))
+        self.retry_unavailable = retry_unavailable
         self.boundaries = boundaries
         self.max_response_bytes = max(1024, int(max_response_bytes))
         self.fim = fim
@@ -380,7 +385,7 @@ class HTTPBackend(Backend):
         self._closed = False
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> HTTPBackend:
+    def from_settings(cls, settings: Settings, *, retry_unavailable: bool = False) -> HTTPBackend:
         from . import generation_options
 
         if not settings.model:
@@ -393,6 +398,7 @@ class HTTPBackend(Backend):
             options=generation_options(settings),
             timeout=settings.timeout,
             max_concurrency=settings.max_concurrency,
+            retry_unavailable=retry_unavailable,
             fim=settings.fim,
         )
 
@@ -610,13 +616,24 @@ class HTTPBackend(Backend):
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise self._timeout_error()
-            status, reason, retry_after, payload = await self._post(session, body, remaining, url)
-            if status == 200:
-                return self._parse(payload, parse, expects)
-            error = self._status_error(status, reason, payload)
-            if status in SUFFIX_REFUSALS and "suffix" in body:
-                raise _SuffixRefused(str(error))
-            if status not in RETRY_STATUSES or attempt >= self.max_retries:
+            retry_after: float | None = None
+            try:
+                status, reason, retry_after, payload = await self._post(session, body, remaining, url)
+            except _ConnectionFailed as exc:
+                if not self.retry_unavailable:
+                    raise
+                error: BackendError = exc
+                what = "refused or dropped the connection"
+            else:
+                if status == 200:
+                    return self._parse(payload, parse, expects)
+                error = self._status_error(status, reason, payload)
+                if status in SUFFIX_REFUSALS and "suffix" in body:
+                    raise _SuffixRefused(str(error))
+                if status not in RETRY_STATUSES:
+                    raise error
+                what = f"answered {status}"
+            if attempt >= self.max_retries:
                 raise error
             delay = (
                 retry_after
@@ -625,7 +642,7 @@ class HTTPBackend(Backend):
             )
             if loop.time() + delay >= deadline:
                 raise error  # waiting would overrun the deadline: report the server's answer now
-            log.info("%s answered %s; retrying in %.2f s", self._shown_url, status, delay)
+            log.info("%s %s; retrying in %.2f s", self._shown_url, what, delay)
             await asyncio.sleep(delay)
             attempt += 1
 
@@ -647,10 +664,12 @@ class HTTPBackend(Backend):
             elif err.errno and err.errno > 0:
                 why = os.strerror(err.errno)  # asyncio's own strerror is "Connect call failed (...)"
             else:
-                why = err.strerror or str(err)  # resolver errors (negative codes) carry their own
-            raise BackendUnavailable(f"cannot connect to {self._shown_url} ({why.lower()}).") from exc
+                # resolver errors (negative codes) carry their own text; a bad host is not transient
+                why = err.strerror or str(err)
+                raise BackendUnavailable(f"cannot connect to {self._shown_url} ({why.lower()}).") from exc
+            raise _ConnectionFailed(f"cannot connect to {self._shown_url} ({why.lower()}).") from exc
         except aiohttp.ClientConnectionError as exc:
-            raise BackendUnavailable(
+            raise _ConnectionFailed(
                 f"the connection to {self._shown_url} broke before an answer ({type(exc).__name__})."
             ) from exc
         except aiohttp.ClientPayloadError as exc:
@@ -739,6 +758,10 @@ class HTTPBackend(Backend):
 
     def _timeout_error(self) -> BackendTimeout:
         return BackendTimeout(f"{self._shown_url} gave no completion within {self.timeout:g} s.")
+
+
+class _ConnectionFailed(BackendUnavailable):
+    """A refused, reset or dropped connection: worth another try when ``retry_unavailable``."""
 
 
 class _SuffixRefused(BackendResponseError):

@@ -16,6 +16,12 @@ arguments of the calls in its tests); ``tests`` judges each answer against the t
 and tests. A task whose original answer fails (no function at all under ``original``; any failing
 category under ``tests``) is reported apart and left out of Rᵒ and R*.
 
+A query the backend cannot answer (after the backend's own retries: 429 and 5xx answers, and here
+refused or dropped connections, ``create_backend(retry_unavailable=True)``; a timeout is final) is
+recorded for its paraphrase (``error``, no category) and the search goes on with the next one; it
+counts against the budget. Only a task whose original cannot be answered stops, as
+``backend_error``: without C_t there is nothing to compare with.
+
 The search runs every task's next query in ONE backend call, and keeps every answer in an answer
 cache keyed by (model settings, rendered prompt), so a re-run with a larger budget pays only for the
 new queries. Rᵒ and R* are the mean distance to FF and to LS over the tasks broken within the budget,
@@ -267,18 +273,21 @@ class Search:
             return None
         return self.queue.pop(0)
 
-    def answered(self, query: dict[str, Any], passed: bool) -> None:
+    def answered(self, query: dict[str, Any], passed: bool | None) -> None:
+        """Record a query's outcome: passed, failed (the first failure ends the search), or None
+        when the backend gave no answer (recorded; the search goes on)."""
         self.queries.append({**query, "passed": passed})
-        if not passed:
+        if passed is False:
             self.status = "broken"
 
     def record(self) -> dict[str, Any]:
-        ff = next((i for i, q in enumerate(self.queries) if not q["passed"]), None)
+        ff = next((i for i, q in enumerate(self.queries) if q["passed"] is False), None)
         ls: dict[str, Any] | None = None
         if ff is not None:
+            before = [q for q in self.queries[:ff] if q["passed"]]
             ls = (
-                self.queries[ff - 1]
-                if ff > 0
+                before[-1]
+                if before
                 else {
                     "text": self.task.description,
                     "replaced": [],
@@ -302,6 +311,7 @@ class Search:
             "k": self.k,
             "widenings": self.widenings,
             "query_count": len(rounds),
+            "errors": sum(q["passed"] is None for q in self.queries),
             "pool": self.pool,
             # the task run's shape, so summarize_tasks counts every answer by category
             "rounds": [
@@ -361,7 +371,10 @@ async def search_tasks(
                 )
                 and bool(code)
             )
-        if not ok:
+        if answer is None:
+            s.status = "backend_error"  # no C_t to compare with: this task's search cannot start
+            on_done(s)
+        elif not ok:
             s.status = "original_failed"
             on_done(s)
     while True:
@@ -390,9 +403,8 @@ async def search_tasks(
                 "cached": cached,
                 **(j.to_dict() if j else {"category": None}),
             }
-            s.answered(entry, passed=j is not None and j.category == "passed")
-            if j is None:
-                s.status = "backend_error"  # not an answer: the search for this task stops
+            # no answer (a backend error): recorded for this paraphrase, the search goes on
+            s.answered(entry, passed=None if j is None else j.category == "passed")
             if s.status != "searching":
                 on_done(s)
 
@@ -460,6 +472,7 @@ def summarize_operational(records: Sequence[Mapping[str, Any]]) -> dict[str, Any
             for a in [r.get("original") or {}, *r.get("queries", [])]
         ),
         "widenings": sum(r.get("widenings", 0) for r in records),
+        "errors": sum(r.get("errors", 0) for r in records),
     }
     summary["first_failures"] = [
         {
@@ -511,13 +524,14 @@ class OperationalKind(TasksKind):
                     ["tasks broken within the budget", str(st["broken"])],
                     ["tasks unbroken within the budget", str(st["unbroken"])],
                     ["tasks whose original answer failed", str(st["original_failed"])],
-                    ["tasks stopped by a backend error", str(st["backend_error"])],
+                    ["tasks whose original got no answer (backend error)", str(st["backend_error"])],
                     ["queries per task", _num(summary["queries_per_task"])],
                     [
                         "queries answered from the cache",
                         f"{summary['queries']['cached']} of {summary['queries']['total']}",
                     ],
                     ["widenings of n and k", str(summary["queries"]["widenings"])],
+                    ["paraphrases the backend did not answer", str(summary["queries"].get("errors", 0))],
                 ],
             ),
             "Distinguishability of the metrics": (
@@ -619,6 +633,7 @@ async def run_operational(
     """Algorithm 2 for every task not in ``done``; one record per task appended to results.jsonl
     as soon as its search ends; returns all records in task order."""
     import asyncio
+    from functools import partial
 
     from ..backends import create_backend
     from ..bench.runner import RESULTS, append_record, in_task_order, progress_bar
@@ -654,7 +669,7 @@ async def run_operational(
         records.append(record)
         bar.update(1)
 
-    factory = backend_factory or create_backend
+    factory = backend_factory or partial(create_backend, retry_unavailable=True)
     try:
         async with factory(settings) as backend:
             if mode == "auto":

@@ -327,6 +327,43 @@ async def test_a_server_that_drops_the_connection() -> None:
     assert isinstance(out, BackendUnavailable | BackendResponseError)
 
 
+async def test_a_dropped_connection_is_retried_only_when_asked() -> None:
+    """retry_unavailable (the bench's long runs): a server that drops the connection twice and then
+    answers is asked again by the 5xx loop; by default (an editor) the drop is reported at once."""
+    hits = 0
+
+    async def flaky(request: web.Request) -> web.StreamResponse:
+        nonlocal hits
+        hits += 1
+        if hits <= 2:
+            assert request.transport is not None
+            request.transport.close()
+        return ok("42")
+
+    async with server({"/v1/completions": flaky}) as url:
+        async with HTTPBackend(url, timeout=10, retry_unavailable=True) as b:
+            assert await b.complete(["x = "]) == ["42"]
+        assert hits == 3
+        hits = 0
+        async with HTTPBackend(url, timeout=10) as b:
+            (out,) = await b.complete(["x = "])
+        assert isinstance(out, BackendUnavailable) and "broke before an answer" in str(out)
+        assert hits == 1
+        async with create_backend(Settings(backend="http", model=url), retry_unavailable=True) as b:
+            hits = 0
+            assert await b.complete(["y = "]) == ["42"] and hits == 3
+
+
+async def test_a_refused_connection_is_retried_a_bounded_number_of_times(caplog) -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    with caplog.at_level(logging.INFO, logger="cctest.backends.http"):
+        async with HTTPBackend(url, timeout=30, max_retries=2, retry_unavailable=True) as b:
+            (out,) = await b.complete(["x = "])
+    assert isinstance(out, BackendUnavailable) and "refused" in str(out)
+    retries = [r.getMessage() for r in caplog.records if "retrying" in r.getMessage()]
+    assert len(retries) == 2 and "refused or dropped the connection" in retries[0]
+
+
 async def test_one_failing_prompt_does_not_fail_the_others() -> None:
     async def picky(request: web.Request) -> web.Response:
         body = await request.json()

@@ -50,7 +50,11 @@ def scripted(breaking: str, seen: list[str]):
 
 
 async def judge(items):
-    return judge_many([(t, a, None) for t, a in items], OracleSettings(inputs=4), workers=2)
+    """The oracle on the answers; None (no judgement) where the backend gave no answer."""
+    got = iter(
+        judge_many([(t, a, None) for t, a in items if a is not None], OracleSettings(inputs=4), workers=2)
+    )
+    return [None if a is None else next(got) for _, a in items]
 
 
 def run(settings: SearchSettings, breaking: str, tasks=(TASK,)) -> tuple[list[Search], list[str]]:
@@ -151,6 +155,42 @@ def test_original_reading_compares_with_the_original_code() -> None:
     assert rec["first_failure"]["text"] == "Return the total of the two given numbers."
     assert rec["first_failure"]["category"] == "fuzzing_failure"  # differs from C_t on the tests' inputs
     assert rec["queries"][0]["passed"]  # Render...: as wrong as the original, so equivalent
+
+
+def test_a_backend_error_is_recorded_and_the_search_goes_on() -> None:
+    """A paraphrase the backend cannot answer is recorded with its error, counts against the
+    budget and is skipped (neither pass nor fail, never the last success); an original that cannot
+    be answered stops that task as backend_error, while the other task's search goes on."""
+    lost = "Render the sum of the two given numbers."
+    other = TASK.replace(task_id="down", description="Add the two given numbers.")
+
+    async def ask(batch: list[Task]) -> list[tuple[str | None, str | None, bool]]:
+        out: list[tuple[str | None, str | None, bool]] = []
+        for t in batch:
+            if t.description in (lost, other.description):
+                out.append((None, "http://127.0.0.1:1 answered 503 Service Unavailable.", False))
+            else:
+                out.append((WRONG if "total" in t.description else RIGHT, None, False))
+        return out
+
+    settings = SearchSettings(n=1, k=1, reference="tests")
+    searches = [Search(t, i, settings, NEIGHBOURS, Distances()) for i, t in enumerate((TASK, other))]
+    done: list[str] = []
+    asyncio.run(search_tasks(searches, ask, judge, lambda s: done.append(s.task.task_id)))
+    a, b = (s.record() for s in searches)
+    assert b["status"] == "backend_error" and b["queries"] == [] and "503" in b["original"]["error"]
+    assert a["status"] == "broken" and [q["text"] for q in a["queries"]] == [
+        lost,
+        "Return the total of the two given numbers.",
+    ]
+    first = a["queries"][0]
+    assert first["passed"] is None and first["category"] is None and "503" in first["error"]
+    assert a["last_success"]["text"] == TASK.description  # the unanswered paraphrase is no success
+    assert a["errors"] == 1 and a["query_count"] == 3
+    summary = summarize_operational([a, b])
+    assert summary["status"]["backend_error"] == 1 and summary["queries"]["errors"] == 1
+    assert summary["r_star"]["lev_word"] == 0 and summary["counts"]["backend_errors"] == 2
+    assert sorted(done) == ["add", "down"]
 
 
 def test_inputs_come_from_the_tests() -> None:

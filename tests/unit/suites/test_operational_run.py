@@ -4,6 +4,7 @@ neighbours: the summary's keys, the answer cache across runs, and resume."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,10 +38,8 @@ def answer(user: str) -> str:
     return "def add(a, b):\n    return a + b\n" if " sum " in user else "def add(a, b):\n    return a - b\n"
 
 
-@pytest.fixture
-def server(serve_app) -> tuple[str, list[str]]:
+def chat_app(answer: Callable[[str], str], seen: list[str]) -> web.Application:
     """An OpenAI-style chat server answering a fenced block of ``answer(user message)``."""
-    seen: list[str] = []
 
     async def chat(request: web.Request) -> web.Response:
         body = await request.json()
@@ -51,7 +50,13 @@ def server(serve_app) -> tuple[str, list[str]]:
 
     app = web.Application()
     app.router.add_post("/v1/chat/completions", chat)
-    return serve_app(app), seen
+    return app
+
+
+@pytest.fixture
+def server(serve_app) -> tuple[str, list[str]]:
+    seen: list[str] = []
+    return serve_app(chat_app(answer, seen)), seen
 
 
 def test_operational_run_cache_and_resume(tmp_path: Path, server, capsys) -> None:
@@ -100,7 +105,12 @@ def test_operational_run_cache_and_resume(tmp_path: Path, server, capsys) -> Non
     assert main([*base, "--budget", "8", "--out", str(run2)]) == 0
     assert len(seen) == 7 + 4
     s2 = json.loads((run2 / "summary.json").read_text())
-    assert s2["queries"] == {"total": 3 + 8, "cached": 7, "widenings": s2["queries"]["widenings"]}
+    assert s2["queries"] == {
+        "total": 3 + 8,
+        "cached": 7,
+        "widenings": s2["queries"]["widenings"],
+        "errors": 0,
+    }
     # resume: a run cut after its first record finishes the rest from the cache, asking nothing
     lines = (run2 / "results.jsonl").read_text().splitlines(keepends=True)
     (run2 / "results.jsonl").write_text(lines[0])
@@ -124,3 +134,160 @@ def test_bad_options_are_one_sentence(tmp_path: Path, capsys) -> None:
         )
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
+
+
+def _search_args(url: str, tmp_path: Path) -> list[str]:
+    return [
+        "--backend",
+        "http",
+        "--model",
+        url,
+        "--chat",
+        "--inputs",
+        "5",
+        "--n",
+        "1",
+        "--k",
+        "1",
+        "--budget",
+        "6",
+        "--answers-cache",
+        "none",
+        "--no-progress",
+        "--out",
+        str(tmp_path / "run"),
+    ]
+
+
+def test_turbulence_templates_as_tasks(tmp_path: Path, serve_app) -> None:
+    """The Turbulence suite's own question template 7 ('replace_character'), built by that suite's
+    options; the model breaks once 'takes' is replaced (WordNet: Write -> compose, function ->
+    mathematical function, called -> name, takes -> return, all at one word of distance)."""
+    seen: list[str] = []
+
+    def turbulence_answer(user: str) -> str:
+        ok = " takes " in user
+        return f"def replace_character(s):\n    return s.replace('a', {'b' if ok else 'c'!r})\n"
+
+    url = serve_app(chat_app(turbulence_answer, seen))
+    argv = ["bench", "operational", "--dataset", "turbulence", "--templates", "7", "--instances", "1"]
+    assert main([*argv, *_search_args(url, tmp_path)]) == 0
+    config, records = load_run(tmp_path / "run")
+    assert config["source"] == "turbulence"
+    assert config["suite"]["tasks"] == {
+        "dataset": "turbulence",
+        "benchmark": "built-in templates",
+        "templates": ["Q7"],
+        "instances": 1,
+        "param_seed": 1,
+    }
+    (r,) = records
+    assert r["task_id"] == "Q7/0" and r["description"].startswith(
+        "Write a function called 'replace_character'"
+    )
+    assert r["status"] == "broken" and r["original"]["category"] == "passed"
+    assert [q["replaced"] for q in r["queries"]] == [
+        [["Write", "compose", 0]],
+        [["function", "mathematical function", 8]],  # one word inserted
+        [["called", "name", 17]],
+        [["takes", "return", 49]],
+    ]
+    assert r["last_success"]["text"].startswith("Write a function name 'replace_character'")
+    assert r["first_failure"]["category"] == "fuzzing_failure"  # differs from C_t on generated strings
+    assert len(seen) == 5 and all("'replace_character'" in u for u in seen)
+
+
+def test_syntactic_formulas_as_tasks(tmp_path: Path, serve_app) -> None:
+    """The syntactic suite's linear equation, built by that suite's options: the equation and the
+    called round(x, 2) are never touched; the model breaks once 'solutions' is replaced."""
+    seen: list[str] = []
+
+    def solve(user: str) -> str:
+        sign = "-" if "the solutions for 'x'" in user else ""
+        return f"def solve(a, b):\n    return [round({sign}b / a, 2)]\n"
+
+    url = serve_app(chat_app(solve, seen))
+    argv = ["bench", "operational", "--dataset", "syntactic", "--equations", "linear", "--distances", "1"]
+    argv += ["--variants", "1", "--limit", "1"]
+    assert main([*argv, *_search_args(url, tmp_path)]) == 0
+    config, records = load_run(tmp_path / "run")
+    assert config["source"] == "syntactic" and config["suite"]["tasks"]["equations"] == ["linear"]
+    (r,) = records
+    assert r["task_id"] == "linear/original" and r["status"] == "broken"
+    assert [q["replaced"] for q in r["queries"]] == [
+        [["Find", "discovery", 0]],
+        [["solutions", "solution", 9]],
+    ]
+    for q in r["queries"]:
+        assert "a*x + b = 0" in q["text"] and "with round(x, 2)," in q["text"]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["r_o"]["lev_word"] == 1 and summary["first_failures"][0]["category"] == "fuzzing_failure"
+
+
+def test_task_source_options_are_checked(tmp_path: Path, capsys) -> None:
+    for extra, message in (
+        (["--dataset", "mbpp"], "reads --dataset humaneval, turbulence or syntactic"),
+        (
+            ["--dataset", "humaneval", "--equations", "linear"],
+            "--equations is an option of --dataset syntactic",
+        ),
+        (["--dataset", "syntactic", "--instances", "2"], "--instances is an option of --dataset turbulence"),
+        (["--dataset", "syntactic", "--benchmark", str(tmp_path)], "--benchmark is an option of --dataset"),
+        (["--benchmark", str(tmp_path)], "is not a Turbulence benchmark"),
+        (["--dataset", "turbulence", "--templates", "999"], "no question 999"),
+        (["--dataset", "syntactic", "--equations", "cubic"], "unknown equation 'cubic'"),
+        (["--dataset", "syntactic", "--distances", "0"], "--distances must be distances from 1 to 8"),
+        (["--dataset", "humaneval", "--tasks", str(tmp_path / "t.jsonl")], "not both"),
+    ):
+        assert main(["bench", "operational", *extra, "--out", str(tmp_path / "r")]) == 2, extra
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+
+
+def test_backend_faults_are_retried_then_recorded(tmp_path: Path, serve_app) -> None:
+    """A real server that fails some requests: 503 twice on mul's original (the HTTP backend's retry
+    answers it), a dropped connection on every try of add's first paraphrase (retried, then recorded
+    for that paraphrase; the search goes on to the first failure), and on every try of sub's
+    original (that task alone stops as backend_error)."""
+    hits = {"mul": 0, "tax": 0, "sub": 0}
+    seen: list[str] = []
+    app = chat_app(answer, seen)
+
+    @web.middleware
+    async def faults(request: web.Request, handler):  # type: ignore[no-untyped-def]
+        body = await request.json()
+        (user,) = [m["content"] for m in body["messages"] if m["role"] == "user"]
+        if "Multiply a by b and return the result." in user:
+            hits["mul"] += 1
+            if hits["mul"] <= 2:
+                return web.json_response({"error": "warming up"}, status=503)
+        for key, marker in (("tax", "Tax return the sum"), ("sub", "Subtract b from a.")):
+            if marker in user:
+                hits[key] += 1
+                assert request.transport is not None
+                request.transport.close()
+        return await handler(request)
+
+    app.middlewares.append(faults)
+    url = serve_app(app)
+    sub = {**ADD, "task_id": "sub", "description": "Subtract b from a.", "tests": ["assert add(2, 3) == 5"]}
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(t) + "\n" for t in (ADD, MUL, sub)))
+    argv = ["bench", "operational", "--tasks", str(tasks), *_search_args(url, tmp_path)]
+    argv[argv.index("--n") + 1] = "2"
+    argv[argv.index("--budget") + 1] = "4"
+    assert main(argv) == 0
+    _, records = load_run(tmp_path / "run")
+    add, mul, down = records
+    assert hits["mul"] == 3 and mul["original"]["category"] == "passed" and mul["status"] == "unbroken"
+    assert hits["tax"] == 4  # the first try and the backend's three retries
+    lost, ff = add["queries"]
+    assert lost["text"] == "Tax return the sum of a and b." and lost["passed"] is None
+    assert "broke before an answer" in lost["error"]
+    assert add["status"] == "broken" and ff["text"] == "Return the amount of a and b."
+    assert add["last_success"]["text"] == ADD["description"]  # the lost paraphrase is no success
+    assert hits["sub"] == 4 and down["status"] == "backend_error" and down["queries"] == []
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["status"]["backend_error"] == 1 and summary["queries"]["errors"] == 1
+    assert summary["r_o"]["lev_word"] == 1 and summary["r_star"]["lev_word"] == 0
+    assert "paraphrases the backend did not answer" in (tmp_path / "run" / "report.html").read_text()
