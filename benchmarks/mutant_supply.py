@@ -16,7 +16,10 @@ For each: the share of positions with all k mutants, with at least 3 scheme *fam
 each scheme supplied a mutant, and the histogram of mutants per position.
 
 Usage: .venv/bin/python benchmarks/mutant_supply.py [--positions 300] [--seed 20230514] [--k 10]
+[--scheme NAME]...
 ``--positions N``: N stdlib positions and the first min(N, 164) HumanEval prompts.
+``--scheme NAME``: use only the named schemes (repeatable, any case, as ``cctest mutate``'s option;
+default: the default schemes), e.g. the default ones plus FMT to measure FMT before it is on.
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cctest.bench.datasets import load_humaneval
-from cctest.errors import DatasetError
-from cctest.mutators import SCHEMES, generate_mutants
+from cctest.commands._common import add_scheme_argument
+from cctest.errors import DatasetError, UnknownSchemeError
+from cctest.mutators import generate_mutants, scheme_names
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 # parsers, data structures, numerics, async, text processing, metaprogramming; plain modules in
@@ -126,16 +130,18 @@ def humaneval_positions(n: int) -> list[tuple[str, str, str]]:
     return [(t.task_id, t.prompt, "") for t in load_humaneval().tasks[:n]]
 
 
-def measure(positions: Sequence[tuple[str, str, str]], k: int) -> tuple[list[Position], float]:
+def measure(
+    positions: Sequence[tuple[str, str, str]], k: int, schemes: Sequence[str]
+) -> tuple[list[Position], float]:
     out = []
     t0 = time.perf_counter()
     for where, before, after in positions:
-        got = generate_mutants(before, k=k, context=after)
+        got = generate_mutants(before, k=k, context=after, schemes=schemes)
         out.append(Position(where, len(got.mutants), {m.scheme for m in got.mutants}))
     return out, time.perf_counter() - t0
 
 
-def report(name: str, got: list[Position], k: int, seconds: float) -> None:
+def report(name: str, got: list[Position], k: int, seconds: float, schemes: Sequence[str]) -> None:
     n = len(got)
     if not n:
         print(f"{name}: no positions")
@@ -149,7 +155,7 @@ def report(name: str, got: list[Position], k: int, seconds: float) -> None:
     print(f"  mean mutants           {mean:6.2f}")
     print("  per scheme (share of positions with at least one mutant of it):")
     per = collections.Counter(s for p in got for s in p.schemes)
-    print("    " + "  ".join(f"{s} {per[s] / n:.0%}" for s in SCHEMES))
+    print("    " + "  ".join(f"{s} {per[s] / n:.0%}" for s in schemes))
     hist = collections.Counter(p.n for p in got)
     print("  histogram (mutants: positions):")
     print("    " + "  ".join(f"{i}: {hist[i]}" for i in sorted(hist)))
@@ -160,20 +166,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--positions", type=int, default=300, help="stdlib positions (default 300)")
     ap.add_argument("--seed", type=int, default=20230514)
     ap.add_argument("--k", type=int, default=10)
+    add_scheme_argument(ap)
     args = ap.parse_args(argv)
     if args.positions < 1 or args.k < 1:
         print("--positions and --k must be at least 1.", file=sys.stderr)
         return 2
-    print(f"Python {sys.version.split()[0]}; schemes: {', '.join(SCHEMES)}")
-    got, secs = measure(stdlib_positions(args.positions, random.Random(args.seed)), args.k)
-    report(f"stdlib ({len(MODULES)} modules, seed {args.seed})", got, args.k, secs)
+    try:
+        schemes = scheme_names(args.scheme)
+    except UnknownSchemeError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    print(f"Python {sys.version.split()[0]}; schemes: {', '.join(schemes)}")
+    got, secs = measure(stdlib_positions(args.positions, random.Random(args.seed)), args.k, schemes)
+    report(f"stdlib ({len(MODULES)} modules, seed {args.seed})", got, args.k, secs, schemes)
     try:
         he = humaneval_positions(min(args.positions, 164))
     except DatasetError as exc:
         print(f"\nhumaneval: skipped ({exc})")
         return 0
-    got, secs = measure(he, args.k)
-    report("humaneval (cursor at the end of each prompt)", got, args.k, secs)
+    got, secs = measure(he, args.k, schemes)
+    report("humaneval (cursor at the end of each prompt)", got, args.k, secs, schemes)
     return 0
 
 

@@ -44,3 +44,37 @@ def test_mutant_supply_script_rejects_a_bad_count() -> None:
     )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
+
+
+def test_mutant_supply_script_measures_the_named_schemes_only() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "mutant_supply.py"), "--positions", "3"]
+        + ["--scheme", "gra_c", "--scheme", "Fmt"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "schemes: GRA_C, FMT\n" in done.stdout
+    # per-scheme presence is printed for exactly the named schemes, in both samples
+    rows = re.findall(r"per scheme .*:\n\s+(.*)", done.stdout)
+    assert len(rows) == 2
+    for row in rows:
+        assert re.fullmatch(r"GRA_C \d+%  FMT \d+%", row), row
+
+
+def test_mutant_supply_script_rejects_an_unknown_scheme_as_the_cli_does() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "mutant_supply.py"), "--scheme", "nope"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("unknown mutation scheme 'nope'") and done.stderr.count("\n") == 1
