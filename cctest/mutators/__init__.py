@@ -14,6 +14,7 @@ the renames to that line.
 from __future__ import annotations
 
 import ast
+import collections
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,8 +37,9 @@ from ._analysis import (
     shadowed_in_prompt,
 )
 from ._distance import distances
-from ._sites import collect_sites, node_offsets
+from ._sites import collect_sites, is_stub, node_offsets
 from .base import Analysis, Applied, Scheme, Variant
+from .doc import open_docstring_tails
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +94,9 @@ class _Entry:
     head: str
     made: list[_Made]
     kept: int  # made[:kept] are within the distance bound; the rest were dropped
+    # DOC applies to the docstring being typed: the window ends in a def/class header whose body
+    # is only the stub, so the unparsed tail starts its docstring (open_docstring_tails)
+    open_doc: bool = False
 
 
 _cache: LRU[tuple[object, ...], _Entry] = LRU(CACHE_SIZE)
@@ -227,7 +232,28 @@ def _generate(
     n_kept = sum(usable[: entry.kept])
     kept = [_mutant(window, m) for m in made[:n_kept]]
     dropped = [_mutant(window, m) for m in made[n_kept:]]
+    if entry.open_doc:
+        # the tail changes with every keystroke, so its edits are made per call, not cached
+        tails = open_docstring_tails(window.tail)
+        _add_for_variety(kept, [Mutant("DOC", window.head + window.body + t) for t in tails], k)
     return MutationOutcome(kept, dropped)
+
+
+def _add_for_variety(kept: list[Mutant], extra: list[Mutant], k: int) -> None:
+    """Add ``extra`` (one scheme's mutants, made apart from the window's) to ``kept`` as the
+    variety order would: into free places, and when ``kept`` is full, the first of them in place of
+    the last mutant of the scheme that has the most (a family no mutant has goes before a third
+    or fourth of another's). Their distance is 0: the tail is not scored, as for renames in it."""
+    for i, m in enumerate(extra):
+        if len(kept) < k:
+            kept.append(m)
+            continue
+        counts = collections.Counter(x.scheme for x in kept)
+        most, n = counts.most_common(1)[0] if counts else ("", 0)
+        if i > 0 or n < 2 or any(SCHEMES[x.scheme].family == SCHEMES[m.scheme].family for x in kept):
+            return
+        last = max(j for j, x in enumerate(kept) if x.scheme == most)
+        kept[last] = m
 
 
 def _mutant(window: Window, m: _Made) -> Mutant:
@@ -337,7 +363,26 @@ def _make(
                 scheme, body, dict(applied.renames), applied.introduced, dict(applied.tail_renames), d
             )
             (kept if d <= max_distance else dropped).append(made)
-    return _Entry(head=window.head, made=kept[:k] + dropped, kept=min(k, len(kept)))
+    open_doc = "DOC" in names and not a.reads_docs and window.tail.strip() != "" and _ends_open(a.module)
+    return _Entry(head=window.head, made=kept[:k] + dropped, kept=min(k, len(kept)), open_doc=open_doc)
+
+
+_OPEN_BLOCKS = (cst.FunctionDef, cst.ClassDef, cst.If, cst.For, cst.While, cst.With)
+
+
+def _ends_open(module: cst.Module) -> bool:
+    """Whether the analysed window ends in a ``def``/``class`` header whose body is only the stub
+    (so the prompt's tail is that body's first statement)."""
+    stmt: cst.CSTNode | None = module.body[-1] if module.body else None
+    # blocks whose body is their last part (not try, whose handlers follow it, nor match's cases)
+    while isinstance(stmt, _OPEN_BLOCKS) and isinstance(stmt.body, cst.IndentedBlock):
+        body = stmt.body.body
+        if getattr(stmt, "orelse", None) is not None:
+            return False
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and len(body) == 1 and is_stub(body[0]):
+            return True
+        stmt = body[-1] if body else None
+    return False
 
 
 def _strip(window: Window, code: str) -> str | None:

@@ -9,7 +9,12 @@ The text a model reads, not the code it runs:
 - ``space``: a space after a comment's ``#`` (``#todo`` -> ``# todo``);
 - ``reflow``: a docstring's closing quotes moved to a line of their own, or back onto the last
   line of text, only where ``inspect.cleandoc`` of both texts is the same (what
-  ``inspect.getdoc`` and ``help()`` show; checked on the literal's value).
+  ``inspect.getdoc`` and ``help()`` show; checked on the literal's value);
+- ``sentence``: in the docstring being typed (the cursor inside it; on its lines above the
+  cursor's), the space after a sentence's full stop doubled or made single (``b.  Computed`` <->
+  ``b. Computed``), prose spacing that says the same. With ``case`` on its first word, these are
+  ``open_docstring_tails``: that docstring is the prompt's unparsed tail, so the engine applies
+  them to the tail's text.
 
 Comments are exact for every value: the compiler never sees them. Comments that tools read are
 left alone: the encoding declaration and ``#!`` line, and pragmas (``type:``, ``noqa``,
@@ -136,6 +141,41 @@ def _same_doc(literal: str, at: int, edit: tuple[str, int, int, str]) -> bool:
         return inspect.cleandoc(ast.literal_eval(literal)) == inspect.cleandoc(ast.literal_eval(changed))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False
+
+
+_OPEN_DOC = re.compile(r"[ \t]*([rRuU]?)(\"\"\"|''')")
+_SENTENCE = re.compile(r"(?<=[a-z]\.)( {1,2})(?=[A-Z][a-z])")
+
+
+def open_docstring_tails(tail: str) -> list[str]:
+    """DOC's edits of a docstring being typed: ``tail`` (the unparsed rest of a prompt, right after a
+    ``def``/``class`` header, ``Window.tail``) with one edit each, nearest the cursor first.
+
+    Only a plain (or raw, or ``u``) triple-quoted string that is still open, with no doctest
+    (``>>>``), no literal block (``::``) and no escape in it: the first word's case and the space
+    after the last full stop that ends a sentence of prose (``word.`` then one or two spaces then
+    a capitalised word), both on lines above the one being typed, which stays as it is.
+    """
+    m = _OPEN_DOC.match(tail)
+    if m is None:
+        return []
+    inner_start = m.end()
+    inner = tail[inner_start:]
+    if m[2] in inner or ">>>" in inner or "::" in inner or "\\" in inner:
+        return []
+    out = []
+    typed = tail.rfind("\n") - inner_start  # the line being typed (from here on) stays as it is
+    lead = len(inner) - len(inner.lstrip())
+    w = _FIRST_WORD.match(inner[lead:])
+    if w is not None and lead + w.end() < typed and (new := flip_case(w[0])) is not None:
+        at = inner_start + lead
+        out.append(tail[:at] + new + tail[at + len(w[0]) :])
+    gaps = [g for g in _SENTENCE.finditer(inner) if g.end() < typed]
+    if gaps:
+        g = gaps[-1]
+        at = inner_start + g.start()
+        out.append(tail[:at] + (" " if len(g[1]) == 2 else "  ") + tail[inner_start + g.end() :])
+    return out
 
 
 class DOC(Scheme):

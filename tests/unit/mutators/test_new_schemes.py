@@ -270,6 +270,44 @@ def test_doc_leaves_docstrings_of_a_document_reading_doc_alone():
     assert mutate_whole(src, "DOC").text == src
 
 
+def test_doc_edits_the_docstring_being_typed():
+    head = "class C:\n    def weekday(self):\n"
+    prompt = head + '        """Return a > b.  Computed by\n        the first ord'
+    assert prompt_texts(prompt, "DOC") == [
+        head + '        """return a > b.  Computed by\n        the first ord',
+        head + '        """Return a > b. Computed by\n        the first ord',
+    ]
+    # one space becomes two; a raw docstring too
+    prompt = head + "        r'''Sum it. Then add.\n        More"
+    assert prompt_texts(prompt, "DOC") == [
+        head + "        r'''sum it. Then add.\n        More",
+        head + "        r'''Sum it.  Then add.\n        More",
+    ]
+    # the engine adds them to the other schemes' mutants (here FMT and GRA fill k = 10)
+    got = generate_mutants(prompt, schemes=["FMT", "GRA_R", "GRA_C", "DOC"], k=10).mutants
+    assert len(got) == 10 and "DOC" in {m.scheme for m in got}
+    assert all(m.structural_distance == 0 for m in got if m.scheme == "DOC")
+
+
+def test_doc_refuses_to_edit_other_text_being_typed():
+    head = "class C:\n    def weekday(self):\n"
+    for tail in (
+        '        """Retu',  # the word being typed
+        '        """Return it. With\n        >>> weekday(',  # a doctest
+        '        """Return it::\n\n            Then',  # a literal block
+        '        """Return \\n it. Then',  # an escape
+        '        f"""Return it. Then',  # an f-string (not a docstring)
+        '        b"""Return it. Then',  # bytes
+    ):
+        assert prompt_texts(head + tail, "DOC") == [], tail
+    # a string that is not the first statement of a def or class body is a value, not a docstring
+    assert prompt_texts("def f(a):\n    x = a\n    '''Return it. Then", "DOC") == []
+    assert prompt_texts("def f(a):\n    if a:\n        '''Return it. Then", "DOC") == []
+    # a document that reads docstrings
+    prompt = "def g():\n    return f.__doc__\ndef f(a):\n    '''Return it. Then"
+    assert prompt_texts(prompt, "DOC") == []
+
+
 # ---------------------------------------------------------------- behaviour on generated inputs
 
 FUNCTIONS = textwrap.dedent(

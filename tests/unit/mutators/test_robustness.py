@@ -50,6 +50,7 @@ from hypothesis import strategies as st
 from cctest.context import STUB_COMMENT, Window, find_window
 from cctest.demutate import demutate, rename
 from cctest.mutators import DEFAULT_SCHEMES, SCHEMES, generate_mutants
+from cctest.mutators.doc import open_docstring_tails
 from cctest.types import Mutant
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
@@ -139,6 +140,8 @@ def mutant_problems(
                 itertools.combinations(inverse, r) for r in range(1, len(inverse) + 1)
             )
             tails += [rename(w.tail, dict(sub)) for sub in subsets]
+        if m.scheme == "DOC":  # DOC's edits of a docstring being typed, above the cursor's line
+            tails += open_docstring_tails(w.tail)
         tail = next((t for t in tails if m.text.endswith(t)), None)
         if not m.text.startswith(w.head):
             problems.append("the text before the window changed")
