@@ -291,3 +291,19 @@ def test_backend_faults_are_retried_then_recorded(tmp_path: Path, serve_app) -> 
     assert summary["status"]["backend_error"] == 1 and summary["queries"]["errors"] == 1
     assert summary["r_o"]["lev_word"] == 1 and summary["r_star"]["lev_word"] == 0
     assert "paraphrases the backend did not answer" in (tmp_path / "run" / "report.html").read_text()
+
+
+def test_benchmark_dir_alone_reads_a_turbulence_clone() -> None:
+    """--benchmark DIR (a folder in the benchmark's layout: here cctest's own templates) implies
+    --dataset turbulence and goes through the suite's loader; the tasks are the suite's own."""
+    from cctest.cli import build_parser
+    from cctest.commands.bench_operational import task_set
+    from cctest.suites.turbulence import BUILTIN, build_tasks, load_benchmark
+
+    argv = ["bench", "operational", "--benchmark", str(BUILTIN), "--templates", "7,13", "--instances", "2"]
+    args = build_parser().parse_args(argv)
+    chosen = task_set(args)
+    assert args.dataset == "turbulence" and chosen.source == str((BUILTIN / "Benchmark").resolve())
+    assert chosen.settings["templates"] == ["Q7", "Q13"] and chosen.settings["instances"] == 2
+    assert chosen.tasks == build_tasks(load_benchmark(BUILTIN, ["7", "13"]), 2)
+    assert [t.task_id for t in chosen.tasks] == ["Q7/0", "Q7/1", "Q13/0", "Q13/1"]
