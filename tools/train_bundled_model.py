@@ -4,14 +4,45 @@ The corpus is the Python standard library of the interpreter running this script
 every machine, so no download). Files are split into train and held-out sets by a hash of their
 relative path, so the split does not depend on the order the filesystem lists them in.
 
-    # the shipped checkpoint (1.3 h on two CPU cores; held-out loss 4.03):
+    # the left-to-right checkpoint (1.3 h on two CPU cores; held-out loss 4.03):
     python tools/train_bundled_model.py --out cctest/models/cctest-code-small --steps 7000 \
-        --batch 8 --seq 256 --warmup 200 --lr 2e-3 --threads 2
+        --batch 8 --seq 256 --warmup 200 --lr 2e-3 --threads 2 --fim-rate 0
     python tools/train_bundled_model.py --tiny --out /tmp/m      # CI: a few steps, then load + generate
 
 Deterministic given --seed and --steps: the learning-rate schedule (linear warm-up, then
 inverse square root) does not depend on the total number of steps, so the checkpoint written at
 step N is the model that ``--steps N`` produces.
+
+Fill-in-the-middle (FIM), StarCoder's recipe (Bavarian et al., 2022; Allal et al., 2023): each
+training window is, with probability ``--fim-rate`` (0.5), cut at two random *character*
+positions into prefix, middle and suffix (character level, as StarCoder does, so a cursor in the
+middle of a word is something the model has seen); each part is tokenized on its own and laid out
+with the tokenizer's ``<fim_prefix>``, ``<fim_suffix>`` and ``<fim_middle>`` tokens, the middle
+last and followed by ``<|endoftext|>`` (which is how the model learns to stop):
+
+    PSM  <fim_prefix>prefix<fim_suffix>suffix<fim_middle>middle<|endoftext|>
+    SPM  <fim_prefix><fim_suffix>suffix<fim_middle>prefix middle<|endoftext|>
+
+SPM with probability ``--fim-spm-rate`` (0.5) of the FIM windows. The loss covers every token, as
+in StarCoder. These are the layouts ``cctest.backends.fim`` detects as ``starcoder`` and
+``starcoder-spm``. A window that spans two files is cut within its longest file piece.
+
+``--init DIR`` continues training a saved checkpoint: its tokenizer is kept (the FIM tokens are
+appended to it when missing, and the embedding matrix grows to match; transformers draws the new
+rows from a normal distribution with the old rows' mean and covariance), and the learning-rate
+schedule goes on from the checkpoint's step, ramped up linearly over ``--warmup`` steps because
+the optimizer's moments start afresh. Teaching the left-to-right checkpoint FIM this way (its
+``training.json`` then records the run, the checkpoint it started from, and the held-out losses
+before and after):
+
+    python tools/train_bundled_model.py --init cctest/models/cctest-code-small \
+        --out .train/fim/cctest-code-small --steps 4000 --batch 8 --seq 256 --lr 2e-3 \
+        --warmup 200 --threads 1 --seed 4321 --save-every 100 --eval-batches 60
+
+The held-out loss is measured on fixed windows of the held-out files both left to right and as
+FIM windows (the same windows cut by a fixed seed, half PSM and half SPM); ``held_out_loss_middle``
+is the loss on the middle's tokens alone, with the suffix shown (FIM) and without it (the prefix
+and middle only, left to right), the figure that says what the suffix is worth.
 """
 
 from __future__ import annotations
@@ -31,6 +62,10 @@ from tokenizers import ByteLevelBPETokenizer
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
 EOS = "<|endoftext|>"
+FIM_PREFIX, FIM_MIDDLE, FIM_SUFFIX = "<fim_prefix>", "<fim_middle>", "<fim_suffix>"
+FIM_TOKENS = [FIM_PREFIX, FIM_MIDDLE, FIM_SUFFIX]
+IGNORE = -100  # label of padding: no loss
+FIM_SLACK = 8
 
 
 def corpus_files(root: Path, max_files: int | None) -> list[Path]:
@@ -79,6 +114,55 @@ def encode(tokenizer: PreTrainedTokenizerFast, texts: list[str]) -> torch.Tensor
     return torch.tensor(ids, dtype=torch.long)
 
 
+def add_fim_tokens(tokenizer: PreTrainedTokenizerFast) -> list[int]:
+    """Append StarCoder's FIM tokens to ``tokenizer`` if missing; their ids (prefix, middle, suffix)."""
+    missing = [t for t in FIM_TOKENS if t not in tokenizer.get_vocab()]
+    if missing:
+        tokenizer.add_tokens(missing, special_tokens=True)
+    return [tokenizer.convert_tokens_to_ids(t) for t in FIM_TOKENS]
+
+
+def fim_window(
+    tokens: list[int],
+    tokenizer: PreTrainedTokenizerFast,
+    fim_ids: list[int],
+    rng: random.Random,
+    spm_rate: float,
+    seq: int,
+) -> tuple[list[int], list[int], tuple[int, int]]:
+    """One window cut into prefix, middle and suffix at two random character positions and laid
+    out PSM or SPM, ``seq`` tokens long: (input ids, labels, the middle's [start, end) in them).
+
+    Padding (a short result) is labelled IGNORE; a long one loses its tail."""
+    eos = tokenizer.eos_token_id
+    # room for the three FIM tokens, the closing <|endoftext|> and the few more tokens that
+    # tokenizing the three parts apart can take, so that the middle's end is rarely cut off
+    tokens = tokens[: max(1, seq - FIM_SLACK)]
+    # a window across a file boundary: the longest piece of one file
+    pieces: list[list[int]] = [[]]
+    for t in tokens:
+        if t == eos:
+            pieces.append([])
+        else:
+            pieces[-1].append(t)
+    text = tokenizer.decode(max(pieces, key=len))
+    a, b = sorted((rng.randint(0, len(text)), rng.randint(0, len(text))))
+
+    def enc(part: str) -> list[int]:
+        return list(tokenizer(part, add_special_tokens=False)["input_ids"]) if part else []
+
+    prefix, middle, suffix = enc(text[:a]), enc(text[a:b]), enc(text[b:])
+    pre, mid, suf = fim_ids
+    if rng.random() < spm_rate:
+        head = [pre, suf, *suffix, mid, *prefix]
+    else:
+        head = [pre, *prefix, suf, *suffix, mid]
+    ids = [*head, *middle, eos][:seq]
+    span = (min(len(head), seq), min(len(head) + len(middle), seq))
+    labels = ids + [IGNORE] * (seq - len(ids))
+    return ids + [eos] * (seq - len(ids)), labels, span
+
+
 def lr_at(step: int, base: float, warmup: int) -> float:
     if step < warmup:
         return base * (step + 1) / warmup
@@ -98,6 +182,62 @@ def evaluate(model: GPT2LMHeadModel, data: torch.Tensor, seq: int, batches: int)
         losses.append(model(input_ids=x, labels=x).loss.item())
     model.train()
     return sum(losses) / max(1, len(losses))
+
+
+def eval_windows(data: torch.Tensor, seq: int, batches: int) -> list[list[int]]:
+    """The fixed, evenly spaced held-out windows every evaluation uses."""
+    n = (len(data) - 1) // seq
+    count = min(batches, n)
+    return [data[(i * n // max(1, count)) * seq :][:seq].tolist() for i in range(count)]
+
+
+@torch.no_grad()
+def evaluate_fim(
+    model: GPT2LMHeadModel,
+    tokenizer: PreTrainedTokenizerFast,
+    fim_ids: list[int],
+    windows: list[list[int]],
+    seq: int,
+    seed: int,
+) -> dict[str, float]:
+    """Held-out losses on ``windows`` cut as FIM windows by a fixed seed (half PSM, half SPM):
+    ``fim`` over every token (the training objective) and, on the middle's tokens alone,
+    ``middle_fim`` (with the suffix shown) and ``middle_left_to_right`` (prefix + middle only)."""
+    model.eval()
+    device = next(model.parameters()).device
+    rng = random.Random(seed)
+    full, with_suffix, without = [], [], []
+    for window in windows:
+        ids, labels, (m0, m1) = fim_window(window, tokenizer, fim_ids, rng, 0.5, seq)
+        if m1 - m0 < 1:
+            continue
+        x = torch.tensor([ids], device=device)
+        y = torch.tensor([labels], device=device)
+        full.append(model(input_ids=x, labels=y).loss.item())
+        only_middle = torch.full_like(y, IGNORE)
+        only_middle[0, m0:m1] = y[0, m0:m1]
+        with_suffix.append(model(input_ids=x, labels=only_middle).loss.item())
+        # the same prefix and middle tokens, left to right (no FIM tokens, no suffix)
+        prefix = _prefix_of(ids, m0, fim_ids)
+        plain = torch.tensor([prefix + ids[m0:m1]], device=device)
+        plain_labels = torch.full_like(plain, IGNORE)
+        plain_labels[0, len(prefix) :] = plain[0, len(prefix) :]
+        without.append(model(input_ids=plain, labels=plain_labels).loss.item())
+    model.train()
+
+    def mean(xs: list[float]) -> float:
+        return round(sum(xs) / max(1, len(xs)), 4)
+
+    return {"fim": mean(full), "middle_fim": mean(with_suffix), "middle_left_to_right": mean(without)}
+
+
+def _prefix_of(ids: list[int], middle_start: int, fim_ids: list[int]) -> list[int]:
+    """The prefix's tokens of a PSM or SPM layout whose middle starts at ``middle_start``."""
+    pre, mid, suf = fim_ids
+    head = ids[:middle_start]
+    if head[1] == suf:  # SPM: <pre><suf>suffix<mid>prefix
+        return head[head.index(mid) + 1 :]
+    return head[1 : head.index(suf)]  # PSM: <pre>prefix<suf>suffix<mid>
 
 
 SAMPLE_PROMPTS = [
@@ -171,6 +311,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--max-files", type=int, default=None)
     p.add_argument("--tiny", action="store_true", help="a few steps of a tiny model (CI)")
+    p.add_argument("--fim-rate", type=float, default=0.5, help="share of windows trained as FIM windows")
+    p.add_argument("--fim-spm-rate", type=float, default=0.5, help="share of FIM windows in SPM order")
+    p.add_argument(
+        "--init",
+        type=Path,
+        default=None,
+        help="continue training this checkpoint (its tokenizer, its weights)",
+    )
     args = p.parse_args(argv)
     if args.tiny:
         args.steps, args.batch, args.seq, args.vocab = 4, 2, 64, 300
@@ -188,45 +336,86 @@ def main(argv: list[str] | None = None) -> int:
         train_texts, valid_texts = train_texts[:-1], train_texts[-1:]
     print(f"corpus: {len(train_texts)} train files, {len(valid_texts)} held-out files", flush=True)
 
-    tokenizer = train_tokenizer(train_texts, args.vocab)
+    init_meta: dict = {}
+    if args.init:
+        tokenizer = PreTrainedTokenizerFast.from_pretrained(args.init)
+        init_meta = json.loads((args.init / "training.json").read_text(encoding="utf-8"))
+    else:
+        tokenizer = train_tokenizer(train_texts, args.vocab)
+    vocab_before = len(tokenizer)
+    # --fim-rate 0 (a left-to-right model, as before) leaves the tokenizer as it was
+    fim_ids = add_fim_tokens(tokenizer) if args.fim_rate > 0 else []
     train = encode(tokenizer, train_texts)
     valid = encode(tokenizer, valid_texts)
     print(f"tokens: {len(train):,} train, {len(valid):,} held out", flush=True)
 
-    config = GPT2Config(
-        vocab_size=len(tokenizer),
-        n_positions=args.context,
-        n_embd=args.dim,
-        n_layer=args.layers,
-        n_head=args.heads,
-        bos_token_id=tokenizer.eos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.eos_token_id,
-        resid_pdrop=args.dropout,
-        embd_pdrop=args.dropout,
-        attn_pdrop=args.dropout,
-    )
     device = torch.device(
         "cuda"
         if args.device == "auto" and torch.cuda.is_available()
         else (args.device if args.device != "auto" else "cpu")
     )
-    model = GPT2LMHeadModel(config).to(device)
+    if args.init:
+        model = GPT2LMHeadModel.from_pretrained(args.init)
+        # new rows: the mean of the others (transformers' mean resizing)
+        model.resize_token_embeddings(len(tokenizer), mean_resizing=True)
+        model.config.vocab_size = len(tokenizer)
+    else:
+        model = GPT2LMHeadModel(
+            GPT2Config(
+                vocab_size=len(tokenizer),
+                n_positions=args.context,
+                n_embd=args.dim,
+                n_layer=args.layers,
+                n_head=args.heads,
+                bos_token_id=tokenizer.eos_token_id,
+                eos_token_id=tokenizer.eos_token_id,
+                pad_token_id=tokenizer.eos_token_id,
+                resid_pdrop=args.dropout,
+                embd_pdrop=args.dropout,
+                attn_pdrop=args.dropout,
+            )
+        )
+    model.to(device)
     params = sum(p.numel() for p in model.parameters())
     print(f"model: {params / 1e6:.2f}M parameters", flush=True)
+    windows = eval_windows(valid, args.seq, args.eval_batches)
+
+    def held_out() -> dict[str, float]:
+        ltr = evaluate(model, valid, args.seq, args.eval_batches)
+        fim = evaluate_fim(model, tokenizer, fim_ids, windows, args.seq, 0) if fim_ids else {}
+        return {"left_to_right": round(ltr, 4), **fim}
+
+    before: dict[str, float] = {}
+    if args.init:
+        before = held_out()
+        print(f"held-out loss of {args.init} (new tokens untrained): {before}", flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01, betas=(0.9, 0.95))
     gen = torch.Generator().manual_seed(args.seed)
+    rng = random.Random(args.seed)
     n_windows = len(train) - args.seq - 1
+    offset = int(init_meta.get("steps", 0)) + int(init_meta.get("init", {}).get("steps", 0))
 
     t0 = time.time()
     model.train()
     meta: dict = {}
     for step in range(1, args.steps + 1):
         for group in opt.param_groups:
-            group["lr"] = lr_at(step - 1, args.lr, args.warmup)
+            # a continued run goes on with the schedule where the checkpoint left it, ramped up
+            # over --warmup steps since the optimizer's moments start from zero
+            ramp = min(1.0, step / args.warmup) if offset else 1.0
+            group["lr"] = lr_at(offset + step - 1, args.lr, args.warmup) * ramp
         starts = torch.randint(0, n_windows, (args.batch,), generator=gen)
-        x = torch.stack([train[s : s + args.seq] for s in starts.tolist()]).to(device)
-        loss = model(input_ids=x, labels=x).loss
+        rows, labels = [], []
+        for s in starts.tolist():
+            window = train[s : s + args.seq].tolist()
+            if fim_ids and rng.random() < args.fim_rate:
+                ids, lab, _ = fim_window(window, tokenizer, fim_ids, rng, args.fim_spm_rate, args.seq)
+            else:
+                ids, lab = window, window
+            rows.append(ids)
+            labels.append(lab)
+        x, y = torch.tensor(rows, device=device), torch.tensor(labels, device=device)
+        loss = model(input_ids=x, labels=y).loss
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -235,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
             rate = step * args.batch * args.seq / (time.time() - t0)
             print(f"step {step} loss {loss.item():.3f} ({rate:,.0f} tokens/s)", flush=True)
         if step % args.save_every == 0 or step == args.steps:
-            held = evaluate(model, valid, args.seq, args.eval_batches)
+            held = held_out()
             meta = {
                 "seed": args.seed,
                 "steps": step,
@@ -243,17 +432,39 @@ def main(argv: list[str] | None = None) -> int:
                 "parameters": params,
                 "train_tokens": len(train),
                 "held_out_tokens": len(valid),
-                "held_out_loss": round(held, 4),
-                "held_out_perplexity": round(math.exp(held), 2),
+                "held_out_loss": held["left_to_right"],
+                "held_out_perplexity": round(math.exp(held["left_to_right"]), 2),
+                "held_out_windows": len(windows),
+            }
+            if fim_ids:
+                meta["held_out_loss_fim"] = held["fim"]
+                meta["held_out_loss_middle"] = {
+                    "fim": held["middle_fim"],
+                    "left_to_right": held["middle_left_to_right"],
+                }
+                meta["fim"] = {
+                    "rate": args.fim_rate,
+                    "spm_rate": args.fim_spm_rate,
+                    "split": "character",
+                    "tokens": FIM_TOKENS,
+                }
+            meta |= {
                 "python": sys.version.split()[0],
                 "torch": torch.__version__,
                 "device": str(device),
                 "seconds": round(time.time() - t0),
             }
+            if args.init:
+                meta["init"] = {
+                    "path": str(args.init),
+                    "vocab": vocab_before,
+                    "held_out_before": before,
+                    **{k: v for k, v in init_meta.items() if k not in ("samples", "init")},
+                }
             meta["samples"] = sample(model, tokenizer, 48)
             save(model, tokenizer, args.out, meta)
             model.to(device)
-            print(f"step {step}: held-out loss {held:.3f}, saved to {args.out}", flush=True)
+            print(f"step {step}: held-out loss {held}, saved to {args.out}", flush=True)
     print(json.dumps({k: v for k, v in meta.items() if k != "samples"}, indent=2))
     return 0
 

@@ -14,16 +14,27 @@ def card() -> str:
     if not info:
         return f"no training.json in {bundled_model_path()}\n"
     a = info.get("args", {})
-    hours = info.get("seconds", 0) / 3600
+    init = info.get("init") or {}
+    first = init or info  # the run that made the model from scratch
+    hours = (info.get("seconds", 0) + init.get("seconds", 0)) / 3600
     lines = [
         f"- {info['parameters'] / 1e6:.2f}M parameters (GPT-2: {a.get('layers')} layers, "
         f"{a.get('heads')} heads, width {a.get('dim')}, context {a.get('context')}, "
-        f"byte-level BPE vocabulary of {a.get('vocab')})",
-        f"- trained {info['steps']:,} steps of {a.get('batch')} x {a.get('seq')} tokens "
-        f"(seed {info['seed']}, {hours:.1f} h of CPU) on the standard library of "
+        f"byte-level BPE vocabulary of {first.get('args', a).get('vocab')}"
+        + (", plus StarCoder's three FIM tokens)" if info.get("fim") else ")"),
+        f"- trained {first['steps']:,} steps of {a.get('batch')} x {a.get('seq')} tokens "
+        f"(seed {first['seed']}) on the standard library of "
         f"Python {info.get('python')}: {info['train_tokens']:,} training tokens",
-        f"- held-out loss {info['held_out_loss']} (perplexity {info['held_out_perplexity']}) on "
-        f"{info['held_out_tokens']:,} tokens of held-out standard-library files",
+    ]
+    if init:
+        lines.append(
+            f"- then {info['steps']:,} more steps (seed {info['seed']}) with the fill-in-the-middle "
+            f"objective: {info['fim']['rate']:.0%} of the windows cut at two random characters "
+            f"into prefix, middle and suffix, {info['fim']['spm_rate']:.0%} of those in SPM order"
+        )
+    lines.append(f"- {hours:.1f} h of CPU in all")
+    lines += _losses(info)
+    lines += [
         "",
         "Greedy completions (48 new tokens, as recorded by the trainer):",
         "",
@@ -38,6 +49,29 @@ def card() -> str:
         for prompt, completion in zip(prompts, _complete(prompts), strict=True):
             lines += _block(prompt, completion)
     return "\n".join(lines)
+
+
+def _losses(info: dict) -> list[str]:
+    """The held-out losses (and, for a model continued from another, that model's)."""
+    lines = [
+        f"- held-out loss {info['held_out_loss']} (perplexity {info['held_out_perplexity']}) on "
+        f"{info['held_out_tokens']:,} tokens of held-out standard-library files"
+    ]
+    before = (info.get("init") or {}).get("held_out_before")
+    if "held_out_loss_fim" in info:
+        middle = info["held_out_loss_middle"]
+        lines.append(
+            f"- on {info.get('held_out_windows')} of those windows cut as FIM windows: loss "
+            f"{info['held_out_loss_fim']} over every token; on the middle's tokens alone "
+            f"{middle['fim']} with the code after it shown, {middle['left_to_right']} without"
+        )
+    if before:
+        lines.append(
+            f"- before the FIM training (its FIM tokens' embeddings untrained): left to right "
+            f"{before['left_to_right']}, FIM windows {before['fim']}, middle with the code after "
+            f"it {before['middle_fim']}, without {before['middle_left_to_right']}"
+        )
+    return lines
 
 
 def _block(prompt: str, completion: str) -> list[str]:
