@@ -198,18 +198,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("-k", "--mutants", type=int, default=10)
     ap.add_argument("--max-new-tokens", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
+    ap.add_argument(
+        "--mutant-pool",
+        type=int,
+        default=Settings().mutant_pool,
+        help="candidates drawn per kept mutant (the setting mutant_pool; 1: the schemes' own order)",
+    )
     args = ap.parse_args(argv)
-    if args.positions < 1 or args.mutants < 1 or args.max_new_tokens < 1 or args.threads < 0:
+    if min(args.positions, args.mutants, args.max_new_tokens, args.mutant_pool) < 1 or args.threads < 0:
         print(
-            "--positions, -k and --max-new-tokens must be at least 1, --threads at least 0.", file=sys.stderr
+            "--positions, -k, --max-new-tokens and --mutant-pool must be at least 1, --threads at least 0.",
+            file=sys.stderr,
         )
         return 2
     import torch
 
     positions = stdlib_positions(args.positions, random.Random(args.seed))
-    settings = Settings(mutants=args.mutants, max_new_tokens=args.max_new_tokens, threads=args.threads)
+    settings = Settings(
+        mutants=args.mutants,
+        max_new_tokens=args.max_new_tokens,
+        threads=args.threads,
+        mutant_pool=args.mutant_pool,
+    )
     print(
-        f"{args.positions} stdlib positions (seed {args.seed}); k = {args.mutants}; "
+        f"{args.positions} stdlib positions (seed {args.seed}); k = {args.mutants}, "
+        f"mutant pool {args.mutant_pool}; "
         f"{args.max_new_tokens} new tokens, boundary stops off; torch {torch.__version__}"
     )
     for name in [m.strip() for m in args.models.split(",") if m.strip()]:

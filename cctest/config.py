@@ -219,6 +219,16 @@ class Settings:
     mutants: int = setting(
         10, int, "k, the number of mutants per request.", minimum=0, maximum=64, backend=False
     )
+    mutant_pool: int = setting(
+        2,
+        int,
+        "Draw up to this many times k candidate mutants and keep the k whose first change is nearest "
+        "the cursor (each scheme family's nearest first, so the families stay): the rows then share "
+        "more of the prompt and a request costs less. 1: the schemes' own order.",
+        minimum=1,
+        maximum=8,
+        backend=False,
+    )
     threshold: float | None = setting(
         None,
         float,

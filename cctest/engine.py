@@ -19,7 +19,7 @@ from .backends.base import Backend
 from .config import Settings
 from .demutate import demutate, rename, uses_any
 from .errors import BackendError
-from .mutators import generate_mutants
+from .mutators import generate_mutants, nearest_the_cursor
 from .types import ORIGINAL, Completion, EngineResult, Mutant, Prompt, Verdict
 
 
@@ -139,15 +139,17 @@ class Engine:
 
             prompt = dataclasses.replace(prompt, text=reduce_in_code(prompt.text))
 
+        k = s.mutants if k is None else k
         outcome = generate_mutants(
             prompt.text,
             schemes=tuple(schemes if schemes is not None else s.schemes),
-            k=s.mutants if k is None else k,
+            k=k * s.mutant_pool,
             max_distance=s.max_distance,
             seed=s.seed,
             context=prompt.suffix,  # keyword calls after the cursor keep REP off those names
         )
-        mutants: tuple[Mutant, ...] = tuple(outcome.mutants)
+        # the k changed nearest the cursor: the rows share more of the prompt (see mutant_pool)
+        mutants: tuple[Mutant, ...] = tuple(nearest_the_cursor(prompt.text, outcome.mutants, k))
         timings["mutate"], t = _lap(t)
 
         texts = [m.text for m in mutants]

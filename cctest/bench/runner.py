@@ -67,6 +67,7 @@ class RunConfig:
     max_distance: float
     sandbox: dict[str, Any] = field(default_factory=dict)
     infill: int | None = None  # --infill N: N masked lines of the --dataset directory
+    mutant_pool: int = 1  # candidates drawn per kept mutant (the k nearest the cursor are kept)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
+from ..config import Settings
 from ..errors import ConfigError
 from ._common import add_backend_arguments, add_scheme_argument, recorded_model, settings_from_args
 
@@ -73,6 +74,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--max-distance", type=float, default=0.1, help="drop mutants farther than this (default 0.1)"
+    )
+    p.add_argument(
+        "--mutant-pool",
+        type=int,
+        default=Settings().mutant_pool,
+        help="draw N x k candidate mutants, keep the k changed nearest the cursor (1: the schemes' order)",
     )
     p.add_argument("--limit", type=int, default=None, help="only the first N prompts")
     p.add_argument("--seed", type=int, default=0, help="seed for mutant generation and --shuffle (default 0)")
@@ -165,7 +172,12 @@ def _bench(args: argparse.Namespace) -> int:
         raise ConfigError("--batch-prompts must be at least 1.")
     thresholds = _thresholds(args.thresholds)
     settings = settings_from_args(
-        args, mutants=args.mutants, schemes=tuple(args.scheme), max_distance=args.max_distance, seed=args.seed
+        args,
+        mutants=args.mutants,
+        schemes=tuple(args.scheme),
+        max_distance=args.max_distance,
+        seed=args.seed,
+        mutant_pool=args.mutant_pool,
     )
     dataset = load_dataset(args.dataset, infill=args.infill, seed=args.seed)
     tasks = select_tasks(dataset, args.limit, args.seed, args.shuffle)
@@ -186,6 +198,7 @@ def _bench(args: argparse.Namespace) -> int:
         max_new_tokens=settings.max_new_tokens,
         temperature=settings.temperature,
         max_distance=settings.max_distance,
+        mutant_pool=settings.mutant_pool,
         sandbox={
             "wall_seconds": limits.wall_seconds,
             "cpu_seconds": limits.cpu_seconds,

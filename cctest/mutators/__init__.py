@@ -256,6 +256,44 @@ def _add_for_variety(kept: list[Mutant], extra: list[Mutant], k: int) -> None:
         kept[last] = m
 
 
+def nearest_the_cursor(prompt: str, mutants: Sequence[Mutant], k: int) -> list[Mutant]:
+    """``k`` of ``mutants`` (of ``prompt``, the text before the cursor), those whose first change
+    is nearest the cursor, but first each scheme family's nearest one (the families ``mutants``
+    span stay), in their given order.
+
+    A local model reads every row from its first changed token on (what precedes it is shared
+    with the prompt), so a mutant changed near the cursor costs a few tokens, one changed at the
+    ``def`` line the whole function.
+
+    >>> from cctest.types import Mutant
+    >>> p = "a = 1; b = a; c = b; "
+    >>> ms = [Mutant("REP_R", p.replace("a", "x")), Mutant("REP_C", p.replace("b", "y")),
+    ...       Mutant("GRA_R", p.replace("c", "z"))]
+    >>> [m.scheme for m in nearest_the_cursor(p, ms, 2)]
+    ['REP_C', 'GRA_R']
+    """
+    if len(mutants) <= k:
+        return list(mutants)
+
+    def first_change(m: Mutant) -> int:
+        n = min(len(prompt), len(m.text))
+        i = next((i for i in range(n) if prompt[i] != m.text[i]), n)
+        return len(prompt) - i  # characters from the first change to the cursor
+
+    reach = [first_change(m) for m in mutants]
+    order = sorted(range(len(mutants)), key=lambda i: reach[i])
+    chosen: list[int] = []
+    families: set[str] = set()
+    for i in order:
+        family = SCHEMES[mutants[i].scheme].family if mutants[i].scheme in SCHEMES else mutants[i].scheme
+        if family not in families:
+            families.add(family)
+            chosen.append(i)
+    chosen = chosen[:k]
+    chosen += [i for i in order if i not in chosen][: k - len(chosen)]
+    return [mutants[i] for i in sorted(chosen)]
+
+
 def _mutant(window: Window, m: _Made) -> Mutant:
     tail = rename(window.tail, m.tail_renames) if window.tail_in_scope and m.tail_renames else window.tail
     return Mutant(
@@ -436,6 +474,7 @@ __all__ = [
     "MutationOutcome",
     "generate_mutants",
     "mutate_whole",
+    "nearest_the_cursor",
     "Scheme",
     "canonical_schemes",
     "scheme_names",

@@ -164,3 +164,61 @@ async def test_run_many_isolates_a_prompt_whose_fault_breaks_the_shared_call():
     # a lone prompt's fault is its result, not retried
     alone = await Engine(backend, Settings(mutants=3)).run_many([prompts[1]])
     assert isinstance(alone[0], RuntimeError) and len(backend.calls) == 2
+
+
+# a method of ordinary length: its parameters are renamed at the def line, far from the cursor
+LONG_PROMPT = (
+    "def summarise(records, key, limit):\n"
+    "    counts = {}\n"
+    "    for record in records:\n"
+    "        name = record[key]\n"
+    "        counts[name] = counts.get(name, 0) + 1\n"
+    "    ordered = sorted(counts.items(), key=lambda kv: -kv[1])\n"
+    "    top = ordered[:limit]\n"
+    "    lines = []\n"
+    "    for name, count in top:\n"
+    "        if count > 1:\n"
+    "            lines.append(f'{name}: {count}')\n"
+    "    "
+)
+
+
+def _reach(prompt: str, mutants) -> list[int]:
+    import os
+
+    return [len(prompt) - len(os.path.commonprefix([prompt, m.text])) for m in mutants]
+
+
+async def test_mutant_pool_keeps_the_mutants_changed_nearest_the_cursor():
+    from cctest.mutators import SCHEMES, generate_mutants, nearest_the_cursor
+
+    plain = await run(RuleBackend(), LONG_PROMPT, mutants=6, mutant_pool=1)
+    near = await run(RuleBackend(), LONG_PROMPT, mutants=6, mutant_pool=3)
+    assert [m.text for m in plain.mutants] == [m.text for m in generate_mutants(LONG_PROMPT, k=6).mutants]
+    pool = generate_mutants(LONG_PROMPT, k=18).mutants
+    assert len(pool) > 6  # there was a choice to make
+    assert [m.text for m in near.mutants] == [m.text for m in nearest_the_cursor(LONG_PROMPT, pool, 6)]
+    assert len(near.mutants) == 6
+    # every family the pool offers is still there, and the rows part from the prompt later
+    families = {SCHEMES[m.scheme].family for m in pool}
+    assert {SCHEMES[m.scheme].family for m in near.mutants} == families or len(families) > 6
+    assert sum(_reach(LONG_PROMPT, near.mutants)) < sum(_reach(LONG_PROMPT, plain.mutants))
+
+
+def test_nearest_the_cursor_keeps_one_per_family_then_the_nearest():
+    from cctest.mutators import SCHEMES, generate_mutants, nearest_the_cursor
+
+    pool = generate_mutants(LONG_PROMPT, k=18).mutants
+    for k in (1, 3, 6, len(pool), len(pool) + 2):
+        got = nearest_the_cursor(LONG_PROMPT, pool, k)
+        assert len(got) == min(k, len(pool))
+        assert [m.text for m in got] == [m.text for m in pool if m in got]  # the pool's order
+        families = {SCHEMES[m.scheme].family for m in pool}
+        assert len({SCHEMES[m.scheme].family for m in got}) == min(k, len(families))
+        rest = [m for m in pool if m not in got]
+        by_family: dict[str, list[int]] = {}
+        for m, r in zip(got, _reach(LONG_PROMPT, got), strict=True):
+            by_family.setdefault(SCHEMES[m.scheme].family, []).append(r)
+        extras = [max(rs) for rs in by_family.values() if len(rs) > 1]  # each a family's 2nd or later
+        if rest and extras:  # beyond one per family, the nearest were taken
+            assert max(extras) <= min(_reach(LONG_PROMPT, rest))
