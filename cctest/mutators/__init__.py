@@ -149,9 +149,7 @@ def analyse(
     sites = collect_sites(module, functions, shadowed, wrapped)
     offsets = None
     if splice:
-        code, offsets = node_offsets(module, sites.wanted)
-        if code != source:  # pragma: no cover - libcst round-trips exactly
-            offsets = None
+        _, offsets = node_offsets(module, sites.wanted, source)
     return Analysis(
         source=source,
         module=module,
