@@ -1,7 +1,11 @@
 """Running generated code and its tests, one contained subprocess per sample.
 
 Each sample runs in ``python -I -S`` started in a new session, with a fresh temporary directory as
-its working directory, ``HOME`` and ``TMPDIR``. Containment comes in layers, so that a layer the
+its working directory, ``HOME`` and ``TMPDIR``. It imports the standard library and, read-only, the
+packages installed where cctest itself runs (the running interpreter's ``site-packages``, see
+:func:`site_packages`; not a user's ``pip install --user`` site, which lives in the home), so an
+answer or a reference that uses NumPy runs as it would for its author; ``.pth`` files are not
+processed, and BLAS libraries are held to one thread. Containment comes in layers, so that a layer the
 machine lacks (no namespaces in a container, not root in CI) leaves the others in place:
 
 1. **Limits** (always; ``resource.setrlimit`` in the child before the sample runs): CPU seconds
@@ -14,8 +18,10 @@ machine lacks (no namespaces in a container, not root in CI) leaves the others i
 3. **Private filesystem view** (when bubblewrap, ``bwrap``, is installed and the kernel lets it
    make namespaces): the sample sees a read-only ``/usr`` (and the ``/bin``, ``/lib``… links into
    it), the few files in ``/etc`` the dynamic loader reads, the interpreter's own ``lib``
-   directory, fresh ``/proc`` and ``/dev``, and its own directory, writable; nothing else
-   exists for it: no ``/root``, no ``/home``, no other ``/tmp`` entry, no ``/etc/shadow``.
+   directory, the ``site-packages`` directories (read-only; of the directories leading to them,
+   as of those leading to the interpreter, only the way through shows, not what lies beside it),
+   fresh ``/proc`` and ``/dev``, and its own directory, writable; nothing else exists for it: no
+   ``/root``, no ``/home`` (but such a way through), no other ``/tmp`` entry, no ``/etc/shadow``.
    Bubblewrap also gives it new network, pid, IPC and UTS namespaces, and kills it when cctest
    dies. Where bubblewrap cannot run, one warning is logged and the sample sees the host's files
    with the rights of its user (the layers below still apply).
@@ -107,6 +113,8 @@ class RunResult:
 _HARNESS = r"""
 import ctypes, ctypes.util, errno, json, os, resource, signal, sys
 cfg = json.loads(sys.argv[1])
+# the packages of cctest's own environment, after the standard library so they cannot shadow it
+sys.path.extend(p for p in cfg["site"] if p not in sys.path)
 bwrap = cfg["view"] == "bwrap"
 iso = {"network": "audit-hook", "user": "same", "nproc": "rlimit",
        "filesystem": "private view (bubblewrap)" if bwrap else "host"}
@@ -307,8 +315,27 @@ def _sandbox_uid() -> int:
 
 
 def _python() -> str:
-    # the base interpreter: the sample needs only the standard library, and -S skips site-packages
+    # the base interpreter, started with -S: the sample gets site_packages() on its path, read-only,
+    # without the site module (no .pth file runs, no user site)
     return getattr(sys, "_base_executable", None) or sys.executable
+
+
+def site_packages() -> list[str]:
+    """The directories of the packages installed where cctest runs, real paths: the running
+    interpreter's ``site-packages`` (a virtual environment's, or the system's). The user's own
+    site (``pip install --user``, under the home) is not among them.
+
+    >>> all(os.path.isabs(p) and os.path.isdir(p) for p in site_packages())
+    True
+    """
+    import site
+
+    found: list[str] = []
+    for p in site.getsitepackages():
+        real = os.path.realpath(p)
+        if os.path.isdir(real) and real not in found:
+            found.append(real)
+    return found
 
 
 # ---- the samples' directories: one locked directory per cctest process, swept once it is dead
@@ -420,14 +447,16 @@ _probed: tuple[str | None] | None = None  # (bwrap's path, or None when the view
 
 
 def _interpreter_paths() -> list[str]:
-    """What of the interpreter lies outside /usr: its executable and its prefixes' lib directories."""
-    paths = {os.path.realpath(_python())}
+    """What of the interpreter lies outside /usr: its executable, its prefixes' lib directories and
+    the site-packages directories (each once: none inside another)."""
+    paths = {os.path.realpath(_python()), *site_packages()}
     for prefix in {sys.base_prefix, sys.base_exec_prefix}:
         for lib in ("lib", "lib64"):
             d = os.path.realpath(os.path.join(prefix, lib))
             if os.path.isdir(d):
                 paths.add(d)
-    return sorted(p for p in paths if p != "/usr" and not p.startswith("/usr/"))
+    outside = [p for p in paths if p != "/usr" and not p.startswith("/usr/")]
+    return sorted(p for p in outside if not any(p.startswith(q + os.sep) for q in outside))
 
 
 def view_args(workdir: str) -> list[str]:
@@ -535,6 +564,7 @@ def run_program(source: str, limits: Limits | None = None, *, output_bytes: int 
                 "limits": asdict(limits),
                 "uid": uid,
                 "view": "bwrap" if bwrap else "host",
+                "site": site_packages(),
             }
             env = {
                 "HOME": workdir,
@@ -542,6 +572,10 @@ def run_program(source: str, limits: Limits | None = None, *, output_bytes: int 
                 "PATH": "/usr/bin:/bin",
                 "LANG": "C.UTF-8",
                 "PYTHONHASHSEED": "0",
+                # a BLAS thread pool (NumPy's) would spend the process limit and the address space
+                "OPENBLAS_NUM_THREADS": "1",
+                "OMP_NUM_THREADS": "1",
+                "MKL_NUM_THREADS": "1",
             }
             command = [_python(), "-I", "-S", "-c", _HARNESS, json.dumps(cfg)]
             if bwrap:

@@ -23,7 +23,15 @@ from pathlib import Path
 import pytest
 
 from cctest.bench.datasets import load_humaneval
-from cctest.bench.sandbox import Limits, check_program, run_many, run_program
+from cctest.bench.sandbox import (
+    Limits,
+    _ancestors,
+    _interpreter_paths,
+    check_program,
+    run_many,
+    run_program,
+    site_packages,
+)
 
 FAST = Limits(wall_seconds=6, cpu_seconds=1, memory_mb=512, file_mb=1, processes=8)
 
@@ -261,7 +269,16 @@ def test_the_private_view_holds_nothing_else() -> None:
     if "bubblewrap" not in r.isolation.get("filesystem", ""):
         pytest.skip(f"no private view on this machine: {r.isolation.get('filesystem')}")
     top = ast.literal_eval(r.detail.split(": ", 1)[1])  # the sample's own listing
-    assert "home" not in top and "var" not in top and "opt" not in top
+    # a top directory beyond the system's is only the way to the interpreter or to cctest's
+    # site-packages (a virtual environment in a home, say): it holds nothing but that way
+    bound = _interpreter_paths()
+    passages = {a for p in bound for a in _ancestors(p)}
+    for name in ("home", "var", "opt", "work", "srv", "mnt", "root"):
+        assert name not in top or f"/{name}" in passages, name
+    for way in sorted(passages):
+        r = run_program(f"import os\nraise Exception(repr(sorted(os.listdir({way!r}))))\n", FAST)
+        below = {p[len(way) + 1 :].split("/")[0] for p in passages | set(bound) if p.startswith(way + "/")}
+        assert ast.literal_eval(r.detail.split(": ", 1)[1]) == sorted(below), way
     r = run_program(
         "import os, tempfile\n"
         "here = os.path.dirname(os.getcwd())\n"
@@ -272,6 +289,34 @@ def test_the_private_view_holds_nothing_else() -> None:
         FAST,
     )
     assert r.outcome == "passed", r.detail
+
+
+def test_installed_packages_are_importable_and_read_only() -> None:
+    """A sample imports the packages of cctest's own environment (NumPy, a dependency), with its
+    BLAS on one thread; it cannot change them, and with the private view they are mounted read-only."""
+    r = run_program(
+        "import numpy as np\n"
+        "m = np.asmatrix([[1, 2], [3, 4]])\n"
+        "assert int(np.linalg.det(m @ m.T).round()) == 4 and m.sum() == 10\n"
+        f"assert np.__file__.startswith(tuple({site_packages()!r}))\n",
+        FAST,
+    )
+    assert r.outcome == "passed", r.detail
+    r = run_program("import numpy\nopen(numpy.__file__, 'a').write('# changed')\n", FAST)
+    assert r.outcome == "runtime_error" and "not allowed" in r.detail
+    # the options of the mount each site-packages directory lies in (the longest mount point above it)
+    probe = (
+        "mounts = [l.split()[4:6] for l in open('/proc/self/mountinfo')]\n"
+        "def opts(p):\n"
+        "    return max((m for m in mounts if p == m[0] or p.startswith(m[0].rstrip('/') + '/')),\n"
+        "               key=lambda m: len(m[0]))[1]\n"
+        f"raise Exception(repr({{p: opts(p) for p in {site_packages()!r}}}))\n"
+    )
+    r = run_program(probe, FAST)
+    if "bubblewrap" not in r.isolation.get("filesystem", ""):
+        pytest.skip(f"no private view on this machine: {r.isolation.get('filesystem')}")
+    options = ast.literal_eval(r.detail.split(": ", 1)[1])
+    assert options and all("ro" in o.split(",") for o in options.values()), options
 
 
 FALLBACK_SCRIPT = r"""
