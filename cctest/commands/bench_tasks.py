@@ -11,7 +11,7 @@ A suite's action builds its tasks and calls ``run_task_set`` with its own kind o
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -139,9 +139,12 @@ def run_task_set(
     source: str,
     suite: dict[str, Any] | None = None,
     default_inputs: int = 100,
+    skip_broken: Callable[[Any], str] | None = None,
 ) -> int:
     """Run ``tasks`` (after --shuffle/--limit) in the run directory --out, with resume and reports;
-    ``kind`` names the RunKind that summarises the records (``cctest.bench.kinds``)."""
+    ``kind`` names the RunKind that summarises the records (``cctest.bench.kinds``);
+    ``skip_broken`` (a task's group) skips a group whose reference is broken instead of stopping
+    (``cctest.tasks.run.check_tasks``)."""
     from ..bench.runner import select
     from ..tasks.run import TaskRunConfig, default_rounds, run_tasks
     from .bench import run_in_dir
@@ -183,5 +186,6 @@ def run_task_set(
             workers=args.workers,
             batch_prompts=args.batch_prompts,
             progress=not args.no_progress,
+            skip_broken=skip_broken,
         ),
     )

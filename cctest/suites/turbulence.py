@@ -267,6 +267,11 @@ def instance_task(template: Template, index: int, params: Sequence[Any], model: 
     )
 
 
+def template_of(task: Task) -> str:
+    """The template an instance's task belongs to (a run skips a template as a whole)."""
+    return str(task.meta.get("template", task.task_id))
+
+
 def build_tasks(
     templates: Sequence[Template], instances: int = 100, *, seed: int | str = DEFAULT_PARAM_SEED
 ) -> list[Task]:
@@ -310,6 +315,7 @@ def summarize_turbulence(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]
     from . import turbulence_metrics as tm
 
     summary = summarize_tasks(records)
+    records = [r for r in records if not r.get("skipped")]  # listed in summary["skipped"]
     outcomes, params = _outcomes(records)
     scores = {t: tm.corrsc(inst) for t, inst in outcomes.items()}
     summary["corrsc"] = scores

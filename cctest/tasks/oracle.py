@@ -12,8 +12,8 @@ An answer is judged in stages, and ends in exactly one of ``CATEGORIES`` (Turbul
    answer's code, runs the task's fixed tests, then, for each of ``inputs`` generated inputs
    (input ``i`` drawn from ``random.Random(seed * 1_000_003 + i)``), calls the reference and the
    answer on deep copies of the arguments and compares the results: exactly (``==``, with lists,
-   tuples and dicts compared element by element), or for floats within ``abs_tol``/``rel_tol``
-   (``math.isclose``). An input on which the reference raises is skipped. The first failure
+   tuples and dicts compared element by element, and NumPy arrays by shape and elements), or for
+   floats within ``abs_tol``/``rel_tol`` (``math.isclose``). An input on which the reference raises is skipped. The first failure
    decides: a fixed test's ``AssertionError`` is ``assertion_error``, an output that differs from
    the reference's is ``fuzzing_failure``, an exception is ``runtime_error``, and running past
    the per-input CPU or wall-clock limit (a timer in the process interrupts the call) or out of
@@ -208,6 +208,9 @@ def same(a, b):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if type(a) is dict and type(b) is dict:
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if all(hasattr(x, "shape") and hasattr(x, "tolist") for x in (a, b)):
+        # NumPy arrays and matrices: == is element-wise, so compare the shapes and the elements
+        return a.shape == b.shape and same(a.tolist(), b.tolist())
     return bool(a == b)
 
 def define(source, filename):

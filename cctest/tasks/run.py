@@ -12,12 +12,16 @@ times; the rendered prompts of ``batch_prompts`` tasks (times ``rounds``) go to 
 ONE call, so a local model samples them as rows of one batch, seeded by ``Settings.seed``. The
 answers of a batch are judged (``judge_many``, in the sandbox) while the model works on the next
 batch. Before any model call, every task's reference is checked (``check_reference``), so a
-broken task stops the run with one sentence instead of blaming every answer.
+broken task stops the run with one sentence instead of blaming every answer; or, for a suite that
+passes ``skip_broken`` (a task's group: its template, its question), the whole group of a broken
+task is left out with one logged sentence and recorded as skipped (a record with ``skipped`` and
+no rounds, which every summary leaves out and lists under ``skipped``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -26,12 +30,21 @@ from typing import Any
 
 from ..backends.base import Message
 from ..bench.kinds import RunKind, Table, model_label
-from ..bench.runner import RESULTS, RecordWriter, batches_by_length, in_task_order, progress_bar
+from ..bench.runner import (
+    RESULTS,
+    RecordWriter,
+    append_record,
+    batches_by_length,
+    in_task_order,
+    progress_bar,
+)
 from ..config import Settings
-from ..errors import BackendError, ConfigError, ModelLoadError
+from ..errors import BackendError, ConfigError, ModelLoadError, TaskError
 from .model import Task
 from .oracle import CATEGORIES, Judgement, OracleSettings, check_reference, judge_many
 from .render import ChatStyle, chat_messages, completion_prompt
+
+log = logging.getLogger(__name__)
 
 PROMPT_MODES = ("auto", "completion", "chat")  # auto: chat when the backend prefers it (a chat template)
 
@@ -76,17 +89,76 @@ def render(task: Task, mode: str, style: ChatStyle | None = None) -> str | list[
     return chat_messages(task, style) if mode == "chat" else completion_prompt(task)
 
 
-def check_tasks(tasks: Sequence[Task], oracle: OracleSettings, workers: int = 2) -> None:
-    """``check_reference`` on every task with a reference, ``workers`` at a time; the first
-    broken task raises its ``TaskError``. Tasks that differ only in their wording (a suite's
-    variants) share one check: the reference, inputs and tests are what is run."""
+def check_tasks(
+    tasks: Sequence[Task],
+    oracle: OracleSettings,
+    workers: int = 2,
+    *,
+    skip_broken: Callable[[Task], str] | None = None,
+) -> dict[str, str]:
+    """``check_reference`` on every task with a reference, ``workers`` at a time. Tasks that
+    differ only in their wording (a suite's variants) share one check: the reference, inputs and
+    tests are what is run.
+
+    Without ``skip_broken`` the first broken task raises its ``TaskError``. With it (a task's
+    group, e.g. its template), nothing raises: the result maps each group holding a broken task to
+    that task's sentence, so the caller can leave the whole group out; ``{}`` when all are sound.
+    """
     distinct: dict[tuple[Any, ...], Task] = {}
+    groups: dict[tuple[Any, ...], list[str]] = {}
     for t in tasks:
         if t.reference is not None:
             key = (t.name, t.args, t.arity, t.reference, t.generator, t.tests, t.abs_tol, t.rel_tol)
             distinct.setdefault(key, t)
+            if skip_broken is not None:
+                groups.setdefault(key, []).append(skip_broken(t))
+
+    def one(t: Task) -> str | None:
+        try:
+            check_reference(t, oracle)
+        except TaskError as exc:
+            if skip_broken is None:
+                raise
+            return str(exc)
+        return None
+
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        list(pool.map(lambda t: check_reference(t, oracle), distinct.values()))
+        found = list(pool.map(one, distinct.values()))
+    broken: dict[str, str] = {}
+    for key, reason in zip(distinct, found, strict=True):
+        if reason:
+            for group in groups[key]:
+                broken.setdefault(group, reason)
+    return broken
+
+
+def skipped_record(task: Task, index: int, group: str, reason: str) -> dict[str, Any]:
+    """The record of a task left out because a task of its group has a broken reference."""
+    return {
+        "task_id": task.task_id,
+        "index": index,
+        "name": task.name,
+        "description": task.description,
+        "meta": dict(task.meta),
+        "mode": None,
+        "prompt": None,
+        "error": None,
+        "skipped": reason,
+        "skip_group": group,
+        "rounds": [],
+    }
+
+
+def skipped_groups(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Group -> why it was skipped and how many of its tasks, from the records of a run."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in records:
+        if r.get("skipped"):
+            entry = out.setdefault(
+                str(r.get("skip_group") or r["task_id"]), {"reason": r["skipped"], "tasks": 0}
+            )
+            entry["tasks"] += 1
+    return out
 
 
 def _record(
@@ -132,8 +204,12 @@ async def run_tasks(
     backend_factory: Callable[[Settings], Any] | None = None,
     progress: bool = True,
     check: bool = True,
+    skip_broken: Callable[[Task], str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run every task not already in ``done``; returns all records (old and new), in task order."""
+    """Run every task not already in ``done``; returns all records (old and new), in task order.
+
+    ``skip_broken``: a task's group (see ``check_tasks``); a group with a broken reference is
+    skipped (one logged sentence, one ``skipped`` record per task) instead of stopping the run."""
     from ..backends import create_backend
 
     oracle = oracle or OracleSettings()
@@ -142,9 +218,22 @@ async def run_tasks(
     records = list(done)
     if not todo:
         return in_task_order(records, tasks)
-    if check:
-        await asyncio.to_thread(check_tasks, [t for _, t in todo], oracle, workers)
     results_path = out / RESULTS
+    if check:
+        broken = await asyncio.to_thread(
+            check_tasks, [t for _, t in todo], oracle, workers, skip_broken=skip_broken
+        )
+        for name, reason in broken.items():
+            log.warning("cctest bench %s: skipping %s; %s", config.kind, name, reason)
+        if broken and skip_broken is not None:
+            for i, t in todo:
+                if skip_broken(t) in broken:
+                    record = skipped_record(t, i, skip_broken(t), broken[skip_broken(t)])
+                    append_record(results_path, record)
+                    records.append(record)
+            todo = [(i, t) for i, t in todo if skip_broken(t) not in broken]
+            if not todo:
+                return in_task_order(records, tasks)
     factory = backend_factory or create_backend
     bar = progress_bar(len(tasks), len(tasks) - len(todo), f"cctest bench {config.kind}", progress)
     mode = config.mode
@@ -201,7 +290,10 @@ async def run_tasks(
 
 
 def summarize_tasks(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Categories of all answers, the pass rate, and per task how many rounds passed."""
+    """Categories of all answers, the pass rate, and per task how many rounds passed; tasks
+    skipped for a broken reference are left out of all of it and listed under ``skipped``."""
+    skipped = skipped_groups(records)
+    records = [r for r in records if not r.get("skipped")]
     categories = dict.fromkeys(CATEGORIES, 0)
     errors = 0
     per_task = []
@@ -231,6 +323,7 @@ def summarize_tasks(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "tasks_all_rounds_passed": sum(t["passed"] == t["rounds"] for t in judged_tasks),
         "tasks_any_round_passed": sum(t["passed"] > 0 for t in judged_tasks),
         "per_task": per_task,
+        "skipped": skipped,
     }
 
 
@@ -258,7 +351,7 @@ class TasksKind(RunKind):
 
     def tables(self, summary: Mapping[str, Any]) -> dict[str, Table]:
         c = summary["counts"]
-        return {
+        tables: dict[str, Table] = {
             "Answers": (
                 ["", "value"],
                 [
@@ -275,6 +368,13 @@ class TasksKind(RunKind):
                 [[k, str(n), _pct(summary["category_share"][k])] for k, n in summary["categories"].items()],
             ),
         }
+        skipped = summary.get("skipped") or {}
+        if skipped:
+            tables["Skipped: the reference fails its own checks"] = (
+                ["skipped", "tasks", "why"],
+                [[g, str(v["tasks"]), str(v["reason"])] for g, v in skipped.items()],
+            )
+        return tables
 
     def examples(
         self, config: Mapping[str, Any], summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]

@@ -129,6 +129,38 @@ def test_results_are_compared_by_type_for_containers():
     assert judge(SLICE, "def middle(xs):\n    return list(xs)[2:6]\n", settings=FAST).passed
 
 
+def test_numpy_results_are_compared_by_shape_and_elements():
+    """A task over NumPy matrices (a dependency the sandbox lets answers import): lists of
+    sub-matrices compare by shape and elements, not by the element-wise ``==`` of arrays."""
+    task = Task(
+        "rows",
+        "Return the list of the rows of the numpy matrix m whose sum is positive.",
+        "rows",
+        args=("m",),
+        reference="def rows(m):\n    return [r for r in m if r.sum() > 0]\n",
+        generator=(
+            "import numpy as np\n\n\ndef generate(rng):\n"
+            "    n, k = rng.randint(1, 4), rng.randint(1, 4)\n"
+            "    return np.asmatrix([[rng.randint(-5, 5) for _ in range(k)] for _ in range(n)])\n"
+        ),
+        tests=(
+            "import numpy as np\n"
+            "assert [int(v) for v in rows(np.asmatrix([[1, -2], [3, 0]]))[0].flat] == [3, 0]",
+        ),
+    )
+    assert check_reference(task, FAST).inputs_passed == 100
+    good = (
+        "import numpy\n\ndef rows(m):\n    return [m[i] for i in range(m.shape[0]) if numpy.sum(m[i]) > 0]\n"
+    )
+    as_array = "import numpy\n\ndef rows(m):\n    return [numpy.asarray(r) for r in m if r.sum() > 0]\n"
+    flat = "def rows(m):\n    return [r.A1 for r in m if r.sum() > 0]\n"  # 1-d arrays: another shape
+    wrong = "def rows(m):\n    return [r for r in m if r.sum() >= 0]\n"
+    judged = judge_many([(task, a, None) for a in (good, as_array, flat, wrong)], FAST)
+    j_good, j_array, j_flat, j_wrong = judged
+    assert j_good.category == "passed" and j_array.category == "passed", judged
+    assert j_flat.category == "fuzzing_failure" and j_wrong.category == "fuzzing_failure"
+
+
 def test_an_answer_that_mutates_its_input_does_not_change_the_reference_result():
     answer = "def middle(xs):\n    out = xs[2:6]\n    xs.clear()\n    return out\n"
     assert judge(SLICE, answer, settings=FAST).passed

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from cctest.backends.rules import RuleBackend
 from cctest.bench.runner import load_run, prepare_run_dir, read_records
 from cctest.cli import main
 from cctest.config import Settings
-from cctest.tasks import OracleSettings, load_tasks
+from cctest.tasks import OracleSettings, Task, load_tasks
 from cctest.tasks.run import TaskRunConfig, run_tasks, summarize_tasks
 
 DATA = Path(__file__).parents[2] / "data" / "tasks" / "small.jsonl"
@@ -238,3 +239,76 @@ def test_a_reference_that_fails_its_own_inputs_stops_the_run_before_the_model(
     err = capsys.readouterr().err
     assert "raises on every one of its 100 generated inputs" in err and err.count("\n") == 1
     assert read_records(tmp_path / "r" / "results.jsonl") == []
+
+
+def test_a_group_with_a_broken_reference_is_skipped_recorded_and_reported(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With ``skip_broken``, a task whose reference fails its own test takes its whole group out of
+    the run (one logged sentence, ``skipped`` records, the summary's ``skipped``), and the rest runs."""
+    from cctest.bench.report import finish_run
+    from cctest.errors import TaskError
+    from cctest.tasks.run import TasksKind, check_tasks
+
+    add, mean, middle = load_tasks(DATA)
+    group = {"group": "G"}
+    sound = replace(middle, meta=group)
+    broken = replace(
+        middle, task_id="slice-broken", tests=("assert middle([0, 1, 2, 3]) == [9]",), meta=group
+    )
+    tasks = [add, sound, broken, mean]
+    oracle = OracleSettings(inputs=10)
+    with pytest.raises(TaskError, match="slice-broken"):
+        check_tasks(tasks, oracle)  # without the option, the first broken task stops everything
+
+    def of(t: Task) -> str:
+        return str(t.meta.get("group", t.task_id))
+
+    reasons = check_tasks(tasks, oracle, skip_broken=of)
+    assert list(reasons) == ["G"] and "'slice-broken': the reference fails its own checks" in reasons["G"]
+    config = _config(len(tasks), 1, tmp_path)
+    prepare_run_dir(tmp_path, config, resume=False)
+    with caplog.at_level("WARNING", logger="cctest.tasks.run"):
+        records = asyncio.run(
+            run_tasks(
+                tasks,
+                Settings(backend="rules"),
+                config,
+                tmp_path,
+                oracle=oracle,
+                backend_factory=lambda s: RuleBackend(),
+                progress=False,
+                skip_broken=of,
+            )
+        )
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(said) == 1 and said[0].startswith("cctest bench tasks: skipping G; task 'slice-broken'")
+    assert [(r["task_id"], bool(r.get("skipped")), len(r["rounds"])) for r in records] == [
+        ("add", False, 1),
+        ("slice", True, 0),
+        ("slice-broken", True, 0),
+        ("mean", False, 1),
+    ]
+    assert read_records(tmp_path / "results.jsonl") == [r for r in records if r.get("skipped")] + [
+        r for r in records if not r.get("skipped")
+    ]  # the skipped records are written first, before any model call
+    summary = summarize_tasks(records)
+    assert summary["counts"]["tasks"] == 2 and summary["counts"]["answers"] == 2
+    assert summary["skipped"] == {"G": {"reason": reasons["G"], "tasks": 2}}
+    assert "Skipped: the reference fails its own checks" in TasksKind().tables(summary)
+    finish_run(tmp_path, config.to_dict(), records)
+    assert "slice-broken" in (tmp_path / "report.html").read_text()
+    # resuming finds every task done, the skipped ones included: nothing is checked or asked again
+    again = asyncio.run(
+        run_tasks(
+            tasks,
+            Settings(backend="rules"),
+            config,
+            tmp_path,
+            done=records,
+            backend_factory=lambda s: _Silent(),
+            progress=False,
+            skip_broken=of,
+        )
+    )
+    assert again == records
