@@ -11,6 +11,7 @@ completion, the oracle's limits, resume) apply as well; ``--rounds`` defaults to
 from __future__ import annotations
 
 import argparse
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,8 @@ from ..errors import ConfigError
 
 if TYPE_CHECKING:
     from ..tasks.model import TaskSet
+
+log = logging.getLogger(__name__)
 
 DEFAULT_ROUNDS = 5
 
@@ -53,14 +56,21 @@ def task_set(args: argparse.Namespace) -> TaskSet:
     only = [x.strip() for x in args.templates.split(",") if x.strip()] if args.templates else None
     root = benchmark_root(args.benchmark) if args.benchmark else BUILTIN
     templates = load_benchmark(root, only)
+    skipped: dict[str, str] = {}  # a template whose parameter generator fails is left out, not the run
+    tasks = build_tasks(templates, args.instances, seed=seed, errors=skipped)
+    for t, why in skipped.items():
+        log.warning("cctest bench turbulence: skipping %s; %s", t, why)
+    if not tasks:
+        raise ConfigError("no question template could generate its parameters; nothing to run.")
     settings = {
         "benchmark": str(root.resolve()) if args.benchmark else "built-in templates",
         "templates": [t.template_id for t in templates],
         "instances": args.instances,
         "param_seed": seed,
+        **({"skipped": skipped} if skipped else {}),  # templates left out: their generator failed
     }
     source = settings["benchmark"] if args.benchmark else "turbulence"
-    return TaskSet(build_tasks(templates, args.instances, seed=seed), str(source), settings)
+    return TaskSet(tasks, str(source), settings)
 
 
 def run(args: argparse.Namespace, rest: Sequence[str]) -> int:

@@ -17,7 +17,10 @@ or cctest's own templates in ``turbulence_templates/``)::
                                           Q<n>/manually_chosen_params.txt (hand-picked rows)
     Benchmark/Q<n>/gen_function_params.py input_generator(l, seed) -> one input for parameter row l
 
-The benchmark's own code (``genparams.py``) runs in the bench's sandbox, once for all templates.
+The benchmark's own code (``genparams.py``) runs in the bench's sandbox, once for all templates
+(with the packages of cctest's environment, NumPy among them, as every sandboxed program). A
+template whose generator fails, or any of whose instances has a reference failing its own checks,
+is skipped as a whole with one sentence (``errors`` here; ``skip_broken=template_of`` in the run).
 Each instance becomes one ``cctest.tasks.Task`` (``meta``: ``template``, ``instance``,
 ``params``), so running, judging (Turbulence's categories, Table II) and resuming are the shared
 task run's; the metrics are in ``cctest.suites.turbulence_metrics``.
@@ -164,39 +167,55 @@ for q, (genparams, manual) in JOBS.items():
     os.makedirs("Q" + q, exist_ok=True)
     with open(os.path.join("Q" + q, "manually_chosen_params.txt"), "w") as f:
         f.write(manual)
-    ns = {"__name__": "genparams"}
-    exec(compile(genparams, "Q%%s/genparams.py" %% q, "exec"), ns)
-    rows = ns["gen_params"](int(q) if q.isdigit() else q, SEED)
-    rows = [list(r) if isinstance(r, (list, tuple)) else [r] for r in rows]
-    print("@ROWS " + json.dumps([q, rows]), flush=True)
+    try:
+        ns = {"__name__": "genparams"}
+        exec(compile(genparams, "Q%%s/genparams.py" %% q, "exec"), ns)
+        rows = ns["gen_params"](int(q) if q.isdigit() else q, SEED)
+        rows = [list(r) if isinstance(r, (list, tuple)) else [r] for r in rows]
+        line = "@ROWS " + json.dumps([q, rows])
+    except Exception as exc:  # this template's generator only: the others still run
+        line = "@FAIL " + json.dumps([q, ("%%s: %%s" %% (type(exc).__name__, exc))[:300]])
+    print(line, flush=True)
 """
 
 
 def parameter_rows(
-    templates: Sequence[Template], seed: int | str = DEFAULT_PARAM_SEED
+    templates: Sequence[Template],
+    seed: int | str = DEFAULT_PARAM_SEED,
+    *,
+    errors: dict[str, str] | None = None,
 ) -> dict[str, list[list[Any]]]:
     """Each template's parameter rows from its ``genparams.py`` (``gen_params(q_no, seed)``), run
-    in one sandboxed process; ``ConfigError`` naming the template when one fails."""
+    in one sandboxed process; ``ConfigError`` naming the template when one fails, or, given an
+    ``errors`` dict, that sentence under the template's id there and the template left out."""
     from ..bench.sandbox import Limits, run_program
 
     jobs = {t.qid: (t.genparams, t.manual) for t in templates}
     source = _ROWS_PROGRAM % (json.dumps(jobs), json.dumps(seed))
     run = run_program(source, Limits(wall_seconds=120, cpu_seconds=60), output_bytes=16 << 20)
     rows: dict[str, list[list[Any]]] = {}
+    failed: dict[str, str] = {}
     for line in run.output.splitlines():
         if line.startswith("@ROWS "):
             q, r = json.loads(line[6:])
             rows[q] = r
+        elif line.startswith("@FAIL "):
+            q, why = json.loads(line[6:])
+            failed[q] = why
     for t in templates:
+        problem = None
         if t.qid not in rows:
-            raise ConfigError(
-                f"the parameter generator of question {t.qid} (genparams.py) failed: "
-                f"{run.detail or run.outcome}."
-            )
-        if not rows[t.qid] or any(len(r) < t.n_params for r in rows[t.qid]):
-            raise ConfigError(
+            why = failed.get(t.qid) or run.detail or run.outcome
+            problem = f"the parameter generator of question {t.qid} (genparams.py) failed: {why}."
+        elif not rows[t.qid] or any(len(r) < t.n_params for r in rows[t.qid]):
+            problem = (
                 f"the parameter generator of question {t.qid} gave rows with fewer than {t.n_params} values."
             )
+        if problem is not None:
+            if errors is None:
+                raise ConfigError(problem)
+            errors[t.template_id] = problem
+            rows.pop(t.qid, None)
     return rows
 
 
@@ -273,13 +292,23 @@ def template_of(task: Task) -> str:
 
 
 def build_tasks(
-    templates: Sequence[Template], instances: int = 100, *, seed: int | str = DEFAULT_PARAM_SEED
+    templates: Sequence[Template],
+    instances: int = 100,
+    *,
+    seed: int | str = DEFAULT_PARAM_SEED,
+    errors: dict[str, str] | None = None,
 ) -> list[Task]:
-    """The neighbourhoods: the first ``instances`` parameter rows of every template, as tasks."""
+    """The neighbourhoods: the first ``instances`` parameter rows of every template, as tasks
+    (``errors``: see ``parameter_rows``; a template whose generator fails then has no tasks)."""
     if instances < 1:
         raise ConfigError("--instances must be at least 1.")
-    rows = parameter_rows(templates, seed)
-    return [instance_task(t, i, row) for t in templates for i, row in enumerate(rows[t.qid][:instances])]
+    rows = parameter_rows(templates, seed, errors=errors)
+    return [
+        instance_task(t, i, row)
+        for t in templates
+        if t.qid in rows
+        for i, row in enumerate(rows[t.qid][:instances])
+    ]
 
 
 def template_texts(records: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -375,7 +404,11 @@ class TurbulenceKind(TasksKind):
     figures_after = {"Templates by class": ("CorrSc histogram (Figure 3)", "Templates by class (Figure 5)")}
 
     def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        return summarize_turbulence(records)
+        summary = summarize_turbulence(records)
+        # templates whose parameter generator failed have no tasks: the run's config names them
+        for t, why in ((config.get("suite") or {}).get("skipped") or {}).items():
+            summary["skipped"].setdefault(t, {"reason": why, "tasks": 0})
+        return summary
 
     def headline(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
         suite = config.get("suite") or {}

@@ -13,13 +13,13 @@ An answer is judged in stages, and ends in exactly one of ``CATEGORIES`` (Turbul
    (input ``i`` drawn from ``random.Random(seed * 1_000_003 + i)``), calls the reference and the
    answer on deep copies of the arguments and compares the results: exactly (``==``, with lists,
    tuples and dicts compared element by element, and NumPy arrays by shape and elements), or for
-   floats within ``abs_tol``/``rel_tol`` (``math.isclose``). An input on which the reference raises is skipped. The first failure
-   decides: a fixed test's ``AssertionError`` is ``assertion_error``, an output that differs from
-   the reference's is ``fuzzing_failure``, an exception is ``runtime_error``, and running past
-   the per-input CPU or wall-clock limit (a timer in the process interrupts the call) or out of
-   memory is ``resource_exhaustion``; so is running past the whole process's limits
-   (``OracleSettings.limits``), which stop what no timer can (a long loop inside one C call).
-   Otherwise ``passed``.
+   floats within ``abs_tol``/``rel_tol`` (``math.isclose``). An input on which the reference
+   raises is skipped. The first failure decides: a fixed test's ``AssertionError`` is
+   ``assertion_error``, an output that differs from the reference's is ``fuzzing_failure``, an
+   exception is ``runtime_error``, and running past the per-input CPU or wall-clock limit (a
+   timer in the process interrupts the call) or out of memory is ``resource_exhaustion``; so is
+   running past the whole process's limits (``OracleSettings.limits``), which stop what no timer
+   can (a long loop inside one C call). Otherwise ``passed``.
 
 ``check_reference`` runs a task's reference through the same process and raises ``TaskError``
 when the reference fails its own fixed tests or raises on every generated input.

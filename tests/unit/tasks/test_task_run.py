@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -268,19 +269,24 @@ def test_a_group_with_a_broken_reference_is_skipped_recorded_and_reported(
     assert list(reasons) == ["G"] and "'slice-broken': the reference fails its own checks" in reasons["G"]
     config = _config(len(tasks), 1, tmp_path)
     prepare_run_dir(tmp_path, config, resume=False)
-    with caplog.at_level("WARNING", logger="cctest.tasks.run"):
-        records = asyncio.run(
+
+    def run(done: Sequence[dict[str, Any]], backend: type[RuleBackend]) -> list[dict[str, Any]]:
+        return asyncio.run(
             run_tasks(
                 tasks,
                 Settings(backend="rules"),
                 config,
                 tmp_path,
+                done=done,
                 oracle=oracle,
-                backend_factory=lambda s: RuleBackend(),
+                backend_factory=lambda s: backend(),
                 progress=False,
                 skip_broken=of,
             )
         )
+
+    with caplog.at_level("WARNING", logger="cctest.tasks.run"):
+        records = run((), RuleBackend)
     said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert len(said) == 1 and said[0].startswith("cctest bench tasks: skipping G; task 'slice-broken'")
     assert [(r["task_id"], bool(r.get("skipped")), len(r["rounds"])) for r in records] == [
@@ -295,20 +301,9 @@ def test_a_group_with_a_broken_reference_is_skipped_recorded_and_reported(
     summary = summarize_tasks(records)
     assert summary["counts"]["tasks"] == 2 and summary["counts"]["answers"] == 2
     assert summary["skipped"] == {"G": {"reason": reasons["G"], "tasks": 2}}
-    assert "Skipped: the reference fails its own checks" in TasksKind().tables(summary)
+    assert "Skipped, and why" in TasksKind().tables(summary)
     finish_run(tmp_path, config.to_dict(), records)
     assert "slice-broken" in (tmp_path / "report.html").read_text()
     # resuming finds every task done, the skipped ones included: nothing is checked or asked again
-    again = asyncio.run(
-        run_tasks(
-            tasks,
-            Settings(backend="rules"),
-            config,
-            tmp_path,
-            done=records,
-            backend_factory=lambda s: _Silent(),
-            progress=False,
-            skip_broken=of,
-        )
-    )
+    again = run(records, _Silent)
     assert again == records
