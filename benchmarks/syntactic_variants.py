@@ -30,11 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import sympy  # noqa: E402
 
-from cctest.formula import EQUATIONS, Variant, parse_equation, reduce, variants  # noqa: E402
+from cctest.formula import EQUATIONS, EquationVariant, parse_equation, reduce, variants  # noqa: E402
 
 
-def generate(seed: int) -> list[Variant]:
-    out: list[Variant] = []
+def generate(seed: int) -> list[EquationVariant]:
+    out: list[EquationVariant] = []
     for text in EQUATIONS.values():
         eq = parse_equation(text)
         for d in range(1, 6):
@@ -42,7 +42,7 @@ def generate(seed: int) -> list[Variant]:
     return out
 
 
-def check(v: Variant, rng: random.Random) -> bool:
+def check(v: EquationVariant, rng: random.Random) -> bool:
     values = {q: sympy.Integer(rng.choice((-1, 1)) * rng.randint(1, 9)) for q in v.original.coefficients}
     ratio = sympy.cancel(
         sympy.together(v.equation.difference().subs(values) / v.original.difference().subs(values))

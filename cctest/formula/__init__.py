@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .grammar import Equation, parse_equation, semantics, size_of
-    from .mutators import Mutation, Variant, parse_mutation, variants
+    from .mutators import EquationVariant, Mutation, parse_mutation, variants
     from .reductions import RULES, Reduction, reduce
 
 # The seven equations of the study, by kind.
@@ -42,7 +42,7 @@ _LAZY = {
     "semantics": "grammar",
     "size_of": "grammar",
     "Mutation": "mutators",
-    "Variant": "mutators",
+    "EquationVariant": "mutators",
     "parse_mutation": "mutators",
     "variants": "mutators",
     "RULES": "reductions",
@@ -63,7 +63,7 @@ __all__ = [
     "Equation",
     "Mutation",
     "Reduction",
-    "Variant",
+    "EquationVariant",
     "parse_equation",
     "parse_mutation",
     "reduce",

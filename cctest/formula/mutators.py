@@ -86,7 +86,7 @@ def apply_all(eq: Equation, sequence: tuple[Mutation, ...] | list[Mutation]) -> 
 
 
 @dataclass(frozen=True)
-class Variant:
+class EquationVariant:
     """A mutant of ``original`` at syntactic distance ``len(mutations)``."""
 
     original: Equation
@@ -114,7 +114,7 @@ def _valid(sequence: tuple[Mutation, ...]) -> bool:
     return all(not cancels(sequence[:i], m) for i, m in enumerate(sequence))
 
 
-def variants(eq: Equation, distance: int, count: int = 20, seed: int = 0) -> list[Variant]:
+def variants(eq: Equation, distance: int, count: int = 20, seed: int = 0) -> list[EquationVariant]:
     """Up to ``count`` distinct variants (by printed form) at exactly ``distance`` mutations.
 
     Small sequence spaces are enumerated and shuffled (so distance 1 yields every single mutation
@@ -127,13 +127,13 @@ def variants(eq: Equation, distance: int, count: int = 20, seed: int = 0) -> lis
     rng = random.Random(f"{seed}:{eq.text}:{distance}")
     options = choices(eq)
     seen: set[str] = {eq.text}
-    out: list[Variant] = []
+    out: list[EquationVariant] = []
 
     def take(seq: tuple[Mutation, ...]) -> None:
         mutant = apply_all(eq, seq)
         if mutant.text not in seen:
             seen.add(mutant.text)
-            out.append(Variant(eq, mutant, seq))
+            out.append(EquationVariant(eq, mutant, seq))
 
     if len(options) ** distance <= _ENUMERATE_UP_TO:
         sequences = [s for s in itertools.product(options, repeat=distance) if _valid(s)]

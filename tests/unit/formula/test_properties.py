@@ -10,7 +10,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cctest.formula import EQUATIONS, Equation, Variant, parse_equation, reduce, variants
+from cctest.formula import EQUATIONS, Equation, EquationVariant, parse_equation, reduce, variants
 from cctest.formula.mutators import apply_all
 
 KINDS = sorted(EQUATIONS)
@@ -18,7 +18,7 @@ nonzero = st.integers(-9, 9).filter(lambda n: n != 0)
 
 
 @cache
-def _variants(kind: str, distance: int) -> tuple[Variant, ...]:
+def _variants(kind: str, distance: int) -> tuple[EquationVariant, ...]:
     return tuple(variants(parse_equation(EQUATIONS[kind]), distance, count=20, seed=0))
 
 
