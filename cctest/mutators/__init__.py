@@ -121,7 +121,7 @@ def canonical_schemes(schemes: Sequence[str]) -> tuple[str, ...]:
 
 
 def scheme_names(schemes: Sequence[str]) -> list[str]:
-    """Validate scheme names (in any case); () means the default ones (not LOOP, FMT), in order."""
+    """Validate scheme names (in any case); () means the default ones (all but LOOP), in order."""
     wanted = set(canonical_schemes(schemes))
     return [s for s in SCHEMES if s in wanted or (not wanted and SCHEMES[s].default)]
 

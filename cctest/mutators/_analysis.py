@@ -12,6 +12,8 @@ Safety rules decided here (see docs/mutators.md):
   not bound by ``import``/``def``/``class`` (renaming those would change a module or ``__name__``),
   is not shown by an f-string ``{name=}``, is not a mangled ``__name``, and every nested scope
   that mentions it only reads it (a nested scope that binds the same name would be ambiguous);
+- a comprehension variable is renamed (everywhere in the function) only when no scope of the
+  function but its comprehensions binds or reads that name on its own (``_comprehension_variables``);
 - a function that can observe its own variable names (``locals``, ``vars``, ``eval``, ``exec``,
   ``dir``, frames) gets no renames at all;
 - a parameter's name is part of its function's keyword interface, so REP (``rename_params``)
@@ -100,6 +102,9 @@ class FunctionFacts:
     rename_locals: list[str] = field(default_factory=list)
     int_locals: frozenset[str] = frozenset()
     first_param: str | None = None  # a name certainly in scope in the body (for GRA's dead code)
+    # rename_locals bound only by the function's comprehensions (their renames never reach the
+    # unfinished tail, where the name is not theirs)
+    comprehension_locals: frozenset[str] = frozenset()
 
 
 _REMEMBERED = 16  # answers kept per cache: the windows a few open documents are typed in
@@ -400,6 +405,46 @@ def _only_read_below(t: symtable.SymbolTable, name: str) -> bool:
     return True
 
 
+_COMPREHENSIONS = frozenset({"listcomp", "setcomp", "dictcomp", "genexpr"})
+
+
+def _comprehension_variables(table: symtable.SymbolTable, excluded: set[str]) -> list[str]:
+    """The names bound only as comprehension variables inside the function: in no scope of the
+    function but its comprehensions is the name bound or read on its own (the function's own
+    scope, where a comprehension's first iterable is evaluated, never mentions it), so every
+    occurrence in the function is one of those variables or a nested comprehension's read of one,
+    and renaming all of them together is exact."""
+    found: set[str] = set()
+    for c in _descendant_tables(table):
+        if c.get_name() in _COMPREHENSIONS:
+            found.update(s.get_name() for s in c.get_symbols() if _comprehension_bound(c, s))
+    own = {s.get_name() for s in table.get_symbols()}
+    out = []
+    for name in sorted(found - own - excluded):
+        if name.startswith("__"):
+            continue
+        if all(_comprehension_use(c, name) for c in _descendant_tables(table)):
+            out.append(name)
+    return out
+
+
+def _comprehension_bound(c: symtable.SymbolTable, s: symtable.Symbol) -> bool:
+    return s.is_local() and s.is_assigned() and not s.is_parameter() and not s.is_global()
+
+
+def _comprehension_use(c: symtable.SymbolTable, name: str) -> bool:
+    """In scope ``c`` the name is absent, bound by ``c`` as a comprehension, or read from an
+    enclosing comprehension (free: bound in an enclosing function-like scope, which is not the
+    function itself)."""
+    try:
+        s = c.lookup(name)
+    except KeyError:
+        return True
+    if c.get_name() in _COMPREHENSIONS and _comprehension_bound(c, s):
+        return True
+    return s.is_free() and not s.is_assigned() and not s.is_parameter()
+
+
 def evident_int(node: ast.AST, ints: frozenset[str] | set[str], shadowed: frozenset[str]) -> bool:
     """Whether ``node`` certainly evaluates to an ``int`` (given that the names ``ints`` hold ints)."""
     if isinstance(node, ast.Constant):
@@ -668,5 +713,9 @@ def analyse_functions(
             return name not in excluded and not name.startswith("__") and _only_read_below(table, name)
 
         facts.rename_params = [p for p in keywordless if ok(p)]
-        facts.rename_locals = sorted((n for n in locals_ if ok(n)), key=lambda n: source.find(n))
+        comprehension = _comprehension_variables(table, excluded)
+        facts.comprehension_locals = frozenset(comprehension)
+        facts.rename_locals = sorted(
+            (*(n for n in locals_ if ok(n)), *comprehension), key=lambda n: source.find(n)
+        )
     return out

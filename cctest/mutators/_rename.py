@@ -154,5 +154,8 @@ class RenameScheme(Scheme):
             by_node = {a.sites.functions[i][0]: m for i, m in plan.items()}
             code = a.module.visit(RenameTransformer(by_node, [a.sites.functions[i][1] for i in plan])).code
         renames = {new: old for m in plan.values() for old, new in m.items()}
-        tail = dict(plan.get(a.open_func, {})) if a.open_func >= 0 else {}
+        tail: dict[str, str] = {}
+        if a.open_func >= 0:
+            own = a.functions[a.open_func].comprehension_locals
+            tail = {old: new for old, new in plan.get(a.open_func, {}).items() if old not in own}
         return Applied(code=code, renames=renames, tail_renames=tail, same_structure=same)

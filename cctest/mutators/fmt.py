@@ -42,9 +42,6 @@ def with_offsets(a: Analysis) -> Analysis:
 
 class FMT(Scheme):
     name = "FMT"
-    # off unless named for now: on by default it changes which mutant the bundled model's demo
-    # repair picks (docs/mutators.md), and that has to be re-checked first
-    default = False
     summary = "change the layout only (a blank or comment line, parentheses around a condition)"
 
     def variants(self, a: Analysis) -> list[Variant]:

@@ -54,7 +54,8 @@ def test_whole_file_one_entry_per_applicable_scheme():
     by_scheme = {m["scheme"]: m for m in data["mutants"]}
     assert list(by_scheme) == [
         *("REP_R", "REP_C", "REL_R", "REL_C", "IRR", "RTF", "GRA_R", "GRA_C", "INI"),
-        "DOC",  # the docstring's closing quotes (CMP and FORM find nothing; FMT is off unless named)
+        "FMT",  # blank lines and parenthesised conditions
+        "DOC",  # the docstring's closing quotes (CMP and FORM find nothing)
     ]
     # nothing in the file passes a or b by keyword, so REP renames them with *rest
     assert by_scheme["REP_R"]["renames"] == {"Param1": "a", "Param2": "b", "Param3": "rest"}

@@ -36,10 +36,13 @@ def test_the_demo_mutants_are_the_ones_the_readme_lists() -> None:
     scheme, and the list names no mutant the command does not print."""
     text = " ".join(_paragraph(f"`cctest mutate {DEMO}` shows").split())
     listed = text[: text.index("One run of")]
-    # "REP_R `def …`", and "(inside the function, or `…` before it)" for a second one of a scheme
+    # "REP_R `def …`" or "FMT a blank line" (a mutant that only adds an empty line), and
+    # "(inside the function, or `…` before it)" for a second one of a scheme; a mutant that changes
+    # several lines is quoted with " / " between them
     described: list[tuple[str, str]] = []
-    for m in re.finditer(r"\b([A-Z]{3}(?:_[RC])?) `([^`]+)`(?: \([^`]*`([^`]+)` before it\))?", listed):
-        described += [(m[1], m[2])] + ([(m[1], m[3])] if m[3] else [])
+    pattern = r"\b([A-Z]{3}(?:_[RC])?) (?:`([^`]+)`|a blank line)(?: \([^`)]*`([^`]+)`[^`)]*\))?"
+    for m in re.finditer(pattern, listed):
+        described += [(m[1], m[2] or "")] + ([(m[1], m[3])] if m[3] else [])
     r = cctest("mutate", DEMO, "--json")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
@@ -48,7 +51,7 @@ def test_the_demo_mutants_are_the_ones_the_readme_lists() -> None:
         new = set(mutant["text"].splitlines()) - set(data["prompt"].splitlines())
         made.append((mutant["scheme"], " / ".join(sorted(line.strip() for line in new))))
     assert Counter(made) == Counter(described)
-    assert ("GRA_C", "if False: Module_TempVar = 0") in described
+    assert ("GRA_R", "if False: TempVar = 0") in described and ("FMT", "") in described
 
 
 @pytest.mark.parametrize(
@@ -75,7 +78,10 @@ def test_the_demo_completion_is_printed_as_the_readme_shows() -> None:
     r = cctest("complete", DEMO)
     assert r.returncode == 0, r.stderr
     assert r.stdout == block[1]
-    assert "original completion consistent; chosen: mutant:" in r.stderr and "REP_C" in r.stderr
+    # the README names the mutant whose completion the repair chose: "here FMT's (...)"
+    chosen = re.search(r"closest to their average: here ([A-Z]{3}(?:_[RC])?)'s", " ".join(README.split()))
+    assert chosen is not None
+    assert "original completion consistent; chosen: mutant:" in r.stderr and chosen[1] in r.stderr
     assert "warning" not in r.stderr.lower()  # nothing from transformers, nothing about the file
 
 

@@ -397,9 +397,32 @@ def test_the_docstring_edit_is_the_one_difference_doc_makes():
 def test_loop_is_off_unless_named_and_applies_at_a_cursor_when_named():
     from cctest.mutators import DEFAULT_SCHEMES
 
-    assert not {"LOOP", "FMT"} & set(DEFAULT_SCHEMES) and {"CMP", "DOC"} <= set(DEFAULT_SCHEMES)
+    assert "LOOP" not in DEFAULT_SCHEMES and {"FMT", "CMP", "DOC"} <= set(DEFAULT_SCHEMES)
     prompt = "def f(xs, /):\n    total = 0\n    for i in range(3):\n        total += i\n    x = total\n    "
     out = generate_mutants(prompt, schemes=["LOOP"], k=5, max_distance=1.0)
     assert [m.scheme for m in out.mutants] == ["LOOP"]
     assert "while i < 3:" in out.mutants[0].text
     assert all(m.scheme != "LOOP" for m in generate_mutants(prompt, k=30).mutants)
+
+
+COMPREHENSIONS = textwrap.dedent(
+    """
+    def shape(xs, k, /):
+        evens = [x * 2 for x in xs if x != k]
+        pairs = {i: v for i, v in enumerate(xs)}
+        nested = [[c for c in str(v)][:2] for v in xs]
+        late = [lambda: y for y in xs]
+        return evens, pairs, nested, [g() for g in late], sum(z for z in range(len(xs)) if z != k)
+    """
+)
+REL_MUTANTS = {s: mutate_whole(COMPREHENSIONS, s) for s in ("REL_R", "REL_C")}
+
+
+@settings(max_examples=150, deadline=None)
+@given(xs=st.lists(st.one_of(st.integers(-3, 3), st.text(max_size=2)), max_size=6), k=values)
+def test_comprehension_variables_renamed_by_rel_return_the_same(xs, k):
+    expected = outcome(load(COMPREHENSIONS)["shape"], xs, k)
+    for s, m in REL_MUTANTS.items():
+        # every comprehension variable is renamed
+        assert {"x", "i", "v", "c", "y", "z", "g"} <= set(m.renames.values()), s
+        assert outcome(load(m.text)["shape"], list(xs), k) == expected, s

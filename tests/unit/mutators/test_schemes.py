@@ -269,6 +269,58 @@ def test_rel_renames_locals_in_every_binding_form():
     )
 
 
+def test_rel_renames_walrus_targets_and_comprehension_variables():
+    check(
+        "REL_R",
+        """
+        def f(xs, rows):
+            if (n := len(xs)) > 2:
+                xs = xs[:n]
+            total = sum([x * 2 for x in xs])
+            pairs = {k: v for k, v in rows}
+            grid = [[c for c in row] for row in rows]
+            late = [lambda: y for y in xs]
+            return total, pairs, grid, late, (z for z in xs)
+        """,
+        """
+        def f(xs, rows):
+            if (LocalVar3 := len(xs)) > 2:
+                xs = xs[:LocalVar3]
+            LocalVar4 = sum([LocalVar1 * 2 for LocalVar1 in xs])
+            LocalVar5 = {LocalVar6: LocalVar7 for LocalVar6, LocalVar7 in rows}
+            LocalVar8 = [[LocalVar9 for LocalVar9 in LocalVar2] for LocalVar2 in rows]
+            LocalVar10 = [lambda: LocalVar11 for LocalVar11 in xs]
+            return LocalVar4, LocalVar5, LocalVar8, LocalVar10, (LocalVar12 for LocalVar12 in xs)
+        """,
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # the name is also the function's own variable, or its first iterable (read in the function)
+        "def f(xs):\n    x = 1\n    return [x for x in xs]\n",
+        "def f(x):\n    return [x for x in x]\n",
+        # a nested function reads a global of the same name; a lambda's parameter has it
+        "def f(xs):\n    def g():\n        return x\n    return [x for x in xs], g\n",
+        "def f(xs):\n    return [x for x in xs], (lambda x: x)\n",
+        # a class body binds it; an f-string shows it; the function reads its own names
+        "def f(xs):\n    class C:\n        x = 1\n    return [x for x in xs], C\n",
+        "def f(xs):\n    return [x for x in xs], f'{x=}'\n",
+        "def f(xs):\n    return [x for x in xs], locals()\n",
+    ],
+)
+def test_rel_leaves_comprehension_variables_that_are_not_only_that(source):
+    check("REL_R", source, None)
+
+
+def test_rel_renames_of_comprehension_variables_do_not_reach_the_line_being_typed():
+    prompt = "def f(xs):\n    ys = [x for x in xs]\n    return x"
+    for m in generate_mutants(prompt, schemes=["REL_R"], k=10).mutants:
+        assert m.text.endswith("    return x"), m.text
+    assert any("for LocalVar1 in xs]" in m.text for m in generate_mutants(prompt, schemes=["REL_R"]).mutants)
+
+
 def test_rel_c_uses_the_function_name():
     check(
         "REL_C",
