@@ -40,14 +40,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def task_set(args: argparse.Namespace) -> TaskSet:
     """The formula tasks the options name (--equations, --distances, --variants, --reduce,
     --epsilon, --seed): this suite's tasks, and a task source of ``cctest bench operational``."""
-    from ..suites.syntactic import KINDS, build_tasks, parse_distances
+    from ..suites.syntactic import EQUATION_KINDS, build_tasks, parse_distances
     from ..tasks.model import TaskSet
 
     if args.variants < 1:
         raise ConfigError("--variants must be at least 1.")
     if args.epsilon < 0:
         raise ConfigError("--epsilon must be at least 0.")
-    kinds = [k.strip() for k in args.equations.split(",") if k.strip()] if args.equations else list(KINDS)
+    kinds = list(EQUATION_KINDS)
+    if args.equations:
+        kinds = [k.strip() for k in args.equations.split(",") if k.strip()]
     distances = parse_distances(args.distances)
     tasks = build_tasks(
         kinds, distances, args.variants, seed=args.seed, reduced=args.reduce, epsilon=args.epsilon

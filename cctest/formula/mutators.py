@@ -24,7 +24,7 @@ import sympy
 from ..errors import FormulaError
 from .grammar import Equation, add, div, mul, neg
 
-KINDS = ("M1", "M2", "M3", "M4", "M5")
+MUTATION_KINDS = ("M1", "M2", "M3", "M4", "M5")
 _INVERSE = {"M2": "M3", "M3": "M2", "M4": "M5", "M5": "M4"}
 MAX_DISTANCE = 8
 _ENUMERATE_UP_TO = 3000  # sequences: enumerate them all below this, sample at random above it
@@ -57,7 +57,7 @@ def parse_mutation(text: str) -> Mutation:
     text = text.strip()
     if text == "M1":
         return Mutation("M1")
-    if len(text) > 4 and text[:2] in KINDS[1:] and text[2] == "(" and text.endswith(")"):
+    if len(text) > 4 and text[:2] in MUTATION_KINDS[1:] and text[2] == "(" and text.endswith(")"):
         return Mutation(text[:2], sympy.Symbol(text[3:-1]))
     raise FormulaError(
         f"The text {text!r} is not a mutation (M1, or M2..M5 with a coefficient, e.g. 'M3(b)')."
@@ -66,7 +66,7 @@ def parse_mutation(text: str) -> Mutation:
 
 def choices(eq: Equation) -> list[Mutation]:
     """Every single mutation of ``eq``: M1, then M2..M5 with each coefficient."""
-    return [Mutation("M1")] + [Mutation(k, q) for k in KINDS[1:] for q in eq.coefficients]
+    return [Mutation("M1")] + [Mutation(k, q) for k in MUTATION_KINDS[1:] for q in eq.coefficients]
 
 
 def cancels(sequence: tuple[Mutation, ...] | list[Mutation], new: Mutation) -> bool:

@@ -70,7 +70,7 @@ def _wording(names: str, output: str, extra: str = "") -> str:
     )
 
 
-KINDS: dict[str, Kind] = {
+EQUATION_KINDS: dict[str, Kind] = {
     "linear": Kind(
         _wording("ab", _OUTPUT),
         "def solve(a, b):\n    return [round(-b / a, 2)]\n",
@@ -145,13 +145,13 @@ def build_tasks(
 ) -> list[Task]:
     """The suite's tasks: per kind, the original equation (distance 0, not part of the degree), its
     variants at each distance, and with ``reduced`` each variant again after pre-processing."""
-    unknown = [k for k in kinds if k not in KINDS]
+    unknown = [k for k in kinds if k not in EQUATION_KINDS]
     if unknown:
-        raise ConfigError(f"unknown equation '{unknown[0]}'; the equations are {', '.join(KINDS)}.")
+        raise ConfigError(f"unknown equation '{unknown[0]}'; the equations are {', '.join(EQUATION_KINDS)}.")
     tasks: list[Task] = []
 
     def task(kind: str, task_id: str, formula: str, meta: dict[str, Any]) -> Task:
-        k = KINDS[kind]
+        k = EQUATION_KINDS[kind]
         return Task(
             task_id=task_id,
             description=k.wording.format(equation=formula),
@@ -241,7 +241,7 @@ def degrees(records: Sequence[Mapping[str, Any]], reduced: bool) -> dict[str, An
 
 
 def _order(key: str) -> tuple[int, str]:
-    kinds = list(KINDS)
+    kinds = list(EQUATION_KINDS)
     if key.isdigit():
         return (int(key), "")
     return (kinds.index(key), "") if key in kinds else (len(kinds), key)

@@ -10,14 +10,14 @@ import sympy
 
 from cctest.errors import ConfigError
 from cctest.formula import EQUATIONS, parse_equation, reduce, variants
-from cctest.suites.syntactic import KINDS, build_tasks, degrees, parse_distances, summarize_syntactic
+from cctest.suites.syntactic import EQUATION_KINDS, build_tasks, degrees, parse_distances, summarize_syntactic
 from cctest.tasks import OracleSettings, check_reference
 
 
 def _load(kind: str):  # type: ignore[no-untyped-def]
     ns: dict[str, object] = {}
-    exec(KINDS[kind].reference, ns)
-    exec(KINDS[kind].generator, ns)
+    exec(EQUATION_KINDS[kind].reference, ns)
+    exec(EQUATION_KINDS[kind].generator, ns)
     return ns["solve"], ns["generate"]
 
 
@@ -34,7 +34,7 @@ def _sympy_solutions(kind: str, args: tuple[int, ...]) -> list[float]:
     return sorted({round(float(s), 2) for s in found})
 
 
-@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("kind", list(EQUATION_KINDS))
 def test_reference_solutions_agree_with_sympy_on_generated_inputs(kind):
     solve, generate = _load(kind)
     rng = random.Random(kind)
