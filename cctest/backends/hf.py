@@ -45,6 +45,7 @@ a lock makes one ``generate`` run at a time, so several threads (or the server) 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -154,6 +155,10 @@ class _Model:
         for cfg in (config, config.get_text_config(decoder=True)):
             if getattr(cfg, "pad_token_id", None) in {self.start_id, *self.eos_ids, config.bos_token_id}:
                 cfg.pad_token_id = None
+        # rows that share the prompt's head for different lengths make a batch wider than any row
+        # (``_shares``); transformers then warns that the input passed the context, but positions
+        # come from the mask and stay within it, so that one warning is dropped
+        logging.getLogger("transformers.generation.stopping_criteria").addFilter(_WideBatchFilter())
         self.lock = threading.Lock()
         self._texts: list[str] | None = None
         self._allowed: LRU[tuple[str, int], Any] = LRU(256)
@@ -180,6 +185,11 @@ class _Model:
         mask = torch.zeros(vocab, dtype=torch.bool)
         mask[: len(ok)] = torch.tensor(ok, dtype=torch.bool)
         return mask.to(self.device)
+
+
+class _WideBatchFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "exceeded the model's predefined maximum length" not in record.getMessage()
 
 
 class HFBackend(Backend):
@@ -646,11 +656,13 @@ def _token_spans(tokenizer: Any, texts: list[str]) -> list[list[tuple[int, int]]
 def _shares(ids: list[list[int]], max_new: int = 0, context: int = 0) -> list[int] | None:
     """Per row, how many leading tokens it has in common with the first row, leaving every row
     (the first too) at least one own token; None for one row, or when the batch laid out with
-    them (the longest share, then the longest rest) would be longer than the model's context.
+    them (the longest share, then the longest rest) would be over twice the model's context
+    (the columns may pass the context: every token's position comes from the mask, and no row
+    is longer than the context).
 
     >>> _shares([[1, 2, 3, 4], [1, 2, 9], [5, 6]])
     [3, 2, 0]
-    >>> _shares([[1, 2, 3, 4], [5, 6, 7, 8]], max_new=4, context=10) is None
+    >>> _shares([[1, 2, 3, 4], [5, 6, 7, 8]], max_new=4, context=5) is None
     True
     """
     if len(ids) < 2:
@@ -664,7 +676,7 @@ def _shares(ids: list[list[int]], max_new: int = 0, context: int = 0) -> list[in
             k += 1
         out.append(max(0, k))
     columns = max(out) + max(len(x) - d for x, d in zip(ids, out, strict=True))
-    return None if context and columns + max_new > context else out
+    return None if context and columns + max_new > 2 * context else out
 
 
 def _row_groups(lengths: list[int], call: int) -> list[list[int]]:
