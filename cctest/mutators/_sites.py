@@ -110,6 +110,36 @@ def evident_printable(node: cst.BaseExpression, ints: frozenset[str], shadowed: 
     return False
 
 
+def small_range_target(node: cst.For, shadowed: frozenset[str]) -> bool:
+    """``for i in range(...)`` whose bounds are short int literals or ``len(...)`` (not async, no
+    ``else``): ``i`` is an int below ``sys.maxsize`` in magnitude at the top of every iteration, so
+    ``print(i)`` there runs no user code and cannot fail (``str`` of an int fails only over 4,300
+    digits, or 640 where a program lowers the limit)."""
+    it = node.iter
+    if (
+        node.asynchronous is not None
+        or not isinstance(node.target, cst.Name)
+        or not isinstance(it, cst.Call)
+        or not isinstance(it.func, cst.Name)
+        or it.func.value != "range"
+        or "range" in shadowed
+        or not 1 <= len(it.args) <= 3
+    ):
+        return False
+    for arg in it.args:
+        if arg.keyword is not None or arg.star:
+            return False
+        v = arg.value
+        if isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus):
+            v = v.expression
+        if isinstance(v, cst.Integer):
+            if len(v.value) > 18:  # well below sys.maxsize
+                return False
+        elif not (isinstance(v, cst.Call) and evident_int_cst(v, frozenset(), shadowed)):
+            return False  # only len(...), at most sys.maxsize
+    return True
+
+
 @dataclass(frozen=True)
 class Site:
     kind: str  # "test", "aug", "assign", "binop", "block"
@@ -250,6 +280,7 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
         self.sites = Sites()
         self.counts = dict.fromkeys(("test", "aug", "assign", "binop"), 0)
         self._func_body_blocks: set[int] = set()
+        self._range_bodies: dict[int, str] = {}  # INI: body of a small range loop -> its target
         self.stack: list[int] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -464,6 +495,8 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
     # LOOP: a for over range(...) at a function's own level (loop.py checks the rest)
     def visit_For(self, node: cst.For) -> bool:
         own = self.own
+        if small_range_target(node, self.shadowed) and isinstance(node.body, cst.IndentedBlock):
+            self._range_bodies[id(node.body)] = node.target.value  # type: ignore[attr-defined]
         if (
             own is not None
             and node.asynchronous is None
@@ -567,6 +600,10 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
         if "print" in self.shadowed:
             return
         ints = self._ints()
+        target = self._range_bodies.get(id(node))
+        if target is not None and body and not is_stub(body[0]):
+            # the target of a small range loop, first thing in the loop's body
+            self.sites.ini.append(self._site("block", index, node, pos=0, name=target))
         for p, stmt in enumerate(body):
             if is_stub(stmt):
                 break

@@ -426,3 +426,32 @@ def test_comprehension_variables_renamed_by_rel_return_the_same(xs, k):
         # every comprehension variable is renamed
         assert {"x", "i", "v", "c", "y", "z", "g"} <= set(m.renames.values()), s
         assert outcome(load(m.text)["shape"], list(xs), k) == expected, s
+
+
+LOOPS = textwrap.dedent(
+    """
+    def tally(xs, k, /):
+        out = 0
+        for i in range(4):
+            if i < len(xs) and xs[i] == k:
+                out += 1
+        for j in range(-3, 3, 2):
+            out = out * 2 + j
+        return out
+    """
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(xs=st.lists(st.one_of(st.integers(-3, 3), st.text(max_size=1)), max_size=6), k=values)
+def test_ini_prints_of_range_targets_change_only_the_output(xs, k):
+    import contextlib
+    import io
+
+    mutant = mutate_whole(LOOPS, "INI").text
+    assert mutant.count("print(") == 3  # out = 0, and each loop's target
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        got = outcome(load(mutant)["tally"], list(xs), k)
+    assert got == outcome(load(LOOPS)["tally"], xs, k)
+    assert printed.getvalue() == "0\n0\n1\n2\n3\n-3\n-1\n1\n"

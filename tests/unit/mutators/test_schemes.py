@@ -575,6 +575,56 @@ def test_ini_prints_only_values_whose_str_runs_no_user_code():
     )
 
 
+def test_ini_prints_the_target_of_a_small_range_loop_first_in_its_body():
+    check(
+        "INI",
+        """
+        def f(xs, n, /):
+            out = []
+            for i in range(3):
+                out.append(i)
+            for j in range(10, -2, -1):
+                out.append(j)
+            for k in range(n):
+                out.append(k)
+            for m in xs:
+                out.append(m)
+            for p in range(1 << 70):
+                break
+            return out
+        """,
+        """
+        def f(xs, n, /):
+            out = []
+            for i in range(3):
+                print(i)
+                out.append(i)
+            for j in range(10, -2, -1):
+                print(j)
+                out.append(j)
+            for k in range(n):
+                out.append(k)
+            for m in xs:
+                out.append(m)
+            for p in range(1 << 70):
+                break
+            return out
+        """,
+    )
+    # refused: a bound of unknown size, a huge literal, range rebound, print rebound, async for
+    for source in (
+        "def f(n):\n    for i in range(0, n):\n        n -= 1\n",
+        "def f():\n    for i in range(10**30):\n        break\n",
+        "def f():\n    for i in range(1000000000000000000000):\n        break\n",
+        "range = lambda n: [object()]\ndef f():\n    for i in range(3):\n        pass\n",
+        "print = len\ndef f():\n    for i in range(3):\n        pass\n",
+        "async def f(xs):\n    async for i in xs:\n        pass\n",
+    ):
+        check("INI", source, None)
+    # at a cursor: not in the loop being typed (only its stub so far)
+    assert not generate_mutants("def f():\n    for i in range(3):\n        ", schemes=["INI"]).mutants
+
+
 def test_ini_never_prints_a_computed_int():
     # str() of an int over 4,300 digits raises ValueError: printing it would change behaviour
     check("INI", "def f(n):\n    big = 1 << n\n    size = len('ab') * n\n    return big, size\n", None)
