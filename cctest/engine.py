@@ -63,6 +63,10 @@ class Engine:
         request = self._prepare(prompt, k, schemes, original)
         return self._finish(request, await self._complete(request), wall=True)
 
+    def variants(self, prompt: Prompt | str, *, k: int | None = None) -> list[str]:
+        """The texts a ``run`` of ``prompt`` sends to the backend: the prompt, then its mutants."""
+        return self._prepare(prompt, k, None, None).texts
+
     async def run_many(
         self,
         prompts: Sequence[Prompt | str],

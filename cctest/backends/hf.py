@@ -412,6 +412,19 @@ class HFBackend(Backend):
                 prefix = _shared_prefix(ids) if share else 0
         return Encoding(ids, prefix, new, heal)
 
+    def plan_prefill(self, prompts: Sequence[str], max_new_tokens: int, *, grouped: bool = True) -> int:
+        """How many token positions the batch of ``prompts`` runs through the model before it
+        decodes (padding included): with ``grouped`` the layout ``generate`` uses (each row
+        sharing what it has in common with the first, rows prefilled in groups), else one prefix
+        shared by every row and the rest padded to the longest."""
+        enc = self.encode(prompts, max_new_tokens)
+        shares = _shares(enc.ids, enc.max_new, self._m.context) if grouped and self.share_prefix else None
+        if shares is None:
+            return enc.prefix + len(enc.ids) * max(len(x) - enc.prefix for x in enc.ids)
+        own = [len(x) - d - 1 for x, d in zip(enc.ids, shares, strict=True)]
+        groups = _row_groups(own, _CALL_TOKENS)
+        return max(shares) + sum(len(g) * max(own[i] for i in g) for g in groups) + len(enc.ids)
+
     def _heal(self, prompt: str, ids: list[int]) -> tuple[list[int], str]:
         """``ids`` without the tail to regenerate, and that tail's text: the trailing run of
         whitespace tokens, or else the last token alone (a word the cursor may be inside)."""

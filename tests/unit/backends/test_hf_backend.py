@@ -441,3 +441,13 @@ def test_row_groups_cover_every_row_once() -> None:
     # the short rows are not padded to the long ones' length
     assert all(min(lengths[i] for i in g) > 600 or max(lengths[i] for i in g) < 40 for g in groups)
     assert _row_groups(lengths, 10_000) == [sorted(range(len(lengths)), key=lambda i: -lengths[i])]
+
+
+def test_plan_prefill_counts_the_layouts(hf_model: HFBackend) -> None:
+    prompts = VARIANTS + OTHERS[:2]
+    enc = hf_model.encode(prompts, 24)
+    assert hf_model.plan_prefill([VARIANTS[0]], 24) == len(hf_model.encode([VARIANTS[0]], 24).ids[0])
+    one_prefix = hf_model.plan_prefill(prompts, 24, grouped=False)
+    assert one_prefix == enc.prefix + len(prompts) * max(len(x) - enc.prefix for x in enc.ids)
+    grouped = hf_model.plan_prefill(prompts, 24)
+    assert max(map(len, enc.ids)) <= grouped < one_prefix  # every row's tokens, less padding

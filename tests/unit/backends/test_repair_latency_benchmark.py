@@ -42,3 +42,20 @@ def test_repair_latency_script_rejects_a_bad_count() -> None:
     done = _run("--positions", "0", timeout=120)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
+
+
+def test_repair_prefill_tokens_script_runs_on_two_positions() -> None:
+    script = ROOT / "benchmarks" / "repair_prefill_tokens.py"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(script), "--positions", "2"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(re.findall(r"^  \S+:\d+ ", done.stdout, flags=re.M)) == 2  # a line per position
+    for ratio in re.findall(r"grouped\s+([\d.]+)x", done.stdout):
+        assert float(ratio) >= 1  # the prompt is among the rows
