@@ -118,6 +118,8 @@ def shadowed_in_prompt(head: str, rest: str) -> frozenset[str]:
 
 _BINDING_BEFORE = re.compile(r"(?:\b(?:def|class|import|as|for|global|nonlocal|lambda|del)|[,(*])[ \t]*$")
 _BINDING_AFTER = re.compile(r"[ \t]*(?:=(?!=)|:=|,|\)|:|\bin\b)")
+_CALLED = re.compile(r"[ \t]*\(")
+_DEFINED_BEFORE = re.compile(r"\b(?:def|class)[ \t]+$")
 
 
 def shadowed_builtins(doc: str) -> frozenset[str]:
@@ -125,7 +127,8 @@ def shadowed_builtins(doc: str) -> frozenset[str]:
 
     An occurrence counts when it could be a binding or a use as a value: after ``def``, ``class``,
     ``import``, ``as``, ``for``, ``global``, ``nonlocal``, ``lambda``, ``del``, a comma, ``(`` or
-    ``*``, or before ``=``, ``:=``, a comma, ``)``, ``:`` or ``in``. Calls (``len(x)``),
+    ``*``, or before ``=``, ``:=``, a comma, ``)``, ``:`` or ``in``. A name followed by ``(`` is a
+    call wherever it stands (``f(len(x))``) and counts only after ``def`` or ``class``. Calls,
     attributes (``obj.print``) and words in prose ("to print the value") do not count.
     ``import *`` could rebind anything.
     """
@@ -143,9 +146,15 @@ def shadowed_builtins(doc: str) -> frozenset[str]:
             ):
                 line_start = doc.rfind("\n", 0, i) + 1
                 line_end = doc.find("\n", j)
-                if _BINDING_BEFORE.search(doc, line_start, i) or _BINDING_AFTER.match(
-                    doc, j, line_end if line_end >= 0 else len(doc)
-                ):
+                end = line_end if line_end >= 0 else len(doc)
+                if _CALLED.match(doc, j, end):
+                    # a name followed by '(' is a call (f(len(x))), bound only by def/class
+                    binding = _DEFINED_BEFORE.search(doc, line_start, i) is not None
+                else:
+                    binding = bool(
+                        _BINDING_BEFORE.search(doc, line_start, i) or _BINDING_AFTER.match(doc, j, end)
+                    )
+                if binding:
                     out.add(name)
                     break
             i = doc.find(name, j)

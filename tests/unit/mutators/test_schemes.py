@@ -691,6 +691,10 @@ def test_whole_mutants_behave_like_the_original():
         ("import x as bool\n", {"bool"}),
         ("for range in xs:\n    pass\n", {"range"}),
         ("map(len, xs)\n", {"len"}),
+        # a call inside a call, after a comma or '*' is not a binding; def and class are
+        ("f(len(xs), *range(3))\nrange(len(xs))\nprint(bool (1))\n", set()),
+        ("class len (Base):\n    pass\n", {"len"}),
+        ("def f(a, len):\n    pass\n", {"len"}),
         ("from m import *\n", {"len", "print", "bool", "range"}),
     ],
 )
