@@ -167,7 +167,10 @@ class _Model:
         """Every token id's text ("" for special tokens), computed once."""
         if self._texts is None:
             tok = self.tokenizer
-            special = set(tok.all_special_ids)
+            # added tokens marked special count too: a tokenizer may hold its FIM tokens only
+            # there, and healing must never take "<fim_middle>" for text to write back
+            added = getattr(tok, "added_tokens_decoder", {}) or {}
+            special = set(tok.all_special_ids) | {i for i, t in added.items() if getattr(t, "special", False)}
             texts = tok.batch_decode([[i] for i in range(len(tok))], clean_up_tokenization_spaces=False)
             self._texts = ["" if i in special else t for i, t in enumerate(texts)]
         return self._texts

@@ -154,3 +154,25 @@ def test_the_context_budget_keeps_the_code_nearest_the_cursor_on_both_sides(fim_
     # a short prefix leaves its room to the suffix
     rows = fim_model.fim_inputs(["x = "], [after], 24)
     assert rows is not None and len(tok(rows[0], add_special_tokens=False)["input_ids"]) > context // 2
+
+
+def test_fim_tokens_added_as_special_tokens_are_never_healed(tmp_path: Path) -> None:
+    """A tokenizer whose FIM tokens are added tokens marked special (as the bundled model's
+    trainer adds them), not named in its special-tokens map: the row still ends with
+    <fim_middle>, which token healing leaves alone (it used to take the token for text to write
+    back, and the model then spelled "<f…" instead of the middle)."""
+    tok = AutoTokenizer.from_pretrained(bundled_model_path())
+    tok.add_tokens(["<fim_prefix>", "<fim_middle>", "<fim_suffix>"], special_tokens=True)
+    model = AutoModelForCausalLM.from_pretrained(bundled_model_path())
+    model.resize_token_embeddings(len(tok), mean_resizing=False)
+    tok.save_pretrained(tmp_path)
+    model.save_pretrained(tmp_path)
+    backend = HFBackend(tmp_path, options=GenerationOptions(max_new_tokens=8), threads=1)
+    middle = tok.convert_tokens_to_ids("<fim_middle>")
+    assert middle not in set(tok.all_special_ids)  # the case this test is about
+    assert backend.fim_used() == "starcoder (psm)"
+    rows = backend.fim_inputs(["def f(x):\n    return "], ["\n\nprint(f(2))\n"], 8)
+    assert rows is not None and rows[0].endswith("<fim_middle>")
+    enc = backend.encode(rows, 8)
+    assert enc.heal == [""] and enc.ids[0][-1] == middle
+    assert backend._m.token_texts()[middle] == ""
