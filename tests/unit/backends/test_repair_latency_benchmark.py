@@ -13,10 +13,10 @@ ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "benchmarks" / "repair_latency.py"
 
 
-def _run(*args: str, timeout: int) -> subprocess.CompletedProcess[str]:
+def _run(*args: str, timeout: int, script: Path = SCRIPT) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, str(SCRIPT), *args],
+        [sys.executable, str(script), *args],
         capture_output=True,
         text=True,
         env=env,
@@ -45,16 +45,7 @@ def test_repair_latency_script_rejects_a_bad_count() -> None:
 
 
 def test_repair_prefill_tokens_script_runs_on_two_positions() -> None:
-    script = ROOT / "benchmarks" / "repair_prefill_tokens.py"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, str(script), "--positions", "2"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    done = _run("--positions", "2", timeout=300, script=ROOT / "benchmarks" / "repair_prefill_tokens.py")
     assert done.returncode == 0, done.stderr
     assert len(re.findall(r"^  \S+:\d+ ", done.stdout, flags=re.M)) == 2  # a line per position
     for ratio in re.findall(r"grouped\s+([\d.]+)x", done.stdout):
