@@ -11,16 +11,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def test_mutant_supply_script_runs_with_ten_positions() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "mutant_supply.py"), "--positions", "10"],
+def supply(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    """benchmarks/mutant_supply.py run with ``args``, this checkout's code on the path."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "mutant_supply.py"), *args],
         capture_output=True,
         text=True,
-        env=env,
-        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=timeout,
         check=False,
     )
+
+
+def test_mutant_supply_script_runs_with_ten_positions() -> None:
+    done = supply("--positions", "10")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "stdlib (24 modules" in out and "10 positions" in out
@@ -33,30 +37,13 @@ def test_mutant_supply_script_runs_with_ten_positions() -> None:
 
 
 def test_mutant_supply_script_rejects_a_bad_count() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "mutant_supply.py"), "--positions", "0"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    done = supply("--positions", "0", timeout=60)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
 
 
 def test_mutant_supply_script_measures_the_named_schemes_only() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "mutant_supply.py"), "--positions", "3"]
-        + ["--scheme", "gra_c", "--scheme", "Fmt"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    done = supply("--positions", "3", "--scheme", "gra_c", "--scheme", "Fmt")
     assert done.returncode == 0, done.stderr
     assert "schemes: GRA_C, FMT\n" in done.stdout
     # per-scheme presence is printed for exactly the named schemes, in both samples
@@ -67,14 +54,6 @@ def test_mutant_supply_script_measures_the_named_schemes_only() -> None:
 
 
 def test_mutant_supply_script_rejects_an_unknown_scheme_as_the_cli_does() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "mutant_supply.py"), "--scheme", "nope"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    done = supply("--scheme", "nope", timeout=60)
     assert done.returncode == 2
     assert done.stderr.startswith("unknown mutation scheme 'nope'") and done.stderr.count("\n") == 1
