@@ -58,3 +58,12 @@ def _private_imports(path: Path) -> list[str]:
 def test_no_module_imports_a_private_part_of_a_library():
     found = [hit for path in SOURCES for hit in _private_imports(path)]
     assert found == []
+
+
+def test_no_two_test_modules_share_a_name():
+    """pytest imports test modules by basename (the test folders are not packages), so a second
+    ``test_x.py`` anywhere stops collection of the whole suite."""
+    seen: dict[str, list[str]] = {}
+    for path in ROOT.joinpath("tests").rglob("test_*.py"):
+        seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}
