@@ -24,6 +24,7 @@ import pytest
 
 from cctest.bench.datasets import load_humaneval
 from cctest.bench.sandbox import (
+    ROOT_PREFIX,
     Limits,
     _ancestors,
     _interpreter_paths,
@@ -278,7 +279,12 @@ def test_the_private_view_holds_nothing_else() -> None:
     for way in sorted(passages):
         r = run_program(f"import os\nraise Exception(repr(sorted(os.listdir({way!r}))))\n", FAST)
         below = {p[len(way) + 1 :].split("/")[0] for p in passages | set(bound) if p.startswith(way + "/")}
-        assert ast.literal_eval(r.detail.split(": ", 1)[1]) == sorted(below), way
+        seen = ast.literal_eval(r.detail.split(": ", 1)[1])
+        if way in {tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir())}:
+            # a virtual environment under the temporary directory (a clone in /tmp): the way to it
+            # passes the samples' own directory, where the sample's working directory is
+            seen = [n for n in seen if not n.startswith(f"{ROOT_PREFIX}{os.getpid()}-")]
+        assert seen == sorted(below), way
     r = run_program(
         "import os, tempfile\n"
         "here = os.path.dirname(os.getcwd())\n"
