@@ -112,10 +112,9 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from ..paraphrase import Distances, neighbour_source
     from ..paraphrase.neighbours import data_dir
     from ..suites.operational import AnswerCache, SearchSettings, run_operational
-    from ..tasks.run import TaskRunConfig
-    from ._common import recorded_model, settings_from_args
+    from ._common import settings_from_args
     from .bench import run_in_dir
-    from .bench_tasks import task_settings
+    from .bench_tasks import task_run_config, task_settings
 
     if rest:
         raise ConfigError("usage: cctest bench operational [--tasks FILE.jsonl | --dataset NAME] [options].")
@@ -143,21 +142,15 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
         cache_path = (
             Path(args.answers_cache).expanduser() if args.answers_cache else data_dir() / "answers.sqlite"
         )
-    config = TaskRunConfig(
+    config = task_run_config(
+        args,
+        settings,
+        oracle,
+        instruction,
         kind="operational",
         source=source_name,
         tasks=len(tasks),
-        backend=settings.backend,
-        model=recorded_model(settings),
-        mode=args.task_mode or "auto",
         rounds=1,
-        temperature=settings.temperature,
-        max_new_tokens=settings.max_new_tokens,
-        seed=args.seed,
-        limit=args.limit,
-        instruction=instruction,
-        system=args.system,
-        oracle=oracle.to_dict(),
         suite={
             "tasks": {"dataset": args.dataset or "tasks", **chosen.settings},
             "search": search.to_dict(),

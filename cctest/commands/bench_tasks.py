@@ -131,6 +131,41 @@ def task_settings(args: argparse.Namespace, default_inputs: int = 100) -> tuple[
     return oracle, style, instruction
 
 
+def task_run_config(
+    args: argparse.Namespace,
+    settings: Any,
+    oracle: Any,
+    instruction: str | None,
+    *,
+    kind: str,
+    source: str,
+    tasks: int,
+    rounds: int,
+    suite: dict[str, Any] | None,
+) -> Any:
+    """The run's ``config.json`` as every task suite records it: the model, the wording, the
+    oracle, and the suite's own settings (``suite``)."""
+    from ..tasks.run import TaskRunConfig
+
+    return TaskRunConfig(
+        kind=kind,
+        source=source,
+        tasks=tasks,
+        backend=settings.backend,
+        model=recorded_model(settings),
+        mode=args.task_mode or "auto",
+        rounds=rounds,
+        temperature=settings.temperature,
+        max_new_tokens=settings.max_new_tokens,
+        seed=args.seed,
+        limit=args.limit,
+        instruction=instruction,
+        system=args.system,
+        oracle=oracle.to_dict(),
+        suite=suite or {},
+    )
+
+
 def run_task_set(
     args: argparse.Namespace,
     tasks: Sequence[Any],
@@ -146,29 +181,23 @@ def run_task_set(
     ``skip_broken`` (a task's group) skips a group whose reference is broken instead of stopping
     (``cctest.tasks.run.check_tasks``)."""
     from ..bench.runner import select
-    from ..tasks.run import TaskRunConfig, default_rounds, run_tasks
+    from ..tasks.run import default_rounds, run_tasks
     from .bench import run_in_dir
 
     oracle, style, instruction = task_settings(args, default_inputs)
     settings = settings_from_args(args, seed=args.seed)
     tasks = select(tasks, args.limit, args.seed, args.shuffle)
     rounds = args.rounds if args.rounds is not None else default_rounds(settings.temperature)
-    config = TaskRunConfig(
+    config = task_run_config(
+        args,
+        settings,
+        oracle,
+        instruction,
         kind=kind,
         source=source,
         tasks=len(tasks),
-        backend=settings.backend,
-        model=recorded_model(settings),
-        mode=args.task_mode or "auto",
         rounds=rounds,
-        temperature=settings.temperature,
-        max_new_tokens=settings.max_new_tokens,
-        seed=args.seed,
-        limit=args.limit,
-        instruction=instruction,
-        system=args.system,
-        oracle=oracle.to_dict(),
-        suite=suite or {},
+        suite=suite,
     )
     return run_in_dir(
         args,
