@@ -8,14 +8,13 @@ import asyncio
 import logging
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from typing import Any
 
 import aiohttp
 import pytest
 from aiohttp import web
 from backend_prompts import OTHERS, VARIANTS
+from local_server import server
 
 from cctest.backends import create_backend
 from cctest.backends.base import GenerationOptions
@@ -23,24 +22,6 @@ from cctest.backends.hf import HFBackend
 from cctest.backends.http import HTTPBackend, endpoint_url
 from cctest.config import Settings
 from cctest.errors import BackendResponseError, BackendTimeout, BackendUnavailable, ConfigError
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-@asynccontextmanager
-async def server(routes: dict[str, Handler]) -> AsyncIterator[str]:
-    """A real aiohttp server on 127.0.0.1 with a free port; yields its base URL."""
-    app = web.Application()
-    for path, handler in routes.items():
-        app.router.add_post(path, handler)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
 
 
 def closed_port() -> int:

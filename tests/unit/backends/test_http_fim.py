@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from test_http_backend import ok, server
+from local_server import server
+from test_http_backend import ok
 
 from cctest.backends.fim import FAMILIES
 from cctest.backends.http import HTTPBackend

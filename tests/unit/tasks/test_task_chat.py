@@ -8,13 +8,12 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
+from local_server import server
 
 from cctest.backends import create_backend
 from cctest.backends.base import PLAIN_CHAT_STOP, GenerationOptions, plain_chat_template
@@ -32,8 +31,6 @@ TEMPLATE = (
     "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
 )
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Write add(a, b)."}]
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @pytest.fixture(scope="module")
@@ -91,22 +88,6 @@ def test_bench_tasks_asks_a_model_with_a_chat_template_in_chat(chat_model_dir: P
 
 
 # -- HTTP ------------------------------------------------------------------------------------------
-
-
-@asynccontextmanager
-async def server(routes: dict[str, Handler]) -> AsyncIterator[str]:
-    """A real aiohttp server on 127.0.0.1 with a free port; yields its base URL."""
-    app = web.Application()
-    for path, handler in routes.items():
-        app.router.add_post(path, handler)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
 
 
 def test_openai_chat_against_a_chat_server_over_the_real_model(chat_model: HFBackend) -> None:
