@@ -163,6 +163,12 @@ def fim_window(
     return ids + [eos] * (seq - len(ids)), labels, span
 
 
+def chain_steps(meta: dict) -> int:
+    """The steps a checkpoint has been trained in all: its run's and, through ``init``, those of
+    every run it continued."""
+    return int(meta.get("steps", 0)) + (chain_steps(meta["init"]) if meta.get("init") else 0)
+
+
 def lr_at(step: int, base: float, warmup: int) -> float:
     if step < warmup:
         return base * (step + 1) / warmup
@@ -393,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     gen = torch.Generator().manual_seed(args.seed)
     rng = random.Random(args.seed)
     n_windows = len(train) - args.seq - 1
-    offset = int(init_meta.get("steps", 0)) + int(init_meta.get("init", {}).get("steps", 0))
+    offset = chain_steps(init_meta)
 
     t0 = time.time()
     model.train()
@@ -459,7 +465,9 @@ def main(argv: list[str] | None = None) -> int:
                     "path": str(args.init),
                     "vocab": vocab_before,
                     "held_out_before": before,
-                    **{k: v for k, v in init_meta.items() if k not in ("samples", "init")},
+                    # the whole chain back to the run from scratch (its own "init"), so the
+                    # record says how the model was made
+                    **{k: v for k, v in init_meta.items() if k != "samples"},
                 }
             meta["samples"] = sample(model, tokenizer, 48)
             save(model, tokenizer, args.out, meta)

@@ -18,19 +18,32 @@ codellama      ``<PRE>`` ``<SUF>`` ``<MID>`` (CodeLlama; middle ends with ``<EOT
 deepseek       ``<｜fim▁begin｜>`` ``<｜fim▁hole｜>`` ``<｜fim▁end｜>`` (DeepSeek-Coder)
 =============  ==================================================================
 
-The ``fim`` setting is ``auto`` (detect from the tokenizer; an HTTP server has no tokenizer, so
-``auto`` there means the server's own ``suffix`` field), ``off``, a family name (``starcoder``;
-``starcoder-spm`` for SPM order), or a layout of the user's own such as
-``<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>``.
+The tokens say which family, not which order a model learnt best. A model directory may say
+that in its ``tokenizer_config.json``: ``"fim_template": "starcoder-spm"`` (any value the ``fim``
+setting takes but ``auto`` and ``off``), which ``auto`` then uses when the tokenizer carries that
+template's tokens. The bundled model declares its order this way, chosen on humaneval-infill
+(the README's fill-in-the-middle section gives the figures).
+
+The ``fim`` setting is ``auto`` (the tokenizer's declared template, else the one its tokens
+name, in PSM order; an HTTP server has no tokenizer, so ``auto`` there means the server's own
+``suffix`` field), ``off``, a family name (``starcoder``; ``starcoder-spm`` for SPM order), or a
+layout of the user's own such as ``<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>``.
 """
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+
+log = logging.getLogger(__name__)
+# the key in a model's tokenizer_config.json that declares its FIM template (read back by
+# transformers into the tokenizer's ``init_kwargs``)
+DECLARED = "fim_template"
 
 _SLOT = re.compile(r"(\{prefix\}|\{suffix\})")
 
@@ -125,7 +138,8 @@ def named_template(value: str) -> FimTemplate | None:
 
 
 def detect(tokenizer: Any) -> FimTemplate | None:
-    """The PSM template of the family whose FIM tokens ``tokenizer`` carries (None: none)."""
+    """The template ``tokenizer`` declares (``fim_template`` in its ``tokenizer_config.json``),
+    else the PSM template of the family whose FIM tokens it carries (None: none)."""
     try:
         vocab = set(tokenizer.get_vocab())
     except Exception:  # a tokenizer without a vocabulary to read: no FIM
@@ -134,12 +148,34 @@ def detect(tokenizer: Any) -> FimTemplate | None:
     def has(token: str) -> bool:
         return token in vocab or "▁" + token in vocab
 
+    declared = _declared(tokenizer, has)
+    if declared is not None:
+        return declared
     for name, family in _FAMILIES.items():
         if name == "codegemma" and not has("<|file_separator|>"):
             continue
         if has(family.pre) and has(family.suf) and has(family.mid):
             return FAMILIES[name]
     return None
+
+
+def _declared(tokenizer: Any, has: Callable[[str], bool]) -> FimTemplate | None:
+    """The template the tokenizer's config declares, if it is one and its tokens are there."""
+    value = (getattr(tokenizer, "init_kwargs", None) or {}).get(DECLARED)
+    if value is None:
+        return None
+    try:
+        template = named_template(parse_fim(value)) if isinstance(value, str) else None
+    except ConfigError:
+        template = None
+    family = _FAMILIES.get(template.name.removesuffix("-spm")) if template else None
+    if family is not None and not (has(family.pre) and has(family.suf) and has(family.mid)):
+        template = None
+    if template is None:
+        log.warning(
+            "the tokenizer declares %s %r, which it cannot use; detecting its FIM tokens", DECLARED, value
+        )
+    return template
 
 
 def resolve(setting: str, tokenizer: Any) -> FimTemplate | None:
@@ -151,4 +187,4 @@ def resolve(setting: str, tokenizer: Any) -> FimTemplate | None:
     return named_template(setting)
 
 
-__all__ = ["FAMILIES", "FimTemplate", "detect", "named_template", "parse_fim", "resolve"]
+__all__ = ["DECLARED", "FAMILIES", "FimTemplate", "detect", "named_template", "parse_fim", "resolve"]

@@ -4,6 +4,7 @@ backend (token healing, stopped at the end of the cursor's block)."""
 
 from __future__ import annotations
 
+import json
 import sys
 
 from . import bundled_model_info, bundled_model_path
@@ -14,9 +15,9 @@ def card() -> str:
     if not info:
         return f"no training.json in {bundled_model_path()}\n"
     a = info.get("args", {})
-    init = info.get("init") or {}
-    first = init or info  # the run that made the model from scratch
-    hours = (info.get("seconds", 0) + init.get("seconds", 0)) / 3600
+    chain = _chain(info)  # this run, the run it continued, …, the run from scratch
+    first = chain[-1]
+    hours = sum(run.get("seconds", 0) for run in chain) / 3600
     lines = [
         f"- {info['parameters'] / 1e6:.2f}M parameters (GPT-2: {a.get('layers')} layers, "
         f"{a.get('heads')} heads, width {a.get('dim')}, context {a.get('context')}, "
@@ -26,14 +27,20 @@ def card() -> str:
         f"(seed {first['seed']}) on the standard library of "
         f"Python {info.get('python')}: {info['train_tokens']:,} training tokens",
     ]
-    if init:
+    for run in reversed(chain[:-1]):
+        fim = run.get("fim") or {}
         lines.append(
-            f"- then {info['steps']:,} more steps (seed {info['seed']}) with the fill-in-the-middle "
-            f"objective: {info['fim']['rate']:.0%} of the windows cut at two random characters "
-            f"into prefix, middle and suffix, {info['fim']['spm_rate']:.0%} of those in SPM order"
+            f"- then {run['steps']:,} more steps (seed {run['seed']}) with the fill-in-the-middle "
+            f"objective: {fim.get('rate', 0):.0%} of the windows cut at two random characters "
+            f"into prefix, middle and suffix, {fim.get('spm_rate', 0):.0%} of those in SPM order"
         )
     lines.append(f"- {hours:.1f} h of CPU in all")
     lines += _losses(info)
+    declared = _declared_fim()
+    if declared:
+        lines.append(
+            f"- its tokenizer_config.json declares the FIM template `{declared}`, which `fim` `auto` uses"
+        )
     lines += [
         "",
         "Greedy completions (48 new tokens, as recorded by the trainer):",
@@ -57,7 +64,9 @@ def _losses(info: dict) -> list[str]:
         f"- held-out loss {info['held_out_loss']} (perplexity {info['held_out_perplexity']}) on "
         f"{info['held_out_tokens']:,} tokens of held-out standard-library files"
     ]
-    before = (info.get("init") or {}).get("held_out_before")
+    chain = _chain(info)
+    # the first continuation's starting point: the model before any FIM training
+    before = (chain[-2].get("init") or {}).get("held_out_before") if len(chain) > 1 else None
     if "held_out_loss_fim" in info:
         middle = info["held_out_loss_middle"]
         lines.append(
@@ -72,6 +81,25 @@ def _losses(info: dict) -> list[str]:
             f"it {before['middle_fim']}, without {before['middle_left_to_right']}"
         )
     return lines
+
+
+def _declared_fim() -> str | None:
+    from ..backends.fim import DECLARED
+
+    try:
+        config = json.loads((bundled_model_path() / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return config.get(DECLARED)
+
+
+def _chain(info: dict) -> list[dict]:
+    """The model's record, then the record of each run it continued (``init``), back to the run
+    that trained it from scratch."""
+    chain = [info]
+    while chain[-1].get("init"):
+        chain.append(chain[-1]["init"])
+    return chain
 
 
 def _block(prompt: str, completion: str) -> list[str]:

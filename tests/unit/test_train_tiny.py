@@ -80,6 +80,16 @@ def test_tiny_training_run_saves_a_loadable_deterministic_model(tmp_path: Path) 
     assert meta_c["init"]["steps"] == 4 and meta_c["init"]["path"] == str(a)
     assert meta_c["init"]["held_out_before"]["left_to_right"] == meta["held_out_loss"]
     assert (c / "tokenizer.json").read_text() == (a / "tokenizer.json").read_text()
+    # a continuation of a continuation keeps the whole chain, back to the run from scratch
+    d = tmp_path / "d"
+    p = _train(d, "--init", str(c))
+    log = p.communicate(timeout=600)[0]
+    assert p.returncode == 0, log[-3000:]
+    meta_d = json.loads((d / "training.json").read_text())
+    assert meta_d["init"]["path"] == str(c) and meta_d["init"]["init"]["path"] == str(a)
+    assert meta_d["init"]["init"]["held_out_before"] == meta_c["init"]["held_out_before"]
+    assert "init" not in meta_d["init"]["init"]  # a was trained from scratch
+    assert _trainer().chain_steps(meta_d) == 3 * meta["steps"]
 
 
 def _trainer() -> Any:

@@ -11,7 +11,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast
 
 from cctest.backends.base import GenerationOptions
-from cctest.backends.fim import FAMILIES, FimTemplate, detect, parse_fim, resolve
+from cctest.backends.fim import DECLARED, FAMILIES, FimTemplate, detect, parse_fim, resolve
 from cctest.backends.hf import HFBackend
 from cctest.config import Settings
 from cctest.errors import ConfigError
@@ -51,6 +51,37 @@ def test_the_template_is_detected_from_the_special_tokens(special: list[str], fa
     assert resolve("starcoder-spm", tok) == FAMILIES["starcoder-spm"]  # an explicit one wins
 
 
+STARCODER = ["<fim_prefix>", "<fim_middle>", "<fim_suffix>", "<|endoftext|>"]
+
+
+@pytest.mark.parametrize(
+    ("declared", "found"),
+    [
+        ("starcoder-spm", "starcoder-spm"),
+        ("starcoder", "starcoder"),
+        ("<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>", "custom"),
+        ("codellama-spm", "starcoder"),  # tokens it does not carry: detected from its tokens
+        ("starcoder2", "starcoder"),  # not a template
+        ("off", "starcoder"),  # a declaration names a template, not the setting's other values
+    ],
+)
+def test_auto_honours_the_template_the_tokenizer_config_declares(
+    declared: str, found: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A model directory declares the FIM template (and so the order) it was trained for in its
+    tokenizer_config.json; auto uses it, read back from the saved directory as a model's is."""
+    tok = small_tokenizer(STARCODER)
+    tok.init_kwargs[DECLARED] = declared
+    tok.save_pretrained(tmp_path)
+    loaded = AutoTokenizer.from_pretrained(tmp_path)
+    with caplog.at_level("WARNING", logger="cctest.backends.fim"):
+        template = resolve("auto", loaded)
+    assert template is not None and template.name == found
+    assert (found == declared or found == "custom") != ("cannot use" in caplog.text)
+    assert resolve("starcoder", loaded) == FAMILIES["starcoder"]  # an explicit setting still wins
+    assert resolve("off", loaded) is None
+
+
 def test_psm_and_spm_prompts_are_laid_out_exactly() -> None:
     prefix, suffix = "def f(x):\n    return ", "\n\nprint(f(2))\n"
     assert FAMILIES["starcoder"].prompt(prefix, suffix) == (
@@ -88,6 +119,7 @@ def fim_model(tmp_path_factory: pytest.TempPathFactory) -> HFBackend:
     new), saved as a model directory of its own: a real model whose template is detected."""
     path: Path = tmp_path_factory.mktemp("fim-model")
     tok = AutoTokenizer.from_pretrained(bundled_model_path())
+    tok.init_kwargs.pop(DECLARED, None)  # the template from the tokens alone, in PSM order
     tok.add_special_tokens({"additional_special_tokens": ["<fim_prefix>", "<fim_suffix>", "<fim_middle>"]})
     model = AutoModelForCausalLM.from_pretrained(bundled_model_path())
     model.resize_token_embeddings(len(tok), mean_resizing=False)
@@ -162,6 +194,7 @@ def test_fim_tokens_added_as_special_tokens_are_never_healed(tmp_path: Path) -> 
     <fim_middle>, which token healing leaves alone (it used to take the token for text to write
     back, and the model then spelled "<f…" instead of the middle)."""
     tok = AutoTokenizer.from_pretrained(bundled_model_path())
+    tok.init_kwargs.pop(DECLARED, None)  # PSM, whose rows end with <fim_middle>
     tok.add_tokens(["<fim_prefix>", "<fim_middle>", "<fim_suffix>"], special_tokens=True)
     model = AutoModelForCausalLM.from_pretrained(bundled_model_path())
     model.resize_token_embeddings(len(tok), mean_resizing=False)

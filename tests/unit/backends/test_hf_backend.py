@@ -186,13 +186,19 @@ def test_settings_select_the_bundled_model() -> None:
 
 
 def test_bundled_model_ships_its_training_record() -> None:
-    from cctest.models.__main__ import card
+    from cctest.models.__main__ import _chain, card
 
     info = bundled_model_info()
     assert info["held_out_loss"] > 0 and info["steps"] > 0 and info["samples"]
     json.dumps(info)
     text = card()  # the model card the README quotes
     assert f"held-out loss {info['held_out_loss']}" in text
+    # how it was made: the run from scratch, then each run that continued it (--init)
+    chain = _chain(info)
+    assert f"trained {chain[-1]['steps']:,} steps" in text and "init" not in chain[-1]
+    assert text.count("more steps (seed") == len(chain) - 1
+    for run in chain[:-1]:
+        assert f"then {run['steps']:,} more steps (seed {run['seed']})" in text
     # the trainer's recorded samples, then the same prompts completed live through the backend
     assert text.count("```python") == 2 * len(info["samples"])
     live = text.split("through cctest's `hf` backend", 1)[1]
