@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import collections
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -135,6 +136,7 @@ def analyse(
     splice: bool = True,
     doc: KeywordFacts | None = None,
     outer_class: str | None = None,
+    before_stub: bool = False,
 ) -> Analysis:
     """Parse and analyse a parsable source (a window or a whole file).
 
@@ -143,10 +145,11 @@ def analyse(
     of the whole tree per mutant (what keeps a cold request cheap).
     ``doc``: what the whole document shows about parameter names (``scan_document``); by default
     ``source`` is the whole document.
+    ``before_stub``: a statement may go right before the stub (``statement_fits_before_tail``).
     """
     module = cst.parse_module(source)
     functions = analyse_functions(source, shadowed, doc, outer_class)
-    sites = collect_sites(module, functions, shadowed, wrapped)
+    sites = collect_sites(module, functions, shadowed, wrapped, before_stub)
     offsets = None
     if splice:
         _, offsets = node_offsets(module, sites.wanted, source)
@@ -211,6 +214,7 @@ def _generate(
         doc,
         outer,
         window.tail_in_scope,
+        statement_fits_before_tail(window),
         bool(window.wrapper),
         shadowed,
         tuple(names),
@@ -354,6 +358,7 @@ def _make(
         open_func=0 if window.tail_in_scope else -1,
         doc=doc,
         outer_class=outer,
+        before_stub=statement_fits_before_tail(window),
     )
     queue = _for_variety(names, [SCHEMES[n].ordered(a, seed) for n in names])
     kept: list[_Made] = []
@@ -401,6 +406,27 @@ def _make(
             (kept if d <= max_distance else dropped).append(made)
     open_doc = "DOC" in names and not a.reads_docs and window.tail.strip() != "" and _ends_open(a.module)
     return _Entry(head=window.head, made=kept[:k] + dropped, kept=min(k, len(kept)), open_doc=open_doc)
+
+
+_STRING_START = re.compile(r"""[rRuUbBfF]{0,2}['"]""")
+
+
+def statement_fits_before_tail(window: Window) -> bool:
+    """Whether a statement inserted before the stub (indented as the stub) fits before the
+    unfinished text: the tail's first line is code indented exactly as the stub, or only that
+    indentation so far, and does not start a string (a body's first string is its docstring,
+    which nothing may precede). The stub's indentation is a guess (one level under the header);
+    anything else, a comment line included, says nothing certain about the real indentation."""
+    if not window.stub:
+        return False
+    indent = window.stub[: len(window.stub) - len(window.stub.lstrip(" \t"))]
+    line = window.tail.split("\n", 1)[0].rstrip("\r")
+    code = line.lstrip(" \t")
+    if line[: len(line) - len(code)] != indent:
+        return False
+    if not code:
+        return "\n" not in window.tail
+    return not code.startswith("#") and _STRING_START.match(code) is None
 
 
 _OPEN_BLOCKS = (cst.FunctionDef, cst.ClassDef, cst.If, cst.For, cst.While, cst.With)

@@ -45,7 +45,8 @@ Safety rules decided here (see docs/mutators.md):
   parameter's name in the TypeError of a wrong call ("missing 1 required positional argument: 'b'");
 - a local is an *evident int* when every binding of it in the function is an int literal,
   ``len(...)``, ``range(...)`` loop variable, or int arithmetic of such values (a fixpoint), and
-  no nested scope binds it. Only evident ints are rewritten by IRR and printed by INI.
+  no nested scope binds it; likewise an evident float, str or tuple (``evident_kind``). IRR
+  rewrites only locals of such immutable types; INI prints only values that print safely.
 """
 
 from __future__ import annotations
@@ -101,6 +102,8 @@ class FunctionFacts:
     rename_params: list[str] = field(default_factory=list)
     rename_locals: list[str] = field(default_factory=list)
     int_locals: frozenset[str] = frozenset()
+    # other locals of an evident immutable built-in type: name -> "float", "str" or "tuple"
+    kinds: dict[str, str] = field(default_factory=dict)
     first_param: str | None = None  # a name certainly in scope in the body (for GRA's dead code)
     # rename_locals bound only by the function's comprehensions (their renames never reach the
     # unfinished tail, where the name is not theirs)
@@ -482,7 +485,58 @@ def evident_int(node: ast.AST, ints: frozenset[str] | set[str], shadowed: frozen
     return False
 
 
-def _int_locals(fn: ast.AST, candidates: set[str], shadowed: frozenset[str]) -> frozenset[str]:
+_NUMBER_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
+# str methods that return an exact str (str's own methods: an instance cannot override them)
+_STR_METHODS = frozenset({"join", "format", "strip", "lstrip", "rstrip", "lower", "upper", "replace"})
+
+
+def evident_kind(
+    node: ast.AST, ints: frozenset[str] | set[str], kinds: dict[str, str], shadowed: frozenset[str]
+) -> str | None:
+    """The built-in type ``node`` certainly evaluates to (when it does not raise): "int", "float",
+    "str" or "tuple" (exact types, never a subclass), or None. ``kinds``: names known to hold the
+    other types. Each rule is the type's own operator: ``float`` with ``int``/``float`` under
+    ``+ - * / // %`` is a float (``int.__add__`` returns NotImplemented for a float, and
+    ``float.__radd__`` answers), ``int / int`` is a float, ``str + str``, ``str * int``,
+    ``tuple + tuple`` and ``tuple * int`` are a str or a tuple, a str's own methods return a str."""
+    if evident_int(node, ints, shadowed):
+        return "int"
+    if isinstance(node, ast.Constant):
+        return {float: "float", str: "str"}.get(type(node.value))
+    if isinstance(node, ast.JoinedStr):
+        return "str"
+    if isinstance(node, ast.Tuple):
+        return "tuple"
+    if isinstance(node, ast.Name):
+        return kinds.get(node.id)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return "float" if evident_kind(node.operand, ints, kinds, shadowed) == "float" else None
+    if isinstance(node, ast.BinOp):
+        left = evident_kind(node.left, ints, kinds, shadowed)
+        right = evident_kind(node.right, ints, kinds, shadowed)
+        pair = {left, right}
+        if isinstance(node.op, _NUMBER_OPS) and pair <= {"int", "float"} and "float" in pair:
+            return "float"
+        if isinstance(node.op, ast.Div) and pair == {"int"}:
+            return "float"
+        if isinstance(node.op, ast.Add) and left == right and left in ("str", "tuple"):
+            return left
+        if isinstance(node.op, ast.Mult) and len(pair) == 2 and "int" in pair and pair & {"str", "tuple"}:
+            return (pair - {"int"}).pop()
+        return None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _STR_METHODS
+        and evident_kind(node.func.value, ints, kinds, shadowed) == "str"
+    ):
+        return "str"
+    return None
+
+
+def _bindings(fn: ast.AST, shadowed: frozenset[str]) -> dict[str, list[ast.AST | None]]:
+    """Every binding of every name in the function's own scope: the value bound (an AugAssign for
+    ``x op= e``), or None for a binding of unknown type."""
     bindings: dict[str, list[ast.AST | None]] = {}  # None: a binding of unknown type
 
     def bind(name: str, value: ast.AST | None) -> None:
@@ -535,6 +589,50 @@ def _int_locals(fn: ast.AST, candidates: set[str], shadowed: frozenset[str]) -> 
             bind(n.name, None)
         elif isinstance(n, ast.MatchMapping) and n.rest:
             bind(n.rest, None)
+    return bindings
+
+
+def _binding_value(b: ast.AST) -> ast.AST:
+    """The value a binding gives: ``x op= e`` gives ``x op e``."""
+    if isinstance(b, ast.AugAssign):
+        return ast.BinOp(left=b.target, op=b.op, right=b.value)
+    return b
+
+
+def _local_kinds(
+    bindings: dict[str, list[ast.AST | None]],
+    candidates: set[str],
+    ints: frozenset[str],
+    shadowed: frozenset[str],
+) -> dict[str, str]:
+    """The candidates (not ints) every binding of which gives one float, str or tuple: a guess from
+    the bindings whose kind is plain without any guess, then dropping names with a binding of
+    another kind until none is left (a fixpoint, so the names hold their kinds at every point)."""
+    kinds: dict[str, str] = {}
+    for name in sorted(candidates - ints):
+        values = bindings.get(name)
+        if not values or None in values:
+            continue
+        guesses = {evident_kind(_binding_value(b), ints, {}, shadowed) for b in values if b is not None}
+        guesses.discard(None)
+        if len(guesses) == 1:
+            kinds[name] = guesses.pop()  # type: ignore[assignment]
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(kinds):
+            for b in bindings[name]:
+                assert b is not None
+                if evident_kind(_binding_value(b), ints, kinds, shadowed) != kinds[name]:
+                    del kinds[name]
+                    changed = True
+                    break
+    return kinds
+
+
+def _int_locals(
+    bindings: dict[str, list[ast.AST | None]], candidates: set[str], shadowed: frozenset[str]
+) -> frozenset[str]:
     ints = {name for name in candidates if bindings.get(name) and None not in bindings[name]}
     changed = True
     while changed:
@@ -713,7 +811,10 @@ def analyse_functions(
         # source, so it is not a candidate (mangled names are never renamed)
         written = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
         locals_ &= written
-        facts.int_locals = _int_locals(fn, {n for n in locals_ if _only_read_below(table, n)}, shadowed)
+        candidates = {n for n in locals_ if _only_read_below(table, n)}
+        bindings = _bindings(fn, shadowed)
+        facts.int_locals = _int_locals(bindings, candidates, shadowed)
+        facts.kinds = _local_kinds(bindings, candidates, facts.int_locals, shadowed)
         if _is_dynamic(fn):
             continue
         excluded = _excluded_names(fn, lines) | _NOT_RENAMED

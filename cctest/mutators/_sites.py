@@ -46,6 +46,7 @@ AUG_TO_BIN: dict[type, type] = {
     cst.BitXorAssign: cst.BitXor,
 }
 BIN_TO_AUG = {v: k for k, v in AUG_TO_BIN.items()}
+_FLOAT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo)
 TEST_NODES = (cst.If, cst.While, cst.IfExp, cst.Assert, cst.CompIf)
 
 
@@ -142,7 +143,7 @@ def small_range_target(node: cst.For, shadowed: frozenset[str]) -> bool:
 
 @dataclass(frozen=True)
 class Site:
-    kind: str  # "test", "aug", "assign", "binop", "block"
+    kind: str  # "test", "aug", "assign", "binop", "block", "start" (INI: a function body's start)
     index: int  # pre-order index among nodes of that kind
     node: int  # id() of the node in the (cached, immutable) analysed module
     path: tuple[int, ...]  # id()s of the node and its ancestors: what a pruned transform must visit
@@ -160,6 +161,8 @@ class Sites:
     irr: list[Site] = field(default_factory=list)
     gra: list[Site] = field(default_factory=list)
     ini: list[Site] = field(default_factory=list)
+    # INI's fallback: the start of a function body (after its docstring), name: the function's name
+    ini_starts: list[Site] = field(default_factory=list)
     cmp: list[Site] = field(default_factory=list)  # CMP: comparisons that can be mirrored exactly
     loops: list[Site] = field(default_factory=list)  # LOOP: for-range loops (checked by loop.py)
     docs: list[Site] = field(default_factory=list)  # DOC: docstring statements (obj: the statement)
@@ -268,10 +271,12 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
         shadowed: frozenset[str],
         wrapped: bool,
         default_indent: str = "    ",
+        before_stub: bool = False,
     ) -> None:
         super().__init__(functions)
         self.shadowed = shadowed
         self.wrapped = wrapped
+        self.before_stub = before_stub  # a statement may go before the stub (the unfinished line)
         self.default_indent = default_indent
         self.cur_indents: tuple[str, ...] = ()
         self.bodies: list[int] = []  # indices of the functions whose body we are in
@@ -407,6 +412,49 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
         own = self.own
         return own.int_locals if own is not None else frozenset()
 
+    def _kinds(self) -> dict[str, str]:
+        own = self.own
+        return own.kinds if own is not None else {}
+
+    def _immutable(self, name: str) -> bool:
+        """``name`` holds an int, float, str or tuple wherever it is bound: types without in-place
+        operators, so ``n op= e`` and ``n = n op e`` make the same calls for every ``e``."""
+        return name in self._ints() or name in self._kinds()
+
+    def _float(self, node: cst.BaseExpression) -> bool:
+        """Certainly an exact float (``_analysis.evident_kind``'s float rules): a float literal, a
+        local that holds a float, ``+ - * / // %`` of a float with an int or float, ``int / int``."""
+        if isinstance(node, cst.Float):
+            return True
+        if isinstance(node, cst.Name):
+            return self._kinds().get(node.value) == "float"
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+            return self._float(node.expression)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _FLOAT_OPS):
+            ints, left, right = self._ints(), node.left, node.right
+            if isinstance(node.operator, cst.Divide) and evident_int_cst(left, ints, self.shadowed):
+                if evident_int_cst(right, ints, self.shadowed):
+                    return True
+            return (self._float(left) or self._float(right)) and self._number(left) and self._number(right)
+        return False
+
+    def _printable(self, node: cst.BaseExpression) -> bool:
+        """A value whose ``str()`` runs no user code and cannot fail: ``evident_printable``'s, an
+        exact float (``repr`` of a float never fails), or a bool: ``not x``, and comparisons with
+        only ``is``, ``is not``, ``in``, ``not in`` (``in`` converts ``__contains__``'s answer to a
+        bool; a chain gives one of its bools)."""
+        if evident_printable(node, self._ints(), self.shadowed) or self._float(node):
+            return True
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            return True
+        return isinstance(node, cst.Comparison) and all(
+            isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons
+        )
+
+    def _number(self, node: cst.BaseExpression) -> bool:
+        """An evident int or float."""
+        return evident_int_cst(node, self._ints(), self.shadowed) or self._float(node)
+
     # RTF: every condition in a test position
     def _test(self, node: cst.CSTNode) -> bool:
         self.sites.tests.append(self._site("test", self._count("test"), node))
@@ -434,9 +482,11 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
         ints = self._ints()
         if (
             isinstance(node.target, cst.Name)
-            and node.target.value in ints
             and type(node.operator) in AUG_TO_BIN
-            and evident_int_cst(node.value, ints, self.shadowed)
+            and (
+                (node.target.value in ints and evident_int_cst(node.value, ints, self.shadowed))
+                or node.target.value in self._kinds()
+            )
         ):
             self.sites.irr.append(self._site("aug", i, node, name=node.target.value))
             self.sites.wanted.add(id(node))
@@ -449,14 +499,16 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
         if (
             len(node.targets) == 1
             and isinstance(node.targets[0].target, cst.Name)
-            and node.targets[0].target.value in ints
+            and self._immutable(node.targets[0].target.value)
             and isinstance(v, cst.BinaryOperation)
             and not v.lpar
             and type(v.operator) in BIN_TO_AUG
             and isinstance(v.left, cst.Name)
             and not v.left.lpar
             and v.left.value == node.targets[0].target.value
-            and evident_int_cst(v.right, ints, self.shadowed)
+            and (
+                node.targets[0].target.value in self._kinds() or evident_int_cst(v.right, ints, self.shadowed)
+            )
         ):
             self.sites.irr.append(self._site("assign", i, node, name=v.left.value))
             self.sites.wanted.add(id(node))
@@ -465,19 +517,20 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> bool:
         i = self._count("binop")
         if isinstance(node.operator, (cst.Add, cst.Multiply)):
-            ints = self._ints()
             left, right = node.left, node.right
-            # commuting is exact for ints; one side a literal keeps the order of any side effect
-            # or NameError the other side may have
-            simple = (cst.Integer, cst.Name, cst.Call)
+            # commuting is exact for ints and floats (IEEE + and * commute, and int with float
+            # goes to float's own method either way); one side a literal keeps the order of any
+            # side effect or NameError the other side may have
+            simple = (cst.Integer, cst.Float, cst.Name, cst.Call)
+            literals = (cst.Integer, cst.Float)
             if (
                 isinstance(left, simple)
                 and isinstance(right, simple)
-                and (isinstance(left, cst.Integer) or isinstance(right, cst.Integer))
+                and (isinstance(left, literals) or isinstance(right, literals))
                 and not left.lpar
                 and not right.lpar
-                and evident_int_cst(left, ints, self.shadowed)
-                and evident_int_cst(right, ints, self.shadowed)
+                and self._number(left)
+                and self._number(right)
             ):
                 self.sites.irr.append(self._site("binop", i, node))
                 self.sites.wanted.add(id(node))
@@ -599,7 +652,13 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
             return
         if "print" in self.shadowed:
             return
-        ints = self._ints()
+        if func_body and own is not None:
+            # a print of the function's name (a text literal) as its first statement, after the
+            # docstring (a body that is only its docstring: after it, where the user types next);
+            # before the stub only where that fits the unfinished line (statement_fits_before_tail)
+            at_stub = first < len(body) and is_stub(body[first])
+            if 0 < first == len(body) or (first < len(body) and (self.before_stub or not at_stub)):
+                self.sites.ini_starts.append(self._site("start", index, node, pos=first, name=own.name))
         target = self._range_bodies.get(id(node))
         if target is not None and body and not is_stub(body[0]):
             # the target of a small range loop, first thing in the loop's body
@@ -614,20 +673,20 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
             ):
                 continue
             a = stmt.body[0]
-            if (
-                len(a.targets) == 1
-                and isinstance(a.targets[0].target, cst.Name)
-                and evident_printable(a.value, ints, self.shadowed)
-            ):
+            if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name) and self._printable(a.value):
                 self.sites.ini.append(
                     self._site("block", index, node, pos=p + 1, name=a.targets[0].target.value)
                 )
 
 
 def collect_sites(
-    module: cst.Module, functions: list[FunctionFacts], shadowed: frozenset[str], wrapped: bool
+    module: cst.Module,
+    functions: list[FunctionFacts],
+    shadowed: frozenset[str],
+    wrapped: bool,
+    before_stub: bool = False,
 ) -> Sites:
-    c = SiteCollector(functions, shadowed, wrapped, module.default_indent)
+    c = SiteCollector(functions, shadowed, wrapped, module.default_indent, before_stub)
     module.visit(c)
     return c.sites
 

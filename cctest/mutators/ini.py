@@ -6,6 +6,11 @@ the assignment that gave it its value (it is certainly bound there), and only wh
 ``None``/``True``/``False`` and ``len(...)``. It also prints the target of a ``for`` over
 ``range(...)`` whose bounds are short int literals or ``len(...)``, as the first statement of the
 loop's body (an int of at most ``sys.maxsize`` in magnitude: ``_sites.small_range_target``).
+Where neither applies anywhere in the window, it prints the function's name, a text literal,
+as the function's first statement (after its docstring, which stays ``__doc__``): the trace line
+of print debugging, whose ``str()`` is itself. Before the line being typed only where a statement
+indented as the stub fits there (``statement_fits_before_tail``: never before a string that would
+be the docstring, nor where the line's indentation differs from the stub's guess).
 Printing an arbitrary parameter could call a user ``__str__`` with side effects or exceptions,
 and even a computed int can fail to print (``str()`` of an int over 4,300 digits raises
 ValueError). It is not done in class bodies, whose namespace may be a custom mapping, nor while
@@ -20,13 +25,18 @@ import libcst as cst
 
 from ._analysis import NamePool
 from ._insert import InsertTransformer, insert_by_splice
+from ._sites import Site
 from .base import Analysis, Applied, Scheme, Variant
 
 
-def print_of(name: str) -> cst.SimpleStatementLine:
-    return cst.SimpleStatementLine(
-        body=[cst.Expr(cst.Call(func=cst.Name("print"), args=[cst.Arg(cst.Name(name))]))]
-    )
+def print_of(value: cst.BaseExpression) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine(body=[cst.Expr(cst.Call(func=cst.Name("print"), args=[cst.Arg(value)]))])
+
+
+def _print_for(site: Site) -> cst.SimpleStatementLine:
+    if site.kind == "start":
+        return print_of(cst.SimpleString(repr(site.name)))
+    return print_of(cst.Name(site.name))
 
 
 class INI(Scheme):
@@ -34,12 +44,18 @@ class INI(Scheme):
     summary = "insert a print of a variable whose value prints without running user code"
 
     def variants(self, a: Analysis) -> list[Variant]:
-        return [Variant(self.name, (s,)) for s in reversed(a.sites.ini)]
+        # the trace print at a function's start only where no computed value can be printed:
+        # INI's mutants differ only in what they print, so one kind is variety enough
+        sites = a.sites.ini or a.sites.ini_starts
+        return [Variant(self.name, (s,)) for s in reversed(sites)]
+
+    def whole(self, a: Analysis) -> list[Variant]:
+        return [Variant(self.name, (s,)) for s in (*a.sites.ini, *a.sites.ini_starts)]
 
     def apply(
         self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False
     ) -> Applied | None:
-        inserts = [(v.key[0], print_of(v.key[0].name)) for v in variants]
+        inserts = [(v.key[0], _print_for(v.key[0])) for v in variants]
         if not inserts:
             return None
         if a.offsets is not None and not full:

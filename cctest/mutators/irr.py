@@ -1,13 +1,21 @@
-"""IRR: write arithmetic another equivalent way, only where the operands are evidently ints.
+"""IRR: write arithmetic another equivalent way, only where that is exact for the operands' types.
 
 ``a += b`` and ``a = a + b`` differ when ``a`` is a list aliased elsewhere (``+=`` extends it in
-place), and ``x + 1`` and ``1 + x`` call different methods of a user class. For ``int`` operands
-all of these are exact, so IRR rewrites only where ``_analysis`` proves the operands are ints
-(int literals, ``len(...)``, ``range`` loop variables, locals only ever bound to such values):
+place), and ``x + 1`` and ``1 + x`` call different methods of a user class. IRR rewrites only
+where ``_analysis`` proves the types (``evident_int``, ``evident_kind``):
 
-- ``n += e``  <->  ``n = n + (e)`` (and the other int operators),
-- ``i + 1``  ->  ``1 + i``, ``2 * n``  ->  ``n * 2`` (one side a literal, so no side effect or
-  ``NameError`` changes order).
+- ``n op= e``  <->  ``n = n op (e)`` where ``n`` holds an int, float, str or tuple wherever it is
+  bound (every binding of it in the function gives that exact type: int literals, ``len(...)``,
+  ``range`` loop variables, int arithmetic incl. ``//`` and ``%``; float literals and ``/``;
+  text literals, f-strings, ``str + str``, ``str * int`` and a str's own methods; tuple displays,
+  ``tuple + tuple``, ``tuple * int``). None of these types has an in-place operator, so Python's
+  ``n op= e`` falls back to exactly the calls of ``n op e`` (``__add__``, then ``e.__radd__``,
+  subclass first), in the same order, for every ``e``; only a list, set, dict or user object
+  (never such a local) could behave differently;
+- ``i + 1``  ->  ``1 + i``, ``2 * n``  ->  ``n * 2``, ``x * 2.0`` -> ``2.0 * x``: ``+`` and ``*``
+  commute for ints and floats (IEEE addition and multiplication are commutative, and an int with
+  a float goes to float's own method in either order); one side a literal, so no side effect or
+  ``NameError`` changes order. Concatenation does not commute: str and tuple are never swapped.
 """
 
 from __future__ import annotations
@@ -90,7 +98,7 @@ _REWRITE: dict[str, Callable[[Any], cst.CSTNode]] = {"aug": expand, "assign": co
 
 class IRR(Scheme):
     name = "IRR"
-    summary = "write int arithmetic another equivalent way (n += 1 <-> n = n + 1, i + 1 -> 1 + i)"
+    summary = "write arithmetic another exact way (n += 1 <-> n = n + 1, s += t for a str, i + 1 -> 1 + i)"
 
     def variants(self, a: Analysis) -> list[Variant]:
         return [Variant(self.name, (s,)) for s in reversed(a.sites.irr)]

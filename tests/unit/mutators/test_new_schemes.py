@@ -449,9 +449,50 @@ def test_ini_prints_of_range_targets_change_only_the_output(xs, k):
     import io
 
     mutant = mutate_whole(LOOPS, "INI").text
-    assert mutant.count("print(") == 3  # out = 0, and each loop's target
+    assert mutant.count("print(") == 4  # the function's name, out = 0, and each loop's target
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         got = outcome(load(mutant)["tally"], list(xs), k)
     assert got == outcome(load(LOOPS)["tally"], xs, k)
-    assert printed.getvalue() == "0\n0\n1\n2\n3\n-3\n-1\n1\n"
+    assert printed.getvalue() == "tally\n0\n0\n1\n2\n3\n-3\n-1\n1\n"
+
+
+TYPED = textwrap.dedent(
+    """
+    def typed(xs, k, /):
+        label = 'n='
+        label += f'{len(xs)}:'
+        for x in xs:
+            label = label + ','
+        seen = ()
+        for x in xs:
+            seen += (x,)
+            seen = seen + (k,)
+        ratio = 1 / 2
+        for x in xs:
+            ratio = ratio * 2.0
+            ratio += 0.5
+        words = ' '.join(str(x) for x in xs)
+        words += '!' * len(xs)
+        return label, seen, ratio, 1.5 + len(xs), words
+    """
+)
+
+
+def test_irr_rewrites_every_str_tuple_and_float_site_of_typed():
+    mutant = mutate_whole(TYPED, "IRR").text
+    assert "label = label + f'{len(xs)}:'" in mutant and "label += ','" in mutant
+    assert "seen = seen + (x,)" in mutant and "seen += (k,)" in mutant
+    assert "ratio = 2.0 * ratio" in mutant and "ratio = ratio + 0.5" in mutant
+    assert "len(xs) + 1.5" in mutant and "words = words + ('!' * len(xs))" in mutant
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    xs=st.lists(st.one_of(st.integers(-3, 3), st.text(max_size=2), st.floats(allow_nan=False)), max_size=6),
+    k=values,
+)
+def test_irr_on_str_tuple_and_float_locals_returns_the_same(xs, k):
+    expected = outcome(load(TYPED)["typed"], xs, k)
+    got = outcome(load(mutate_whole(TYPED, "IRR").text)["typed"], list(xs), k)
+    assert got == expected or (expected[0] == got[0] == "ok" and repr(got) == repr(expected))

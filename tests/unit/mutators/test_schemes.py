@@ -443,8 +443,8 @@ def test_irr_rewrites_evident_int_arithmetic():
         "def f(c):\n    n = 0\n    if c:\n        n = 'x'\n    n += 1\n    return n\n",
         # len is rebound in the document
         "len = str\ndef f(a):\n    return len(a) + 1\n",
-        # true division gives floats; ** may too: not int arithmetic
-        "def f():\n    n = 1 / 2\n    n += 1\n    return n\n",
+        # ** may give an int, a float or a complex: no evident type
+        "def f(e):\n    n = 2 ** e\n    n += 1\n    return n\n",
     ],
 )
 def test_irr_leaves_unproven_arithmetic_alone(source):
@@ -563,6 +563,7 @@ def test_ini_prints_only_values_whose_str_runs_no_user_code():
         """,
         """
         def f(obj, xs):
+            print('f')
             label = "items"
             print(label)
             n = len(xs)
@@ -595,6 +596,7 @@ def test_ini_prints_the_target_of_a_small_range_loop_first_in_its_body():
         """,
         """
         def f(xs, n, /):
+            print('f')
             out = []
             for i in range(3):
                 print(i)
@@ -612,22 +614,24 @@ def test_ini_prints_the_target_of_a_small_range_loop_first_in_its_body():
         """,
     )
     # refused: a bound of unknown size, a huge literal, range rebound, print rebound, async for
+    # (the function's name is printed at its start all the same, except where print is rebound)
     for source in (
         "def f(n):\n    for i in range(0, n):\n        n -= 1\n",
         "def f():\n    for i in range(10**30):\n        break\n",
         "def f():\n    for i in range(1000000000000000000000):\n        break\n",
         "range = lambda n: [object()]\ndef f():\n    for i in range(3):\n        pass\n",
-        "print = len\ndef f():\n    for i in range(3):\n        pass\n",
         "async def f(xs):\n    async for i in xs:\n        pass\n",
     ):
-        check("INI", source, None)
+        check("INI", source, source.replace(":\n", ":\n    print('f')\n", 1))
+    check("INI", "print = len\ndef f():\n    for i in range(3):\n        pass\n", None)
     # at a cursor: not in the loop being typed (only its stub so far)
     assert not generate_mutants("def f():\n    for i in range(3):\n        ", schemes=["INI"]).mutants
 
 
 def test_ini_never_prints_a_computed_int():
     # str() of an int over 4,300 digits raises ValueError: printing it would change behaviour
-    check("INI", "def f(n):\n    big = 1 << n\n    size = len('ab') * n\n    return big, size\n", None)
+    source = "def f(n):\n    big = 1 << n\n    size = len('ab') * n\n    return big, size\n"
+    check("INI", source, source.replace(":\n", ":\n    print('f')\n", 1))
 
 
 def test_ini_is_off_when_print_is_rebound_and_in_class_bodies():
@@ -702,3 +706,160 @@ def test_rebinding_of_the_builtins_schemes_rely_on(source, rebound):
     from cctest.mutators._analysis import shadowed_builtins
 
     assert set(shadowed_builtins(source)) == rebound
+
+
+# ---------------------------------------------------------------- IRR beyond ints, INI's trace print
+
+
+def test_irr_rewrites_str_tuple_and_float_locals():
+    check(
+        "IRR",
+        """
+        def f(xs, /):
+            label = 'n='
+            label += f'{len(xs)}'
+            sep = ', '.join(xs)
+            sep = sep + '!'
+            pair = ()
+            pair += (1,)
+            ratio = 0.5
+            ratio -= 1
+            scaled = ratio * 2.0
+            shifted = 1.5 + len(xs)
+            half = 1 / 2
+            half += 1
+            return label, sep, pair, ratio, scaled, shifted, half
+        """,
+        """
+        def f(xs, /):
+            label = 'n='
+            label = label + f'{len(xs)}'
+            sep = ', '.join(xs)
+            sep += '!'
+            pair = ()
+            pair = pair + (1,)
+            ratio = 0.5
+            ratio = ratio - 1
+            scaled = 2.0 * ratio
+            shifted = len(xs) + 1.5
+            half = 1 / 2
+            half = half + 1
+            return label, sep, pair, ratio, scaled, shifted, half
+        """,
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a list: += extends it in place, = + makes a new one (an alias sees the difference)
+        "def f(b):\n    a = []\n    alias = a\n    a += b\n    a = a + b\n    return alias\n",
+        # a name bound to a list anywhere is not evidently a str
+        "def f(c, b):\n    s = ''\n    if c:\n        s = []\n    s += b\n    return s\n",
+        # unknown type: a parameter, a call of unknown result, str() (rebindable)
+        "def f(s, t):\n    s += t\n    u = g()\n    u += t\n    return s, u\n",
+        "def f(t):\n    v = str(t)\n    v += 'x'\n    return v\n",
+        # concatenation does not commute: no swap for str or tuple
+        "def f():\n    s = 'a'\n    return s + 'b', 'b' + s, (1,) + ()\n",
+        # a str with something of unknown type added is no longer evidently a str
+        "def f(t):\n    s = 'a'\n    s += t\n    s += 'b'\n    return s\n",
+        # ** and / on floats are left alone (not in the rewritten operators)
+        "def f():\n    r = 2.0\n    r **= 2\n    r /= 3\n    return r\n",
+        # a float literal swapped only against a number: x of unknown type stays
+        "def f(x):\n    return x * 2.0, 0.5 + x\n",
+    ],
+)
+def test_irr_leaves_other_types_alone(source):
+    check("IRR", source, None)
+
+
+def test_ini_prints_a_function_name_at_its_start_where_nothing_else_prints():
+    # at a cursor: only where no computed value can be printed, after the docstring
+    prompt = 'class C:\n    def area(self, other):\n        """Doc."""\n        self.w = other\n        '
+    ini = [m.text for m in generate_mutants(prompt, schemes=["INI"]).mutants]
+    assert ini == [prompt.replace('"""Doc."""\n', '"""Doc."""\n        print(\'area\')\n')]
+    # a function with a printable local gets only that print
+    prompt = "def f(xs):\n    n = len(xs)\n    "
+    assert [m.text for m in generate_mutants(prompt, schemes=["INI"]).mutants] == [
+        "def f(xs):\n    n = len(xs)\n    print(n)\n    "
+    ]
+    # an empty body: before the line being typed, which stays as typed
+    got = generate_mutants("def f(a):\n    ret", schemes=["INI"]).mutants
+    assert [m.text for m in got] == ["def f(a):\n    print('f')\n    ret"]
+    # a body that is only its docstring: after it
+    got = generate_mutants('def f(a):\n    """Doc."""\n', schemes=["INI"]).mutants
+    assert [m.text for m in got] == ['def f(a):\n    """Doc."""\n    print(\'f\')\n']
+    # whole file: at every function's start too, never before a docstring
+    check(
+        "INI",
+        'def f(a):\n    """Doc."""\n    return a\n',
+        'def f(a):\n    """Doc."""\n    print(\'f\')\n    return a\n',
+    )
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        # the line being typed starts the docstring: a print before it would take its place
+        'def f(a):\n    """Doc',
+        "def f(a):\n    'Doc",
+        'def f(a):\n    r"""Doc',
+        'def f(a):\n    # note\n    """Doc',
+        # print rebound in the document
+        "print = len\ndef f(a):\n    ",
+        # the stub's indentation is a guess that the line being typed does not confirm
+        "def f(a,\n      b):\n    # a comment being typed",
+        "def f(a):\n\tret",
+        "def f(a):\n  ret",
+        # a class body is no function
+        "class C:\n    ",
+    ],
+)
+def test_ini_trace_print_refusals(prompt):
+    assert not generate_mutants(prompt, schemes=["INI"]).mutants
+
+
+def test_ini_prints_bools_and_floats_after_they_are_computed():
+    check(
+        "INI",
+        """
+        def f(xs, d, k):
+            found = k in d
+            missing = d is None
+            neg = not xs
+            half = len(xs) / 2
+            scaled = half * 3
+            return found, missing, neg, scaled
+        """,
+        """
+        def f(xs, d, k):
+            print('f')
+            found = k in d
+            print(found)
+            missing = d is None
+            print(missing)
+            neg = not xs
+            print(neg)
+            half = len(xs) / 2
+            print(half)
+            scaled = half * 3
+            print(scaled)
+            return found, missing, neg, scaled
+        """,
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "k == 1",  # __eq__ may return any object
+        "2 ** len(xs)",  # a computed int may be too long to print
+        "(k, xs)",  # str() of a tuple calls its items' __repr__
+        "', '.join(xs)",  # a str from data may not encode on stdout (lone surrogates)
+        "k * 2.0",  # k of unknown type: k.__mul__ decides
+        "k < 1",  # ordering may return any object
+    ],
+)
+def test_ini_leaves_values_that_may_not_print_alone(value):
+    source = f"def f(xs, k):\n    v = {value}\n    return v\n"
+    check("INI", source, source.replace(":\n", ":\n    print('f')\n", 1))
