@@ -652,7 +652,7 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
             return
         if "print" in self.shadowed:
             return
-        if func_body and own is not None:
+        if func_body and own is not None and own.name.isascii():
             # a print of the function's name (a text literal) as its first statement, after the
             # docstring (a body that is only its docstring: after it, where the user types next);
             # before the stub only where that fits the unfinished line (statement_fits_before_tail)

@@ -3,18 +3,19 @@
 The only difference a mutant may make is the extra output, so INI prints a variable right after
 the assignment that gave it its value (it is certainly bound there), and only when that value's
 ``str()`` runs no user code and cannot fail: short int literals, float and text literals,
-``None``/``True``/``False`` and ``len(...)``. It also prints the target of a ``for`` over
-``range(...)`` whose bounds are short int literals or ``len(...)``, as the first statement of the
-loop's body (an int of at most ``sys.maxsize`` in magnitude: ``_sites.small_range_target``).
-Where neither applies anywhere in the window, it prints the function's name, a text literal,
-as the function's first statement (after its docstring, which stays ``__doc__``): the trace line
-of print debugging, whose ``str()`` is itself. Before the line being typed only where a statement
-indented as the stub fits there (``statement_fits_before_tail``: never before a string that would
-be the docstring, nor where the line's indentation differs from the stub's guess).
-Printing an arbitrary parameter could call a user ``__str__`` with side effects or exceptions,
-and even a computed int can fail to print (``str()`` of an int over 4,300 digits raises
-ValueError). It is not done in class bodies, whose namespace may be a custom mapping, nor while
-``print`` may be rebound in the document.
+``None``/``True``/``False``, ``len(...)``, an exact float (``_sites.SiteCollector._float``) and a
+bool (``not x``; comparisons with only ``is``/``is not``/``in``/``not in``). It also prints the
+target of a ``for`` over ``range(...)`` whose bounds are short int literals or ``len(...)``, as
+the first statement of the loop's body (an int of at most ``sys.maxsize`` in magnitude:
+``_sites.small_range_target``). Where neither applies anywhere in the window, it prints the
+function's name (an ASCII one: it encodes on every stdout), a text literal, as the function's
+first statement (after its docstring, which stays ``__doc__``): the trace line of print debugging,
+whose ``str()`` is itself. Before the line being typed only where a statement indented as the stub
+fits there (``statement_fits_before_tail``: never before a string that would be the docstring, nor
+where the line's indentation differs from the stub's guess). Printing an arbitrary parameter could
+call a user ``__str__`` with side effects or exceptions, and even a computed int can fail to print
+(``str()`` of an int over 4,300 digits raises ValueError). It is not done in class bodies, whose
+namespace may be a custom mapping, nor while ``print`` may be rebound in the document.
 """
 
 from __future__ import annotations

@@ -813,6 +813,8 @@ def test_ini_prints_a_function_name_at_its_start_where_nothing_else_prints():
         "def f(a):\n  ret",
         # a class body is no function
         "class C:\n    ",
+        # a name that might not encode on stdout
+        "def größe(a):\n    ",
     ],
 )
 def test_ini_trace_print_refusals(prompt):
