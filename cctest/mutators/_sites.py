@@ -143,7 +143,7 @@ def small_range_target(node: cst.For, shadowed: frozenset[str]) -> bool:
 
 @dataclass(frozen=True)
 class Site:
-    kind: str  # "test", "aug", "assign", "binop", "block", "start" (INI: a function body's start)
+    kind: str  # "test", "aug", "assign", "binop", "ifexp", "block", "start" (INI: a function's start)
     index: int  # pre-order index among nodes of that kind
     node: int  # id() of the node in the (cached, immutable) analysed module
     path: tuple[int, ...]  # id()s of the node and its ancestors: what a pruned transform must visit
@@ -283,7 +283,7 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
         self.skip: set[int] = set()  # Name nodes that are not variables (attributes, keywords, ...)
         self.func_index_of: dict[int, int] = {}
         self.sites = Sites()
-        self.counts = dict.fromkeys(("test", "aug", "assign", "binop"), 0)
+        self.counts = dict.fromkeys(("test", "aug", "assign", "binop", "ifexp"), 0)
         self._func_body_blocks: set[int] = set()
         self._range_bodies: dict[int, str] = {}  # INI: body of a small range loop -> its target
         self.stack: list[int] = []
@@ -468,6 +468,9 @@ class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the
         return self._test(node)
 
     def visit_IfExp(self, node: cst.IfExp) -> bool:
+        # IRR: 'a if c else b' -> 'b if not c else a', exact for every c, a and b
+        self.sites.irr.append(self._site("ifexp", self._count("ifexp"), node))
+        self.sites.wanted.add(id(node))
         return self._test(node)
 
     def visit_Assert(self, node: cst.Assert) -> bool:

@@ -16,6 +16,13 @@ where ``_analysis`` proves the types (``evident_int``, ``evident_kind``):
   commute for ints and floats (IEEE addition and multiplication are commutative, and an int with
   a float goes to float's own method in either order); one side a literal, so no side effect or
   ``NameError`` changes order. Concatenation does not commute: str and tuple are never swapped.
+
+Where no type is evident, the one rewrite exact for every type:
+
+- ``a if c else b``  ->  ``b if not c else a``: ``c`` is evaluated first and asked for its truth
+  exactly once in both (``not`` of that truth is a bool, and negating a bool runs no code), then
+  only the chosen branch is evaluated. ``+=`` and a swap are not exact for every type (a list's
+  ``+=`` works in place, ``x + 1`` calls ``x.__add__`` and ``1 + x`` ``x.__radd__``).
 """
 
 from __future__ import annotations
@@ -56,6 +63,9 @@ class ArithmeticTransformer(PrunedTransformer):
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.BaseSmallStatement:
         return contract(updated) if id(original) in self.targets else updated
 
+    def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp) -> cst.BaseExpression:
+        return flip(updated) if id(original) in self.targets else updated
+
     def leave_BinaryOperation(
         self, original: cst.BinaryOperation, updated: cst.BinaryOperation
     ) -> cst.BaseExpression:
@@ -93,7 +103,23 @@ def swap(node: cst.BinaryOperation) -> cst.BinaryOperation:
     return node.with_changes(left=node.right, right=node.left)
 
 
-_REWRITE: dict[str, Callable[[Any], cst.CSTNode]] = {"aug": expand, "assign": contract, "binop": swap}
+def flip(node: cst.IfExp) -> cst.IfExp:
+    """``a if c else b`` -> ``b if not c else a`` (a lambda or conditional moved into the first
+    place, or an ``and``/``or`` test under ``not``, gets parentheses)."""
+    test = _paren(node.test)
+    return node.with_changes(
+        test=cst.UnaryOperation(operator=cst.Not(), expression=test),
+        body=_paren(node.orelse),
+        orelse=node.body,
+    )
+
+
+_REWRITE: dict[str, Callable[[Any], cst.CSTNode]] = {
+    "aug": expand,
+    "assign": contract,
+    "binop": swap,
+    "ifexp": flip,
+}
 
 
 class IRR(Scheme):

@@ -474,7 +474,8 @@ TYPED = textwrap.dedent(
             ratio += 0.5
         words = ' '.join(str(x) for x in xs)
         words += '!' * len(xs)
-        return label, seen, ratio, 1.5 + len(xs), words
+        first = xs[0] if xs else k
+        return label, seen, ratio, 1.5 + len(xs), words, first, [x if x else k for x in xs]
     """
 )
 
@@ -485,6 +486,7 @@ def test_irr_rewrites_every_str_tuple_and_float_site_of_typed():
     assert "seen = seen + (x,)" in mutant and "seen += (k,)" in mutant
     assert "ratio = 2.0 * ratio" in mutant and "ratio = ratio + 0.5" in mutant
     assert "len(xs) + 1.5" in mutant and "words = words + ('!' * len(xs))" in mutant
+    assert "first = k if not xs else xs[0]" in mutant and "[k if not x else x for x in xs]" in mutant
 
 
 @settings(max_examples=150, deadline=None)

@@ -865,3 +865,23 @@ def test_ini_prints_bools_and_floats_after_they_are_computed():
 def test_ini_leaves_values_that_may_not_print_alone(value):
     source = f"def f(xs, k):\n    v = {value}\n    return v\n"
     check("INI", source, source.replace(":\n", ":\n    print('f')\n", 1))
+
+
+def test_irr_flips_a_conditional_expression_whatever_its_types():
+    check(
+        "IRR",
+        """
+        def f(a, b, c, d):
+            x = a if c else b
+            y = a if c and d else (lambda: 1)
+            z = a if c else b if d else c
+            return x, y, z, [v if v > 0 else -v for v in a]
+        """,
+        """
+        def f(a, b, c, d):
+            x = b if not c else a
+            y = (lambda: 1) if not (c and d) else a
+            z = (c if not d else b) if not c else a
+            return x, y, z, [-v if not (v > 0) else v for v in a]
+        """,
+    )
