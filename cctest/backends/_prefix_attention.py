@@ -9,9 +9,12 @@ the cost of a batch. Here the prefix stays a batch-1 tensor:
   values once, grows only the rows' own part, and hands the attention both halves
   (``SplitKV``) instead of one concatenated tensor;
 * ``shared_prefix_attention`` (registered with transformers' ``AttentionInterface`` under
-  ``IMPLEMENTATION``) computes attention in two halves (a "cascade"): the scores against the
-  prefix with the batch folded into the query axis, so the one copy is read once, then the rows'
-  own part; one softmax over both. Plain tensors (no shared prefix) go to transformers' SDPA.
+  ``IMPLEMENTATION``), when decoding, computes attention in two halves (a "cascade"): the scores
+  against the prefix with the batch and the query heads of each key/value head folded into the
+  query axis, so the one copy is read once, then the rows' own part; one softmax over both. When
+  the rows' own tokens are prefilled (many queries per row) it is one fused SDPA over a per-call
+  copy of the prefix instead: materialising every query's scores against a long prefix costs
+  more than the copy. Plain tensors (no shared prefix) go to transformers' SDPA.
 
 Masks are transformers' SDPA masks, built for the full length (prefix + rows), so padding between
 a row's prefix and its suffix is masked as usual. Models whose attention does not go through the
@@ -85,13 +88,21 @@ class SharedPrefixLayer(DynamicLayer):
         raise NotImplementedError("the shared-prefix cache serves greedy and sampled generation only")
 
 
-def shared_prefix_cache(prefix: DynamicCache | None, layers: int, capacity: int) -> DynamicCache:
+def shared_prefix_cache(
+    prefix: DynamicCache | None, layers: int, capacity: int, length: int | None = None
+) -> DynamicCache:
     """A cache for a batch whose rows share ``prefix`` (the cache of a batch-1 forward over the
-    shared tokens; None when the rows share nothing), with room for ``capacity`` own tokens."""
+    shared tokens; None when the rows share nothing), or only its first ``length`` tokens (views,
+    not copies), with room for ``capacity`` own tokens."""
     cache = DynamicCache()
-    if prefix is not None:
+    if prefix is not None and length != 0:
+        cut = slice(None, length)
         layers_kv = [
             (getattr(layer, "keys", None), getattr(layer, "values", None)) for layer in prefix.layers
+        ]
+        layers_kv = [
+            (k[..., cut, :], v[..., cut, :]) if k is not None and v is not None else (k, v)
+            for k, v in layers_kv
         ]
         cache.layers = [SharedPrefixLayer(k, v, capacity) for k, v in layers_kv]
     else:
@@ -113,36 +124,63 @@ def shared_prefix_attention(
         return sdpa_attention_forward(
             module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs
         )
+    batch = query.shape[0]
+    if query.shape[2] > 1:
+        # the rows' own tokens, prefilled: one fused SDPA over each row's copy of the prefix and
+        # its own part. The cascade below would materialise every query's scores against the whole
+        # prefix (rows x tokens x prefix, in float32, several passes): in prefill that costs more
+        # than the model's matmuls; a copy of the prefix per row (keys and values only) costs less.
+        if attention_mask is None:  # no mask given: all of the prefix, causal within the own part
+            q_len, own, p_len = query.shape[2], key.rows.shape[-2], key.prefix.shape[-2]
+            hidden = torch.ones(q_len, own, dtype=torch.bool, device=query.device).triu(own - q_len + 1)
+            seen = torch.ones(q_len, p_len, dtype=torch.bool, device=query.device)
+            attention_mask = torch.cat([seen, hidden.logical_not()], dim=-1)[None, None]
+        k = torch.cat([key.prefix.expand(batch, -1, -1, -1), key.rows], dim=-2)
+        v = torch.cat([value.prefix.expand(batch, -1, -1, -1), value.rows], dim=-2)
+        out, _ = sdpa_attention_forward(
+            module, query, k, v, attention_mask, dropout=dropout, scaling=scaling, **kwargs
+        )
+        # a padding query of a row that shares none of the prefix sees no key at all: its output is
+        # NaN, and a NaN key or value, even masked, would reach the real tokens (0 * NaN)
+        return out.nan_to_num(0.0), None
+    return _cascade(module, query, key, value, attention_mask, scaling), None
+
+
+def _cascade(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: SplitKV,
+    value: SplitKV,
+    attention_mask: torch.Tensor | None,
+    scaling: float | None,
+) -> torch.Tensor:
+    """Decoding: the scores against the one prefix copy with the batch (and the query heads that
+    share a key/value head) folded into the query axis, then the rows' own part; one softmax."""
     groups = int(getattr(module, "num_key_value_groups", 1) or 1)
-    pk, rk, pv, rv = key.prefix, key.rows, value.prefix, value.rows
+    pk, pv, rk, rv = key.prefix[0], value.prefix[0], key.rows, value.rows
     if groups > 1:
-        pk, rk, pv, rv = (repeat_kv(t, groups) for t in (pk, rk, pv, rv))
+        rk, rv = repeat_kv(rk, groups), repeat_kv(rv, groups)
     batch, heads, q_len, dim = query.shape
-    p_len = pk.shape[-2]
+    kv_heads, p_len = pk.shape[0], pk.shape[-2]
     scale = scaling if scaling is not None else dim**-0.5
-    # the batch folded into the query axis: [heads, batch * q_len, dim] against the one prefix copy
-    folded = query.transpose(0, 1).reshape(heads, batch * q_len, dim)
-    s_prefix = torch.bmm(folded, pk[0].transpose(1, 2)).view(heads, batch, q_len, p_len).transpose(0, 1)
+    # [kv_heads, batch * groups * q_len, dim]: head h reads key/value head h // groups (repeat_kv's
+    # layout), so the prefix is neither repeated over the batch nor over the groups
+    folded = query.reshape(batch, kv_heads, groups * q_len, dim).transpose(0, 1).reshape(kv_heads, -1, dim)
+    s_prefix = torch.bmm(folded, pk.transpose(1, 2)).view(kv_heads, batch, groups * q_len, p_len)
+    s_prefix = s_prefix.transpose(0, 1).reshape(batch, heads, q_len, p_len)
     s_rows = torch.matmul(query, rk.transpose(-1, -2))
     scores = torch.cat([s_prefix, s_rows], dim=-1).float() * scale
-    if attention_mask is None and q_len > 1:  # no mask given: causal within the rows' own part
-        own = rk.shape[-2]
-        hidden = torch.ones(q_len, own, dtype=torch.bool, device=query.device).triu(own - q_len + 1)
-        scores[..., p_len:] = scores[..., p_len:].masked_fill(hidden, float("-inf"))
-    elif attention_mask is not None:  # in place: scores is this call's own fresh tensor
+    if attention_mask is not None:  # in place: scores is this call's own fresh tensor
         if attention_mask.dtype == torch.bool:
             scores.masked_fill_(attention_mask.logical_not(), float("-inf"))
         else:
             scores.add_(attention_mask)
     weights = torch.softmax(scores, dim=-1).to(query.dtype)
-    if q_len > 1:
-        # a padding query of a row that shares none of the prefix sees no key at all: its weights
-        # are NaN, and a NaN key or value, even masked, would reach the real tokens (0 * NaN)
-        weights = weights.nan_to_num(0.0)
-    w_prefix = weights[..., :p_len].transpose(0, 1).reshape(heads, batch * q_len, p_len)
-    out = torch.bmm(w_prefix, pv[0]).view(heads, batch, q_len, dim).transpose(0, 1)
-    out = out + torch.matmul(weights[..., p_len:], rv)
-    return out.transpose(1, 2).contiguous(), None
+    w_prefix = weights[..., :p_len].reshape(batch, kv_heads, groups * q_len, p_len)
+    w_prefix = w_prefix.transpose(0, 1).reshape(kv_heads, -1, p_len)
+    out = torch.bmm(w_prefix, pv).view(kv_heads, batch, groups * q_len, dim).transpose(0, 1)
+    out = out.reshape(batch, heads, q_len, dim) + torch.matmul(weights[..., p_len:], rv)
+    return out.transpose(1, 2).contiguous()
 
 
 def enable(model: Any) -> bool:

@@ -598,10 +598,13 @@ class HFBackend(Backend):
                 continue
             rows = torch.tensor(group, device=batch.input_ids.device)
             cols = slice(before_last - width, before_last)
-            part = shared_prefix_cache(prefix_cache, m.layers, width)
+            # the prefix the group's rows read is as long as the most any of them shares: the rest
+            # is masked out for all of them, and attention need not see it
+            seen = max(shares[i] for i in group)
+            part = shared_prefix_cache(prefix_cache, m.layers, width, seen)
             m.model(
                 input_ids=batch.input_ids[rows, cols],
-                attention_mask=torch.cat([batch.mask[rows, :p], batch.mask[rows, cols]], dim=-1),
+                attention_mask=torch.cat([batch.mask[rows, :seen], batch.mask[rows, cols]], dim=-1),
                 position_ids=positions[rows, cols],
                 past_key_values=part,
                 use_cache=True,

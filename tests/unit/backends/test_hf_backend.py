@@ -457,3 +457,34 @@ def test_plan_prefill_counts_the_layouts(hf_model: HFBackend) -> None:
     assert one_prefix == enc.prefix + len(prompts) * max(len(x) - enc.prefix for x in enc.ids)
     grouped = hf_model.plan_prefill(prompts, 24)
     assert max(map(len, enc.ids)) <= grouped < one_prefix  # every row's tokens, less padding
+
+
+@pytest.mark.parametrize("q_len", [1, 3])
+def test_shared_prefix_attention_matches_sdpa_with_grouped_heads(q_len: int) -> None:
+    """With query heads sharing key/value heads (GQA), decoding (one query: the cascade over the
+    one prefix copy) and prefill (several: one fused SDPA) both equal ordinary attention over the
+    concatenated keys; a query that sees no key at all (padding) gives zeros, never NaN."""
+    from transformers.integrations.sdpa_attention import repeat_kv, sdpa_attention_forward
+
+    from cctest.backends._prefix_attention import SplitKV, shared_prefix_attention
+
+    gen = torch.Generator().manual_seed(2)
+    batch, kv_heads, groups, p_len, r_len, dim = 3, 2, 3, 9, 4, 8
+    pk, pv = (torch.randn(1, kv_heads, p_len, dim, generator=gen) for _ in range(2))
+    rk, rv = (torch.randn(batch, kv_heads, r_len, dim, generator=gen) for _ in range(2))
+    query = torch.randn(batch, kv_heads * groups, q_len, dim, generator=gen)
+    mask = torch.ones(batch, 1, q_len, p_len + r_len, dtype=torch.bool)
+    mask[1, ..., 4:p_len] = False  # row 1 reads only the prefix's head
+    module = torch.nn.Module()
+    module.num_key_value_groups = groups  # type: ignore[assignment]
+    got, _ = shared_prefix_attention(module, query, SplitKV(pk, rk), SplitKV(pv, rv), mask, scaling=0.2)
+    full_k = repeat_kv(torch.cat([pk.expand(batch, -1, -1, -1), rk], dim=2), groups)
+    full_v = repeat_kv(torch.cat([pv.expand(batch, -1, -1, -1), rv], dim=2), groups)
+    plain = torch.nn.Module()
+    want, _ = sdpa_attention_forward(plain, query, full_k, full_v, mask, scaling=0.2, is_causal=False)
+    assert got.shape == want.shape == (batch, q_len, kv_heads * groups, dim)
+    assert torch.allclose(got, want, atol=1e-5)
+    if q_len > 1:
+        mask[2, :, 0] = False  # row 2's first query is padding: it sees nothing
+        got, _ = shared_prefix_attention(module, query, SplitKV(pk, rk), SplitKV(pv, rv), mask)
+        assert torch.isfinite(got).all() and not got[2, 0].any()
