@@ -271,7 +271,8 @@ class Settings:
         "auto",
         str,
         "Fill-in-the-middle: show the model the code after the cursor in its FIM template. `auto`: "
-        "`hf` detects the template from the tokenizer's special tokens, `http` sends the server's "
+        "`hf` uses the template the model's `tokenizer_config.json` declares (`fim_template`), "
+        "else detects it from the tokenizer's special tokens, `http` sends the server's "
         "`suffix` field (`tgi` needs a named template); `off`: left to right only; a family "
         "(`starcoder`, `santacoder`, `qwen`, `codegemma`, `codellama`, `deepseek`, each also with "
         "`-spm` for suffix-prefix-middle order); or a layout of your own holding `{prefix}` and "
