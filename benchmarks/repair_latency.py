@@ -7,7 +7,8 @@ Seeded random cursor positions inside function bodies of standard-library module
 ``benchmarks/mutant_supply.py``: the text before the cursor is the prompt, the text after it the
 suffix). At each position, interleaved and in alternating order:
 
-* plain: one ``generate`` of the prompt alone (the same model, token budget and threads);
+* plain: one ``generate`` of the prompt alone (the same model, token budget and threads; with
+  the suffix, like the request's rows, where the model fills in the middle);
 * cctest: one ``Engine.run`` of the prompt (k mutants, detection, repair), as the editor's
   repair mode waits for it.
 
@@ -129,10 +130,11 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (at - lo)
 
 
-def timed_plain(backend: HFBackend, text: str) -> tuple[float, float]:
-    """Wall and CPU seconds of one plain ``generate``."""
+def timed_plain(backend: HFBackend, text: str, suffix: str) -> tuple[float, float]:
+    """Wall and CPU seconds of one plain ``generate`` (filled in before ``suffix`` where the model
+    has a FIM template, as the request's rows are)."""
     t, cpu = time.perf_counter(), time.process_time()
-    backend.generate([text])
+    backend.generate([text], suffixes=[suffix])
     return time.perf_counter() - t, time.process_time() - cpu
 
 
@@ -154,9 +156,9 @@ def measure(
         prompt = Prompt(text=before, suffix=after)
 
         if i % 2:  # alternate the order, so neither side always runs on a warmer cache
-            (c, c_cpu, n), (p, p_cpu) = timed_cctest(engine, prompt), timed_plain(backend, before)
+            (c, c_cpu, n), (p, p_cpu) = timed_cctest(engine, prompt), timed_plain(backend, before, after)
         else:
-            (p, p_cpu), (c, c_cpu, n) = timed_plain(backend, before), timed_cctest(engine, prompt)
+            (p, p_cpu), (c, c_cpu, n) = timed_plain(backend, before, after), timed_cctest(engine, prompt)
         s = Sample(where, n, p, c, p_cpu, c_cpu)
         samples.append(s)
         print(
