@@ -27,7 +27,7 @@ import os
 import random
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, Field, asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -68,6 +68,8 @@ class RunConfig:
     sandbox: dict[str, Any] = field(default_factory=dict)
     infill: int | None = None  # --infill N: N masked lines of the --dataset directory
     mutant_pool: int = 1  # candidates drawn per kept mutant (the k nearest the cursor are kept)
+    fim: str = "auto"  # --fim: the fill-in-the-middle template asked for (auto, off or a name)
+    completion_scope: str = "block"  # --completion-scope: line, block or auto
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -145,6 +147,11 @@ def prepare_run_dir(out: Path, config: _Config, resume: bool) -> list[dict[str, 
             )
         old = json.loads(cfg_path.read_text(encoding="utf-8"))
         new = json.loads(json.dumps(config.to_dict()))  # the same JSON round trip as the stored one
+        # a setting recorded only since a later version: an older run was made with its default
+        recorded: tuple[Field[Any], ...] = fields(config) if is_dataclass(config) else ()
+        for f in recorded:
+            if f.name not in old and f.default is not MISSING:
+                old[f.name] = json.loads(json.dumps(f.default))
         diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
         if diff:
             raise ConfigError(

@@ -199,6 +199,8 @@ def _bench(args: argparse.Namespace) -> int:
         temperature=settings.temperature,
         max_distance=settings.max_distance,
         mutant_pool=settings.mutant_pool,
+        fim=settings.fim,
+        completion_scope=settings.completion_scope,
         sandbox={
             "wall_seconds": limits.wall_seconds,
             "cpu_seconds": limits.cpu_seconds,

@@ -203,6 +203,19 @@ def test_resume_with_other_settings_is_refused(tmp_path: Path, capsys: pytest.Ca
     assert main([*base, "-k", "2", "--limit", "1"]) == 2  # an existing run is not overwritten
     assert "already holds a run" in capsys.readouterr().err
 
+    # the FIM template and the completion scope are part of what a run is
+    config = json.loads((run / "config.json").read_text())
+    assert config["fim"] == "auto" and config["completion_scope"] == "block"
+    assert main([*base, "-k", "2", "--limit", "1", "--fim", "off", "--resume"]) == 2
+    assert "different settings (fim)" in capsys.readouterr().err
+    assert main([*base, "-k", "2", "--limit", "1", "--completion-scope", "line", "--resume"]) == 2
+    assert "different settings (completion_scope)" in capsys.readouterr().err
+    # a run recorded before these settings were: it was made with their defaults and resumes so
+    for key in ("fim", "completion_scope", "mutant_pool"):
+        del config[key]
+    (run / "config.json").write_text(json.dumps(config))
+    assert main([*base, "-k", "2", "--limit", "1", "--resume"]) == 0, capsys.readouterr().err
+
 
 @pytest.mark.parametrize(
     "argv, message",
