@@ -50,3 +50,20 @@ def test_repair_prefill_tokens_script_runs_on_two_positions() -> None:
     assert len(re.findall(r"^  \S+:\d+ ", done.stdout, flags=re.M)) == 2  # a line per position
     for ratio in re.findall(r"grouped\s+([\d.]+)x", done.stdout):
         assert float(ratio) >= 1  # the prompt is among the rows
+
+
+def test_prefix_attention_script_runs_and_both_attentions_agree() -> None:
+    """The attention figure's script on one position: a line for it, and the fused attention the
+    backend uses gives the cascade's output (the script prints the largest difference)."""
+    script = ROOT / "benchmarks" / "prefix_attention.py"
+    done = _run("--positions", "1", "--repeats", "1", "--max-new-tokens", "8", timeout=600, script=script)
+    assert done.returncode == 0, done.stderr
+    lines = re.findall(
+        r"^  \S+:\d+ +\d+ variants +cascade +\d+ +fused +\d+ .*difference ([\d.e+-]+)\)",
+        done.stdout,
+        flags=re.M,
+    )
+    assert len(lines) == 1 and float(lines[0]) < 1e-4
+    assert re.search(r"all positions: cascade \d+ ms, fused \d+ ms, [\d.]+x less", done.stdout)
+    bad = _run("--positions", "0", timeout=120, script=script)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
