@@ -7,7 +7,7 @@ from pathlib import Path
 
 from test_cli import cctest_run
 
-from cctest.backends.fim import DECLARED, FAMILIES
+from cctest.backends.fim import DECLARED
 from cctest.models import bundled_model_path
 
 SOURCE = "import math\n\n\ndef area(r):\n    return \n\n\nprint(area(2))\n"
@@ -22,11 +22,11 @@ def test_complete_json_shows_the_fim_template(tmp_path: Path) -> None:
         r = cctest_run("complete", where, "--json", "--mutants", "1", "--threads", "1", *flags, cwd=tmp_path)
         assert r.returncode == 0, r.stderr
         shown[" ".join(flags)] = json.loads(r.stdout)["fim"]
-    # auto: the template the bundled model's tokenizer_config.json declares (a model without FIM
-    # tokens completes left to right); a named template is used
-    declared = json.loads((bundled_model_path() / "tokenizer_config.json").read_text()).get(DECLARED)
+    # auto: the template the bundled model's tokenizer_config.json declares; a named template is used
+    declared = json.loads((bundled_model_path() / "tokenizer_config.json").read_text())[DECLARED]
+    assert declared == "starcoder-spm"
     assert shown == {
-        "": f"{declared} ({FAMILIES[declared].order})" if declared else None,
+        "": "starcoder-spm (spm)",
         "--fim starcoder-spm": "starcoder-spm (spm)",
         "--fim off": None,
         "--fim codellama --no-suffix": None,  # nothing after the cursor: nothing to fill in
