@@ -230,6 +230,16 @@ class Settings:
         maximum=8,
         backend=False,
     )
+    spare_suffix: bool = setting(
+        True,
+        bool,
+        "With a model that reads the code after the cursor before the prompt (a suffix-first, SPM, "
+        "fill-in-the-middle layout), renaming schemes pick, where they have a choice, names that "
+        "code does not use, so a mutant leaves it as it is: its row shares that code and the "
+        "prompt's start with the prompt's row instead of being read whole on its own "
+        "(docs/backends.md). false: the schemes' own order.",
+        backend=False,
+    )
     threshold: float | None = setting(
         None,
         float,

@@ -65,7 +65,13 @@ class Engine:
 
     def variants(self, prompt: Prompt | str, *, k: int | None = None) -> list[str]:
         """The texts a ``run`` of ``prompt`` sends to the backend: the prompt, then its mutants."""
-        return self._prepare(prompt, k, None, None).texts
+        return self.rows(prompt, k=k)[0]
+
+    def rows(self, prompt: Prompt | str, *, k: int | None = None) -> tuple[list[str], list[str]]:
+        """The texts a ``run`` of ``prompt`` sends to the backend (the prompt, then its mutants),
+        and the code after each one's cursor (in each mutant's names)."""
+        request = self._prepare(prompt, k, None, None)
+        return request.texts, request.suffixes
 
     async def run_many(
         self,
@@ -144,6 +150,7 @@ class Engine:
             prompt = dataclasses.replace(prompt, text=reduce_in_code(prompt.text))
 
         k = s.mutants if k is None else k
+        spare = self._spared_suffix(prompt)
         outcome = generate_mutants(
             prompt.text,
             schemes=tuple(schemes if schemes is not None else s.schemes),
@@ -151,9 +158,10 @@ class Engine:
             max_distance=s.max_distance,
             seed=s.seed,
             context=prompt.suffix,  # keyword calls after the cursor keep REP off those names
+            spare=spare,
         )
         # the k changed nearest the cursor: the rows share more of the prompt (see mutant_pool)
-        mutants: tuple[Mutant, ...] = tuple(nearest_the_cursor(prompt.text, outcome.mutants, k))
+        mutants: tuple[Mutant, ...] = tuple(nearest_the_cursor(prompt.text, outcome.mutants, k, spare))
         timings["mutate"], t = _lap(t)
 
         texts = [m.text for m in mutants]
@@ -163,6 +171,14 @@ class Engine:
             texts.insert(0, prompt.text)
             suffixes.insert(0, prompt.suffix)
         return _Request(prompt, mutants, tuple(outcome.dropped), texts, suffixes, original, timings, t0)
+
+    def _spared_suffix(self, prompt: Prompt) -> str:
+        """The code after the cursor that renames leave alone where they can (``spare_suffix``):
+        the part the model is shown, when it reads it before the prompt; "" otherwise (left to
+        right or prefix first, a changed suffix comes after the prompt's tokens and costs nothing)."""
+        if not (self.settings.spare_suffix and prompt.suffix.strip() and self.backend.reads_suffix_first):
+            return ""
+        return self.backend.suffix_shown(prompt.text, prompt.suffix)
 
     def _finish(self, request: _Request, raw: list[Any], *, wall: bool) -> EngineResult:
         s = self.settings

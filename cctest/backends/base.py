@@ -90,6 +90,19 @@ class Backend(abc.ABC):
         ``starcoder (psm)``, or ``suffix field``); None: it completes left to right."""
         return None
 
+    @property
+    def reads_suffix_first(self) -> bool:
+        """Whether the model reads the code after the cursor before the prompt (a suffix-first
+        FIM layout, SPM). A row whose suffix differs from the prompt's then parts from it at its
+        start, and is read whole on its own. False: left to right, prefix first, or not known
+        (a server's own ``suffix`` field)."""
+        return False
+
+    def suffix_shown(self, prompt: str, suffix: str) -> str:
+        """The part of ``suffix`` the model is shown after ``prompt``'s cursor (a backend that cuts
+        it to fit a context says how); all of it by default."""
+        return suffix
+
     def describe(self) -> str:
         """A short description for logs and the defect log (never a secret)."""
         return self.name

@@ -283,6 +283,18 @@ class HFBackend(Backend):
         template = self.fim_template
         return template.describe() if template is not None else None
 
+    @property
+    def reads_suffix_first(self) -> bool:
+        template = self.fim_template
+        return template is not None and template.order == "spm"
+
+    def suffix_shown(self, prompt: str, suffix: str) -> str:
+        """The part of ``suffix`` ``fim_inputs`` keeps with ``prompt`` (at the options' token budget)."""
+        template = self.fim_template
+        if template is None or not self._m.context or not suffix.strip():
+            return suffix
+        return self._fim_cut(template, [prompt], [suffix], self.options.max_new_tokens)[0][0]
+
     def describe(self) -> str:
         return f"hf {self._m.path.name} on {self._m.device} ({str(self._m.dtype).removeprefix('torch.')})"
 
@@ -415,12 +427,20 @@ class HFBackend(Backend):
                 prefix = _shared_prefix(ids) if share else 0
         return Encoding(ids, prefix, new, heal)
 
-    def plan_prefill(self, prompts: Sequence[str], max_new_tokens: int, *, grouped: bool = True) -> int:
+    def plan_prefill(
+        self,
+        prompts: Sequence[str],
+        max_new_tokens: int,
+        *,
+        grouped: bool = True,
+        suffixes: Sequence[str] | None = None,
+    ) -> int:
         """How many token positions the batch of ``prompts`` runs through the model before it
         decodes (padding included): with ``grouped`` the layout ``generate`` uses (each row
         sharing what it has in common with the first, rows prefilled in groups), else one prefix
-        shared by every row and the rest padded to the longest."""
-        enc = self.encode(prompts, max_new_tokens)
+        shared by every row and the rest padded to the longest. ``suffixes``: the code after each
+        cursor, laid out with its prompt as ``generate`` does (``fim_inputs``)."""
+        enc = self.encode(self.fim_inputs(prompts, suffixes, max_new_tokens) or prompts, max_new_tokens)
         shares = _shares(enc.ids, enc.max_new, self._m.context) if grouped and self.share_prefix else None
         if shares is None:
             return enc.prefix + len(enc.ids) * max(len(x) - enc.prefix for x in enc.ids)
@@ -454,20 +474,9 @@ class HFBackend(Backend):
         template = self.fim_template
         if template is None or suffixes is None or not any(s.strip() for s in suffixes):
             return None
-        tok, context = self._m.tokenizer, self._m.context
-        if not context:
+        if not self._m.context:
             return [template.prompt(p, s) for p, s in zip(prompts, suffixes, strict=True)]
-        new = max(1, min(max_new_tokens + _HEAL_MAX_TOKENS, context // 2))
-        overhead = len(tok(template.overhead(), add_special_tokens=False)["input_ids"])
-        room = max(2, context - new - overhead - 4)  # a few tokens' slack: the cut text re-tokenizes
-        pre = _token_spans(tok, list(prompts))
-        suf = _token_spans(tok, list(suffixes))
-        kept_suffix: list[str] = []
-        prefix_room: list[int] = []
-        for p, spans, text in zip(pre, suf, suffixes, strict=True):
-            keep = min(len(spans), max(int(room * self.suffix_share), room - len(p)))
-            kept_suffix.append(text[: spans[keep - 1][1]] if 0 < keep < len(spans) else text if keep else "")
-            prefix_room.append(room - keep)
+        kept_suffix, prefix_room, pre = self._fim_cut(template, prompts, suffixes, max_new_tokens)
         # the same number of tokens off every prefix's start: the rows keep sharing their head
         drop = max(len(p) - r for p, r in zip(pre, prefix_room, strict=True))
         rows = []
@@ -475,6 +484,25 @@ class HFBackend(Backend):
             head = text[p[drop][0] :] if 0 < drop < len(p) else ("" if drop >= len(p) else text)
             rows.append(template.prompt(head, tail))
         return rows
+
+    def _fim_cut(
+        self, template: FimTemplate, prompts: Sequence[str], suffixes: Sequence[str], max_new_tokens: int
+    ) -> tuple[list[str], list[int], list[list[tuple[int, int]]]]:
+        """Each suffix as cut to fit the model's context beside its prompt in ``template``, the
+        room (in tokens) left for each prompt, and the prompts' token spans."""
+        tok, context = self._m.tokenizer, self._m.context
+        pre = _token_spans(tok, list(prompts))
+        new = max(1, min(max_new_tokens + _HEAL_MAX_TOKENS, context // 2))
+        overhead = len(tok(template.overhead(), add_special_tokens=False)["input_ids"])
+        room = max(2, context - new - overhead - 4)  # a few tokens' slack: the cut text re-tokenizes
+        suf = _token_spans(tok, list(suffixes))
+        kept_suffix: list[str] = []
+        prefix_room: list[int] = []
+        for p, spans, text in zip(pre, suf, suffixes, strict=True):
+            keep = min(len(spans), max(int(room * self.suffix_share), room - len(p)))
+            kept_suffix.append(text[: spans[keep - 1][1]] if 0 < keep < len(spans) else text if keep else "")
+            prefix_room.append(room - keep)
+        return kept_suffix, prefix_room, pre
 
     def _generate_locked(
         self, prompts: list[str], opts: GenerationOptions, suffixes: Sequence[str] | None = None

@@ -487,6 +487,13 @@ class HTTPBackend(Backend):
         mode = self.fim_mode
         return {"none": None, "suffix": "suffix field"}.get(mode, mode)
 
+    @property
+    def reads_suffix_first(self) -> bool:
+        """Only a client-side template's order is known; a server's suffix field may lay the code
+        out either way."""
+        mode = self.fim_mode
+        return mode not in ("none", "suffix") and self.template is not None and self.template.order == "spm"
+
     def _body(self, prompt: str, suffix: str | None, opts: GenerationOptions) -> dict[str, Any]:
         """A completion request for ``prompt`` with the code after the cursor as ``fim_mode`` says."""
         p = self.provider

@@ -68,6 +68,8 @@ class RunConfig:
     sandbox: dict[str, Any] = field(default_factory=dict)
     infill: int | None = None  # --infill N: N masked lines of the --dataset directory
     mutant_pool: int = 1  # candidates drawn per kept mutant (the k nearest the cursor are kept)
+    # renames spare the suffix of a suffix-first model; a run recorded before the setting ran without
+    spare_suffix: bool = False
     fim: str = "auto"  # --fim: the fill-in-the-middle template asked for (auto, off or a name)
     completion_scope: str = "block"  # --completion-scope: line, block or auto
 

@@ -81,6 +81,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=Settings().mutant_pool,
         help="draw N x k candidate mutants, keep the k changed nearest the cursor (1: the schemes' order)",
     )
+    p.add_argument(
+        "--spare-suffix",
+        action=argparse.BooleanOptionalAction,
+        default=Settings().spare_suffix,
+        help=(
+            "with a suffix-first FIM model, renames prefer names the code after the cursor does not use "
+            "(the setting spare_suffix)"
+        ),
+    )
     p.add_argument("--limit", type=int, default=None, help="only the first N prompts")
     p.add_argument("--seed", type=int, default=0, help="seed for mutant generation and --shuffle (default 0)")
     p.add_argument(
@@ -178,6 +187,7 @@ def _bench(args: argparse.Namespace) -> int:
         max_distance=args.max_distance,
         seed=args.seed,
         mutant_pool=args.mutant_pool,
+        spare_suffix=args.spare_suffix,
     )
     dataset = load_dataset(args.dataset, infill=args.infill, seed=args.seed)
     tasks = select_tasks(dataset, args.limit, args.seed, args.shuffle)
@@ -199,6 +209,7 @@ def _bench(args: argparse.Namespace) -> int:
         temperature=settings.temperature,
         max_distance=settings.max_distance,
         mutant_pool=settings.mutant_pool,
+        spare_suffix=settings.spare_suffix,
         fim=settings.fim,
         completion_scope=settings.completion_scope,
         sandbox={

@@ -24,7 +24,7 @@ import libcst as cst
 
 from .._cache import LRU
 from ..context import Window, find_window
-from ..demutate import rename
+from ..demutate import identifiers, rename
 from ..errors import InputError, UnknownSchemeError
 from ..types import Mutant
 from . import cmp, doc, fmt, form, gra, ini, irr, loop, rel, rep, rtf
@@ -173,11 +173,16 @@ def generate_mutants(
     max_distance: float = 0.1,
     seed: int = 0,
     context: str = "",
+    spare: str = "",
 ) -> MutationOutcome:
     """Up to ``k`` structure-consistent mutants of ``prompt`` (the text before the cursor).
 
     ``context``: more text of the program that is not mutated (the code after the cursor, a test
     file); a parameter it passes by keyword is not renamed by REP, as for one the prompt passes.
+    ``spare``: text that a rename should leave as it is where there is a choice (the code after the
+    cursor that a suffix-first model reads before the prompt; the engine renames it with each
+    mutant): each renaming scheme tries first the names ``spare`` does not use, then the others
+    (``_sparing``), so the same mutants stay possible and only the order they are tried in changes.
     Never raises, except UnknownSchemeError for a bad scheme name: code that cannot be analysed
     simply yields fewer (or no) mutants.
     """
@@ -185,14 +190,14 @@ def generate_mutants(
     if k <= 0 or not prompt.strip():
         return MutationOutcome([], [])
     try:
-        return _generate(prompt, names, k, max_distance, seed, context)
+        return _generate(prompt, names, k, max_distance, seed, context, spare)
     except Exception:  # a bug must cost this request its mutants, never the caller its request
         log.exception("mutation failed; continuing without mutants")
         return MutationOutcome([], [])
 
 
 def _generate(
-    prompt: str, names: list[str], k: int, max_distance: float, seed: int, context: str
+    prompt: str, names: list[str], k: int, max_distance: float, seed: int, context: str, spare: str
 ) -> MutationOutcome:
     window = find_window(prompt)
     if window is None:
@@ -209,9 +214,12 @@ def _generate(
     doc = scan_document(prompt, context, head=window.head).restrict(
         window.source, frozenset((outer,)) if outer else frozenset()
     )
+    # the spared text's names that the window holds: the only ones a rename there could touch
+    avoid = frozenset(n for n in used_names(spare) if n in window.source) if spare else frozenset()
     key = (
         window.source,
         doc,
+        avoid,
         outer,
         window.tail_in_scope,
         statement_fits_before_tail(window),
@@ -226,7 +234,7 @@ def _generate(
     # fresh names are chosen against the head and the body, so an entry made under another head
     # (an edit above the window) is not reused: the result depends on the prompt alone
     if entry is None or entry.head != window.head:
-        entry = _make(window, shadowed, names, k, max_distance, seed, doc, outer)
+        entry = _make(window, shadowed, names, k, max_distance, seed, doc, outer, avoid)
         _cache.put(key, entry)
     # a name typed in the unfinished line since is no longer fresh: that mutant is left out
     usable = [not any(n in window.tail for n in m.fresh_names) for m in entry.made]
@@ -258,14 +266,16 @@ def _add_for_variety(kept: list[Mutant], extra: list[Mutant], k: int) -> None:
         kept[last] = m
 
 
-def nearest_the_cursor(prompt: str, mutants: Sequence[Mutant], k: int) -> list[Mutant]:
+def nearest_the_cursor(prompt: str, mutants: Sequence[Mutant], k: int, spare: str = "") -> list[Mutant]:
     """``k`` of ``mutants`` (of ``prompt``, the text before the cursor), those whose first change
     is nearest the cursor, but first each scheme family's nearest one (the families ``mutants``
     span stay), in their given order.
 
     A local model reads every row from its first changed token on (what precedes it is shared
     with the prompt), so a mutant changed near the cursor costs a few tokens, one changed at the
-    ``def`` line the whole function.
+    ``def`` line the whole function. ``spare``: the code after the cursor where the model reads it
+    first (see ``generate_mutants``); a mutant that renames a name it uses changes its row there,
+    before the whole prompt, so it counts as farther than any mutant that does not.
 
     >>> from cctest.types import Mutant
     >>> p = "a = 1; b = a; c = b; "
@@ -283,6 +293,12 @@ def nearest_the_cursor(prompt: str, mutants: Sequence[Mutant], k: int) -> list[M
         return len(prompt) - i  # characters from the first change to the cursor
 
     reach = [first_change(m) for m in mutants]
+    if spare:
+        used = used_names(spare)
+        reach = [
+            r + (len(prompt) + 1) * any(old in used for old in m.renames.values())
+            for r, m in zip(reach, mutants, strict=True)
+        ]
     order = sorted(range(len(mutants)), key=lambda i: reach[i])
     chosen: list[int] = []
     families: set[str] = set()
@@ -341,6 +357,32 @@ def _for_variety(names: list[str], per_scheme: list[list[Variant]]) -> list[Vari
     return out + later
 
 
+def used_names(text: str) -> frozenset[str]:
+    """The names ``text`` refers to as variables: what ``demutate.rename`` would rename there.
+
+    >>> sorted(used_names("total = f(x.count, key=k)  # y"))
+    ['f', 'k', 'total', 'x']
+    """
+    return frozenset(text[s:e] for s, e in identifiers(text))
+
+
+def _sparing(scheme: Scheme, variants: list[Variant], avoid: frozenset[str]) -> list[Variant]:
+    """``variants`` (one scheme's, in its order) with those that rename none of ``avoid`` first.
+
+    A stable partition: nothing is added or lost, so the scheme offers as many candidates as
+    before, and ``_for_variety`` spreads the schemes as before; within each part the scheme's own
+    order (nearest the cursor first, or seeded) stays. Schemes that rename nothing are unchanged.
+    """
+    if not avoid:
+        return variants
+    free = [not (scheme.renamed(v) & avoid) for v in variants]
+    if all(free):
+        return variants
+    return [v for v, ok in zip(variants, free, strict=True) if ok] + [
+        v for v, ok in zip(variants, free, strict=True) if not ok
+    ]
+
+
 def _make(
     window: Window,
     shadowed: frozenset[str],
@@ -350,6 +392,7 @@ def _make(
     seed: int,
     doc: KeywordFacts,
     outer: str | None,
+    avoid: frozenset[str] = frozenset(),
 ) -> _Entry:
     a = analyse(
         window.source,
@@ -360,7 +403,7 @@ def _make(
         outer_class=outer,
         before_stub=statement_fits_before_tail(window),
     )
-    queue = _for_variety(names, [SCHEMES[n].ordered(a, seed) for n in names])
+    queue = _for_variety(names, [_sparing(SCHEMES[n], SCHEMES[n].ordered(a, seed), avoid) for n in names])
     kept: list[_Made] = []
     dropped: list[_Made] = []
     seen = {window.body}

@@ -108,6 +108,9 @@ class RenameScheme(Scheme):
             if self._candidates(f)
         ]
 
+    def renamed(self, v: Variant) -> frozenset[str]:
+        return frozenset(v.key[1])
+
     def sites(self, v: Variant) -> frozenset[Any]:
         index, names = v.key
         return frozenset((index, n) for n in names)  # renaming all names overlaps each single one

@@ -108,6 +108,10 @@ class Scheme(ABC):
         """The variants that make up "applied at every site" (``cctest mutate --whole``)."""
         return self.variants(a)
 
+    def renamed(self, v: Variant) -> frozenset[str]:
+        """The names ``v`` renames: the engine renames them in the code after the cursor too."""
+        return frozenset()
+
     def sites(self, v: Variant) -> frozenset[Any]:
         """Where ``v`` rewrites: two variants of one scheme that share a site are look-alikes
         (``not not`` and ``bool(...)`` around the same condition), taken only after variety runs out."""

@@ -72,3 +72,14 @@ def test_scheme_names_in_any_case_and_one_sentence_for_an_unknown_one():
         f"cctest: setting 'schemes': unknown mutation scheme 'FOO'; the schemes are {names}; "
         "the default is used."
     ]
+
+
+def test_spare_suffix_from_the_wire_without_rebuilding_the_backend():
+    from lsp_server import settings as wire
+
+    s, errors = wire.parse({"spareSuffix": False})
+    assert errors == [] and s.spare_suffix is False and Settings().spare_suffix is True
+    assert wire.backend_key(s) == wire.backend_key(Settings())  # the model is not reloaded for it
+    assert wire.to_wire(s)["spareSuffix"] is False
+    bad, errors = wire.parse({"spareSuffix": "no"})
+    assert bad.spare_suffix is True and len(errors) == 1 and "spareSuffix" in errors[0]

@@ -104,3 +104,13 @@ async def test_tgi_gets_the_client_side_template(caplog: pytest.LogCaptureFixtur
     assert bodies[0]["inputs"].endswith(PREFIXES[0])
     assert bodies[1]["inputs"] == PREFIXES[0] and bodies[2]["inputs"] == PREFIXES[0]
     assert len([r for r in caplog.records if "no FIM template" in r.getMessage()]) == 1
+
+
+def test_only_a_client_side_spm_template_reads_the_suffix_first() -> None:
+    url = "http://127.0.0.1:9"
+    # a server's suffix field may lay the code out either way: not known, so not suffix-first
+    assert not HTTPBackend(url).reads_suffix_first
+    assert not HTTPBackend(url, fim="starcoder-spm").reads_suffix_first  # the field is tried first
+    assert HTTPBackend(url, provider="tgi", fim="starcoder-spm").reads_suffix_first
+    assert not HTTPBackend(url, provider="tgi", fim="starcoder").reads_suffix_first
+    assert not HTTPBackend(url, provider="tgi", fim="off").reads_suffix_first

@@ -48,8 +48,13 @@ def test_repair_prefill_tokens_script_runs_on_two_positions() -> None:
     done = _run("--positions", "2", timeout=300, script=ROOT / "benchmarks" / "repair_prefill_tokens.py")
     assert done.returncode == 0, done.stderr
     assert len(re.findall(r"^  \S+:\d+ ", done.stdout, flags=re.M)) == 2  # a line per position
-    for ratio in re.findall(r"grouped\s+([\d.]+)x", done.stdout):
-        assert float(ratio) >= 1  # the prompt is among the rows
+    # the rows as the bundled model reads them, with the renames in the usual order | sparing the suffix
+    assert "FIM starcoder-spm (spm)" in done.stdout
+    pairs = re.findall(r"grouped\s+([\d.]+)x \|\s+([\d.]+)x", done.stdout)
+    assert len(pairs) == 2
+    for off, on in pairs:
+        assert float(off) >= 1 and float(on) >= 1  # the prompt is among the rows
+    assert len(re.findall(r"spare_suffix (?:off|on)\s+2 positions", done.stdout)) == 4
 
 
 def test_prefix_attention_script_runs_and_both_attentions_agree() -> None:

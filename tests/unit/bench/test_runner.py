@@ -219,6 +219,17 @@ def test_resume_with_other_settings_is_refused(tmp_path: Path, capsys: pytest.Ca
     (run / "config.json").write_text(json.dumps(config))
     assert main([*base, "-k", "2", "--limit", "1", "--resume"]) == 0, capsys.readouterr().err
 
+    # renames that spare the suffix are part of what a run is; a run from before the setting
+    # existed was made without them
+    assert config["spare_suffix"] is True
+    assert main([*base, "-k", "2", "--limit", "1", "--no-spare-suffix", "--resume"]) == 2
+    assert "different settings (spare_suffix)" in capsys.readouterr().err
+    del config["spare_suffix"]
+    (run / "config.json").write_text(json.dumps(config))
+    assert main([*base, "-k", "2", "--limit", "1", "--resume"]) == 2
+    assert "different settings (spare_suffix)" in capsys.readouterr().err
+    assert main([*base, "-k", "2", "--limit", "1", "--no-spare-suffix", "--resume"]) == 0
+
 
 @pytest.mark.parametrize(
     "argv, message",

@@ -1,0 +1,103 @@
+"""Renames that spare the code after the cursor (``generate_mutants(spare=...)``): where a renaming
+scheme has a choice it takes a name that code does not use, else its usual one; the supply and the
+schemes' spread stay as they were."""
+
+from __future__ import annotations
+
+import collections
+import random
+import sys
+from pathlib import Path
+
+from cctest.mutators import generate_mutants, nearest_the_cursor, used_names
+from cctest.types import Mutant
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+from mutant_supply import stdlib_positions  # noqa: E402
+
+PROMPT = (
+    "def report(rows, width):\n"
+    "    header = 'name'\n"
+    "    total = 0\n"
+    "    for row in rows:\n"
+    "        total += row.size\n"
+    "    line = header.ljust(width)\n"
+    "    "
+)
+# uses width, total and line (the parameter and locals nearest the cursor), not rows, header or row
+SUFFIX = "print(line)\n    return total, line, width\n"
+RENAMING = ("REP_R", "REP_C", "REL_R", "REL_C")
+
+
+def _touches(m: Mutant, text: str) -> bool:
+    return bool(used_names(text) & set(m.renames.values()))
+
+
+def _first_of_each(mutants: list[Mutant]) -> dict[str, Mutant]:
+    first: dict[str, Mutant] = {}
+    for m in mutants:
+        first.setdefault(m.scheme, m)
+    return first
+
+
+def test_each_renaming_scheme_takes_a_name_the_suffix_does_not_use() -> None:
+    usual = generate_mutants(PROMPT, k=4, context=SUFFIX, schemes=RENAMING).mutants
+    spared = generate_mutants(PROMPT, k=4, context=SUFFIX, spare=SUFFIX, schemes=RENAMING).mutants
+    # the schemes' own order renames what is nearest the cursor: names the suffix uses
+    assert sorted(m.scheme for m in usual) == sorted(RENAMING)
+    assert all(_touches(m, SUFFIX) for m in usual)
+    # sparing, each scheme still supplies its mutant, now one that leaves the suffix alone
+    assert sorted(m.scheme for m in spared) == sorted(RENAMING)
+    assert not any(_touches(m, SUFFIX) for m in spared)
+    assert {m.renames["Param1"] for m in spared if m.scheme == "REP_R"} == {"rows"}
+    assert {m.renames["LocalVar1"] for m in spared if m.scheme == "REL_R"} == {"header"}
+    # with more room, the names the suffix uses come after the others: nothing is lost
+    usual10 = generate_mutants(PROMPT, k=10, context=SUFFIX).mutants
+    spared10 = generate_mutants(PROMPT, k=10, context=SUFFIX, spare=SUFFIX).mutants
+    assert len(spared10) == len(usual10) == 10
+    assert collections.Counter(m.scheme for m in spared10) == collections.Counter(m.scheme for m in usual10)
+    firsts = _first_of_each(spared10)
+    assert not any(_touches(firsts[s], SUFFIX) for s in RENAMING)
+
+
+def test_the_usual_choice_when_every_name_is_in_the_suffix() -> None:
+    everything = "print(rows, width, header, total, row, line)\n"
+    usual = generate_mutants(PROMPT, k=10, context=everything).mutants
+    spared = generate_mutants(PROMPT, k=10, context=everything, spare=everything).mutants
+    assert [m.text for m in spared] == [m.text for m in usual]
+    assert any(m.renames for m in spared)
+
+
+def test_only_the_spared_text_counts_not_the_context() -> None:
+    # the context (a test file, say) may use every name; only ``spare`` steers the renames
+    context = SUFFIX + "report(rows=[], width=3, header=1, row=2)\n"
+    usual = generate_mutants(PROMPT, k=4, context=context, schemes=RENAMING).mutants
+    spared = generate_mutants(PROMPT, k=4, context=context, spare="pass\n", schemes=RENAMING).mutants
+    assert [m.text for m in spared] == [m.text for m in usual]
+
+
+def test_supply_and_spread_unchanged_at_stdlib_positions() -> None:
+    changed = 0
+    for _, before, after in stdlib_positions(8, random.Random(20231116)):
+        shown = after[:1000]  # about what the bundled model is shown of it
+        usual = generate_mutants(before, k=10, context=after).mutants
+        spared = generate_mutants(before, k=10, context=after, spare=shown).mutants
+        assert len(spared) == len(usual)
+        assert collections.Counter(m.scheme for m in spared) == collections.Counter(m.scheme for m in usual)
+        # each scheme's first mutant touches the shown suffix only where the usual one did too
+        firsts, usual_firsts = _first_of_each(spared), _first_of_each(usual)
+        for scheme, m in firsts.items():
+            assert not _touches(m, shown) or _touches(usual_firsts[scheme], shown)
+        changed += sum(_touches(m, shown) for m in usual) > sum(_touches(m, shown) for m in spared)
+    assert changed >= 2  # the preference had a choice to make at some of them, and made it
+
+
+def test_nearest_the_cursor_puts_renames_of_spared_names_last() -> None:
+    pool = generate_mutants(PROMPT, k=20, context=SUFFIX).mutants
+    assert any(_touches(m, SUFFIX) for m in pool) and len(pool) > 6
+    plain = nearest_the_cursor(PROMPT, pool, 6)
+    spared = nearest_the_cursor(PROMPT, pool, 6, SUFFIX)
+    assert any(_touches(m, SUFFIX) for m in plain)  # nearest the cursor: names the suffix uses
+    assert len(spared) == 6 and not any(_touches(m, SUFFIX) for m in spared)
+    families = {m.scheme.split("_")[0] for m in plain}
+    assert {m.scheme.split("_")[0] for m in spared} == families
