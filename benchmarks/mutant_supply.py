@@ -16,8 +16,11 @@ For each: the share of positions with all k mutants, with at least 3 scheme *fam
 each scheme supplied a mutant, and the histogram of mutants per position.
 
 Usage: .venv/bin/python benchmarks/mutant_supply.py [--positions 300] [--seed 20230514] [--k 10]
-[--scheme NAME]...
+[--spare-suffix] [--scheme NAME]...
 ``--positions N``: N stdlib positions and the first min(N, 164) HumanEval prompts.
+``--spare-suffix``: as the engine with the bundled (suffix-first) model and ``spare_suffix`` on, renames
+prefer names the code after the cursor, as that model is shown it, does not use (the supply must
+not change with it).
 ``--scheme NAME``: use only the named schemes (repeatable, any case, as ``cctest mutate``'s option;
 default: the default schemes), e.g. the default ones plus FMT to measure FMT before it is on.
 """
@@ -31,7 +34,7 @@ import random
 import sys
 import sysconfig
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,12 +134,18 @@ def humaneval_positions(n: int) -> list[tuple[str, str, str]]:
 
 
 def measure(
-    positions: Sequence[tuple[str, str, str]], k: int, schemes: Sequence[str]
+    positions: Sequence[tuple[str, str, str]],
+    k: int,
+    schemes: Sequence[str],
+    shown: Callable[[str, str], str] | None = None,
 ) -> tuple[list[Position], float]:
+    """``shown``: the part of the code after the cursor a suffix-first model is shown, for the
+    renames to spare (None: nothing is spared)."""
+    spared = [shown(before, after) if shown and after else "" for _, before, after in positions]
     out = []
     t0 = time.perf_counter()
-    for where, before, after in positions:
-        got = generate_mutants(before, k=k, context=after, schemes=schemes)
+    for (where, before, after), spare in zip(positions, spared, strict=True):
+        got = generate_mutants(before, k=k, context=after, schemes=schemes, spare=spare)
         out.append(Position(where, len(got.mutants), {m.scheme for m in got.mutants}))
     return out, time.perf_counter() - t0
 
@@ -166,6 +175,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--positions", type=int, default=300, help="stdlib positions (default 300)")
     ap.add_argument("--seed", type=int, default=20230514)
     ap.add_argument("--k", type=int, default=10)
+    ap.add_argument(
+        "--spare-suffix",
+        action="store_true",
+        help="renames spare the code after the cursor as the bundled model is shown it",
+    )
     add_scheme_argument(ap)
     args = ap.parse_args(argv)
     if args.positions < 1 or args.k < 1:
@@ -176,8 +190,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UnknownSchemeError as exc:
         print(exc, file=sys.stderr)
         return 2
-    print(f"Python {sys.version.split()[0]}; schemes: {', '.join(schemes)}")
-    got, secs = measure(stdlib_positions(args.positions, random.Random(args.seed)), args.k, schemes)
+    shown = None
+    if args.spare_suffix:
+        from cctest.backends.hf import HFBackend
+
+        shown = HFBackend(None, threads=1).suffix_shown
+    print(
+        f"Python {sys.version.split()[0]}; schemes: {', '.join(schemes)}"
+        + ("; renames spare the suffix the bundled model is shown" if shown else "")
+    )
+    positions = stdlib_positions(args.positions, random.Random(args.seed))
+    got, secs = measure(positions, args.k, schemes, shown)
     report(f"stdlib ({len(MODULES)} modules, seed {args.seed})", got, args.k, secs, schemes)
     try:
         he = humaneval_positions(min(args.positions, 164))

@@ -57,3 +57,16 @@ def test_mutant_supply_script_rejects_an_unknown_scheme_as_the_cli_does() -> Non
     done = supply("--scheme", "nope", timeout=60)
     assert done.returncode == 2
     assert done.stderr.startswith("unknown mutation scheme 'nope'") and done.stderr.count("\n") == 1
+
+
+def test_sparing_the_suffix_changes_no_supply_figure() -> None:
+    """``--spare-suffix`` (the engine's spare_suffix with the bundled model) only reorders names:
+    every count and share is the one without it."""
+    plain, spared = supply("--positions", "10"), supply("--positions", "10", "--spare-suffix")
+    assert plain.returncode == 0 and spared.returncode == 0, plain.stderr + spared.stderr
+    assert "renames spare the suffix" in spared.stdout
+
+    def figures(out: str) -> list[str]:  # all but the header and the per-call time
+        return [re.sub(r"\(\d+ ms per call\)", "", line) for line in out.splitlines()[1:]]
+
+    assert figures(spared.stdout) == figures(plain.stdout)
