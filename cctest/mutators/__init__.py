@@ -542,6 +542,7 @@ __all__ = [
     "generate_mutants",
     "mutate_whole",
     "nearest_the_cursor",
+    "used_names",
     "Scheme",
     "canonical_schemes",
     "scheme_names",

@@ -1,6 +1,7 @@
 """Renames that spare the code after the cursor (``generate_mutants(spare=...)``): where a renaming
 scheme has a choice it takes a name that code does not use, else its usual one; the supply and the
-schemes' spread stay as they were."""
+schemes' spread stay as they were. The engine asks for it (``spare_suffix``) only where the model
+reads that code before the prompt, and only for the part of it the model is shown."""
 
 from __future__ import annotations
 
@@ -9,8 +10,14 @@ import random
 import sys
 from pathlib import Path
 
+import pytest
+
+from cctest.backends.hf import HFBackend
+from cctest.backends.rules import RuleBackend
+from cctest.config import Settings
+from cctest.engine import Engine
 from cctest.mutators import generate_mutants, nearest_the_cursor, used_names
-from cctest.types import Mutant
+from cctest.types import Mutant, Prompt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 from mutant_supply import stdlib_positions  # noqa: E402
@@ -101,3 +108,40 @@ def test_nearest_the_cursor_puts_renames_of_spared_names_last() -> None:
     assert len(spared) == 6 and not any(_touches(m, SUFFIX) for m in spared)
     families = {m.scheme.split("_")[0] for m in plain}
     assert {m.scheme.split("_")[0] for m in spared} == families
+
+
+@pytest.fixture(scope="module")
+def spm() -> HFBackend:
+    """The bundled model: it declares starcoder-spm, so it reads the code after the cursor first."""
+    return HFBackend(None, threads=1)
+
+
+def test_renames_spare_the_suffix_only_where_the_model_reads_it_first(spm: HFBackend) -> None:
+    psm, ltr = spm.with_options(fim="starcoder"), spm.with_options(fim="off")
+    assert spm.reads_suffix_first and not psm.reads_suffix_first and not ltr.reads_suffix_first
+    assert not RuleBackend().reads_suffix_first
+    prompt = Prompt(text=PROMPT, suffix=SUFFIX)
+    settings = Settings(mutants=4, schemes=RENAMING)
+
+    texts, suffixes = Engine(spm, settings).rows(prompt)
+    assert len(texts) == 5 and suffixes == [SUFFIX] * 5  # every row keeps the prompt's suffix
+    usual = Engine(RuleBackend(), settings).rows(prompt)
+    assert sum(s != SUFFIX for s in usual[1]) == 4  # the usual names are all used after the cursor
+    # prefix first, left to right, or the setting off: the schemes' own order
+    for backend, spare in ((psm, True), (ltr, True), (spm, False)):
+        assert Engine(backend, settings.replace(spare_suffix=spare)).rows(prompt) == usual
+    # in the rows the SPM model reads, the mutants now share the suffix and the prompt's start
+    fim = spm.fim_inputs(texts, suffixes, 32)
+    assert fim is not None and all(row.startswith(fim[0][: fim[0].index("def report")]) for row in fim)
+
+
+def test_only_the_part_of_the_suffix_the_model_is_shown_is_spared(spm: HFBackend) -> None:
+    far = "pass\n" * 4 * spm.context + SUFFIX  # the names used only beyond what fits
+    shown = spm.suffix_shown(PROMPT, far)
+    assert 0 < len(shown) < len(far) and far.startswith(shown)
+    fim = spm.fim_inputs([PROMPT], [far], spm.options.max_new_tokens)
+    assert fim is not None and "<fim_suffix>" + shown + "<fim_middle>" in fim[0]
+    settings = Settings(mutants=4, schemes=RENAMING)
+    prompt = Prompt(text=PROMPT, suffix=far)
+    # nothing the model reads uses a renamed name: the usual choice, though the far end changes
+    assert Engine(spm, settings).rows(prompt) == Engine(RuleBackend(), settings).rows(prompt)
