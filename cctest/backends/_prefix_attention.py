@@ -29,23 +29,89 @@ from typing import Any, NamedTuple
 import torch
 from transformers import AttentionInterface, DynamicCache
 from transformers.cache_utils import DynamicLayer
-from transformers.integrations.sdpa_attention import repeat_kv, sdpa_attention_forward
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
 IMPLEMENTATION = "cctest_shared_prefix"
 
 
+class OwnGroup(NamedTuple):
+    rows: torch.Tensor | None  # which rows of the batch (None: all of them, in order)
+    part: torch.Tensor  # [rows, heads, L, dim]: their own tokens, the last L of the batch's own columns
+
+
 class SplitKV(NamedTuple):
     prefix: torch.Tensor  # [1, heads, P, dim]: the shared prefix, once
-    rows: torch.Tensor  # [batch, heads, L, dim]: each row's own tokens
+    rows: torch.Tensor | None  # [batch, heads, L, dim]: each row's own tokens (None: see groups)
+    groups: tuple[OwnGroup, ...] = ()  # the rows' own tokens kept per group of rows, unpadded
+
+    def own(self) -> tuple[OwnGroup, ...]:
+        """The rows' own part as groups (one group of every row when it is one tensor)."""
+        if self.groups:
+            return self.groups
+        assert self.rows is not None
+        return (OwnGroup(None, self.rows),)
+
+    def padded(self, batch: int) -> torch.Tensor:
+        """The rows' own part as one tensor, each group right-aligned in the widest one's columns
+        (zeros before a group's own: those columns are masked for its rows)."""
+        if self.rows is not None:
+            return self.rows
+        first = self.groups[0].part
+        width = max(g.part.shape[-2] for g in self.groups)
+        out = first.new_zeros((batch, first.shape[1], width, first.shape[-1]))
+        for g in self.groups:
+            out[g.rows if g.rows is not None else slice(None), :, width - g.part.shape[-2] :] = g.part
+        return out
+
+
+class _Own:
+    """One group of rows' own keys and values, in buffers with room to grow, so that appending a
+    decoded token writes one slot instead of copying the cache (``DynamicLayer`` concatenates)."""
+
+    def __init__(
+        self, rows: torch.Tensor | None, keys: torch.Tensor, values: torch.Tensor, room: int
+    ) -> None:
+        self.rows, self.length = rows, keys.shape[-2]
+        self._k = keys.new_empty((*keys.shape[:2], self.length + room, keys.shape[-1]))
+        self._v = values.new_empty((*values.shape[:2], self.length + room, values.shape[-1]))
+        self._k[:, :, : self.length] = keys
+        self._v[:, :, : self.length] = values
+
+    def append(self, keys: torch.Tensor, values: torch.Tensor) -> None:
+        if self.rows is not None:  # the batch's new tokens: this group's rows only
+            keys, values = keys[self.rows], values[self.rows]
+        n, t = self.length, keys.shape[-2]
+        if n + t > self._k.shape[-2]:
+            room = max(n + t, 2 * self._k.shape[-2])
+            k, v = (
+                self._k.new_empty((*self._k.shape[:2], room, self._k.shape[-1])),
+                self._v.new_empty((*self._v.shape[:2], room, self._v.shape[-1])),
+            )
+            k[:, :, :n], v[:, :, :n] = self._k[:, :, :n], self._v[:, :, :n]
+            self._k, self._v = k, v
+        self._k[:, :, n : n + t] = keys
+        self._v[:, :, n : n + t] = values
+        self.length = n + t
+
+    @property
+    def keys(self) -> torch.Tensor:
+        return self._k[:, :, : self.length]
+
+    @property
+    def values(self) -> torch.Tensor:
+        return self._v[:, :, : self.length]
 
 
 class SharedPrefixLayer(DynamicLayer):
     """A cache layer holding a batch-1 prefix (or none) and each row's own keys/values.
 
-    The rows' part lives in a buffer allocated for the whole generation (``capacity`` tokens), so
-    a decoding step writes one slot instead of copying the cache (``DynamicLayer`` concatenates,
-    which copies every row's cache at every step)."""
+    The rows' own part is one tensor for the whole batch (room for ``capacity`` tokens), or, once
+    ``set_groups`` has split it, a tensor per group of rows as long as that group's own tokens: a
+    row that owns one token then does not read (and its attention does not copy) the padding up
+    to the longest row's own tokens at every decoding step. A group's columns are the last of the
+    batch's own columns (rows are right-aligned), so the attention mask, built for the whole
+    width, still applies."""
 
     def __init__(
         self, keys: torch.Tensor | None = None, values: torch.Tensor | None = None, capacity: int = 0
@@ -53,29 +119,44 @@ class SharedPrefixLayer(DynamicLayer):
         super().__init__()
         self.prefix_keys, self.prefix_values = keys, values
         self.capacity = capacity
-        self.length = 0
-        self._k: torch.Tensor | None = None
-        self._v: torch.Tensor | None = None
+        self.length = 0  # the batch's own columns (the widest group's)
+        self._own: list[_Own] = []
+
+    def set_groups(self, groups: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], room: int) -> None:
+        """The rows' own part, per group: (row indices, keys, values), each group's tokens the
+        last of the batch's own columns; ``room``: the tokens each group will still append."""
+        if not self.is_initialized:
+            self.lazy_initialization(groups[0][1], groups[0][2])
+        self._own = [_Own(rows, k, v, room) for rows, k, v in groups]
+        self.length = max(own.length for own in self._own)
+        self._expose()
 
     def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
         if not self.is_initialized:
             self.lazy_initialization(key_states, value_states)
-        n, t = self.length, key_states.shape[-2]
-        if self._k is None or self._v is None or n + t > self._k.shape[-2]:
-            room = max(n + t, self.capacity, 2 * self._k.shape[-2] if self._k is not None else 0)
-            k = key_states.new_empty((*key_states.shape[:2], room, key_states.shape[-1]))
-            v = value_states.new_empty((*value_states.shape[:2], room, value_states.shape[-1]))
-            if self._k is not None and self._v is not None and n:
-                k[:, :, :n] = self._k[:, :, :n]
-                v[:, :, :n] = self._v[:, :, :n]
-            self._k, self._v = k, v
-        self._k[:, :, n : n + t] = key_states
-        self._v[:, :, n : n + t] = value_states
-        self.length = n + t
-        self.keys, self.values = self._k[:, :, : n + t], self._v[:, :, : n + t]
+        if not self._own:
+            none = key_states[:, :, :0]
+            self._own = [_Own(None, none, value_states[:, :, :0], max(key_states.shape[-2], self.capacity))]
+        for own in self._own:
+            own.append(key_states, value_states)
+        self.length += key_states.shape[-2]
+        self._expose()
+        if len(self._own) > 1:
+            prefix_k, prefix_v = self.prefix_keys, self.prefix_values
+            if prefix_k is None or prefix_v is None:  # no shared prefix: an empty one
+                prefix_k, prefix_v = key_states[:1, :, :0], value_states[:1, :, :0]
+            k_groups = tuple(OwnGroup(own.rows, own.keys) for own in self._own)
+            v_groups = tuple(OwnGroup(own.rows, own.values) for own in self._own)
+            return SplitKV(prefix_k, None, k_groups), SplitKV(prefix_v, None, v_groups)
         if self.prefix_keys is None or self.prefix_values is None:
             return self.keys, self.values
         return SplitKV(self.prefix_keys, self.keys), SplitKV(self.prefix_values, self.values)
+
+    def _expose(self) -> None:
+        """``keys``/``values`` as transformers reads them: the rows' own part when it is one
+        tensor; the widest group's when it is grouped (its length is the cache's)."""
+        widest = max(self._own, key=lambda own: own.length)
+        self.keys, self.values = widest.keys, widest.values
 
     def get_seq_length(self) -> int:
         prefix = int(self.prefix_keys.shape[-2]) if self.prefix_keys is not None else 0
@@ -130,13 +211,14 @@ def shared_prefix_attention(
         # its own part. The cascade below would materialise every query's scores against the whole
         # prefix (rows x tokens x prefix, in float32, several passes): in prefill that costs more
         # than the model's matmuls; a copy of the prefix per row (keys and values only) costs less.
+        rows_k, rows_v = key.padded(batch), value.padded(batch)
         if attention_mask is None:  # no mask given: all of the prefix, causal within the own part
-            q_len, own, p_len = query.shape[2], key.rows.shape[-2], key.prefix.shape[-2]
+            q_len, own, p_len = query.shape[2], rows_k.shape[-2], key.prefix.shape[-2]
             hidden = torch.ones(q_len, own, dtype=torch.bool, device=query.device).triu(own - q_len + 1)
             seen = torch.ones(q_len, p_len, dtype=torch.bool, device=query.device)
             attention_mask = torch.cat([seen, hidden.logical_not()], dim=-1)[None, None]
-        k = torch.cat([key.prefix.expand(batch, -1, -1, -1), key.rows], dim=-2)
-        v = torch.cat([value.prefix.expand(batch, -1, -1, -1), value.rows], dim=-2)
+        k = torch.cat([key.prefix.expand(batch, -1, -1, -1), rows_k], dim=-2)
+        v = torch.cat([value.prefix.expand(batch, -1, -1, -1), rows_v], dim=-2)
         out, _ = sdpa_attention_forward(
             module, query, k, v, attention_mask, dropout=dropout, scaling=scaling, **kwargs
         )
@@ -155,32 +237,44 @@ def _cascade(
     scaling: float | None,
 ) -> torch.Tensor:
     """Decoding: the scores against the one prefix copy with the batch (and the query heads that
-    share a key/value head) folded into the query axis, then the rows' own part; one softmax."""
+    share a key/value head) folded into the query axis, then, per group of rows, against the
+    group's own part with its query heads folded the same way (no ``repeat_kv`` copy); one
+    softmax over both for each row."""
     groups = int(getattr(module, "num_key_value_groups", 1) or 1)
-    pk, pv, rk, rv = key.prefix[0], value.prefix[0], key.rows, value.rows
-    if groups > 1:
-        rk, rv = repeat_kv(rk, groups), repeat_kv(rv, groups)
+    pk, pv = key.prefix[0], value.prefix[0]
     batch, heads, q_len, dim = query.shape
     kv_heads, p_len = pk.shape[0], pk.shape[-2]
     scale = scaling if scaling is not None else dim**-0.5
-    # [kv_heads, batch * groups * q_len, dim]: head h reads key/value head h // groups (repeat_kv's
-    # layout), so the prefix is neither repeated over the batch nor over the groups
-    folded = query.reshape(batch, kv_heads, groups * q_len, dim).transpose(0, 1).reshape(kv_heads, -1, dim)
+    # [batch, kv_heads, groups * q_len, dim]: head h reads key/value head h // groups (repeat_kv's
+    # layout), so no key or value is repeated, neither over the batch nor over the groups
+    q4 = query.reshape(batch, kv_heads, groups * q_len, dim)
+    folded = q4.transpose(0, 1).reshape(kv_heads, -1, dim)
     s_prefix = torch.bmm(folded, pk.transpose(1, 2)).view(kv_heads, batch, groups * q_len, p_len)
-    s_prefix = s_prefix.transpose(0, 1).reshape(batch, heads, q_len, p_len)
-    s_rows = torch.matmul(query, rk.transpose(-1, -2))
-    scores = torch.cat([s_prefix, s_rows], dim=-1).float() * scale
-    if attention_mask is not None:  # in place: scores is this call's own fresh tensor
-        if attention_mask.dtype == torch.bool:
-            scores.masked_fill_(attention_mask.logical_not(), float("-inf"))
-        else:
-            scores.add_(attention_mask)
-    weights = torch.softmax(scores, dim=-1).to(query.dtype)
-    w_prefix = weights[..., :p_len].reshape(batch, kv_heads, groups * q_len, p_len)
-    w_prefix = w_prefix.transpose(0, 1).reshape(kv_heads, -1, p_len)
-    out = torch.bmm(w_prefix, pv).view(kv_heads, batch, groups * q_len, dim).transpose(0, 1)
-    out = out.reshape(batch, heads, q_len, dim) + torch.matmul(weights[..., p_len:], rv)
-    return out.transpose(1, 2).contiguous()
+    s_prefix = s_prefix.transpose(0, 1)  # [batch, kv_heads, groups * q_len, P]
+    total = attention_mask.shape[-1] if attention_mask is not None else None
+    w_prefix = query.new_empty((batch, kv_heads, groups * q_len, p_len))
+    out_own = query.new_empty((batch, kv_heads, groups * q_len, dim))
+    for g_k, g_v in zip(key.own(), value.own(), strict=True):
+        at = g_k.rows if g_k.rows is not None else slice(None)
+        own = g_k.part.shape[-2]
+        s_own = torch.matmul(q4[at], g_k.part.transpose(-1, -2))  # [rows, kv_heads, groups * q_len, L]
+        scores = torch.cat([s_prefix[at], s_own], dim=-1).float() * scale
+        if attention_mask is not None and total is not None:
+            mask = attention_mask[at] if attention_mask.shape[0] > 1 else attention_mask
+            # the prefix's columns and the group's own (the last of the row's columns), with the
+            # groups axis apart from the queries': [rows, 1, 1, q_len, P + L]
+            mask = torch.cat([mask[..., :p_len], mask[..., total - own :]], dim=-1).unsqueeze(2)
+            view = scores.view(scores.shape[0], kv_heads, groups, q_len, p_len + own)
+            if mask.dtype == torch.bool:  # in place: scores is this call's own fresh tensor
+                view.masked_fill_(mask.logical_not(), float("-inf"))
+            else:
+                view.add_(mask)
+        weights = torch.softmax(scores, dim=-1).to(query.dtype)
+        w_prefix[at] = weights[..., :p_len]
+        out_own[at] = torch.matmul(weights[..., p_len:], g_v.part)
+    w = w_prefix.transpose(0, 1).reshape(kv_heads, -1, p_len)
+    out = torch.bmm(w, pv).view(kv_heads, batch, groups * q_len, dim).transpose(0, 1) + out_own
+    return out.reshape(batch, heads, q_len, dim).transpose(1, 2).contiguous()
 
 
 def enable(model: Any) -> bool:
@@ -206,6 +300,7 @@ def enable(model: Any) -> bool:
 
 __all__ = [
     "IMPLEMENTATION",
+    "OwnGroup",
     "SharedPrefixLayer",
     "SplitKV",
     "enable",

@@ -597,17 +597,21 @@ class HFBackend(Backend):
 
             cache = shared_prefix_cache(prefix_cache, m.layers, batch.width + max_new + 1)
             if shares is not None and batch.width > 1:
-                self._prefill_rows(batch, shares, prefix_cache, cache)
+                self._prefill_rows(batch, shares, prefix_cache, cache, max_new)
             return cache
         if prefix_cache is not None and len(batch.input_ids) > 1:
             prefix_cache.batch_repeat_interleave(len(batch.input_ids))
         return prefix_cache
 
-    def _prefill_rows(self, batch: _Batch, shares: list[int], prefix_cache: Any, cache: Any) -> None:
+    def _prefill_rows(
+        self, batch: _Batch, shares: list[int], prefix_cache: Any, cache: Any, max_new: int = 0
+    ) -> None:
         """Every row's own tokens but its last into ``cache``, in groups of rows of about the same
         length (``_row_groups``), so a row that parts from the first row early (a renamed
         parameter) does not make every row of the batch as long as it; ``generate`` then feeds
-        the last token of every row, together."""
+        the last token of every row, together. The cache keeps the groups apart (each as long as
+        its longest row's own tokens, with room for ``max_new`` more), so decoding does not read
+        the padding up to the longest row either."""
         import torch
 
         from ._prefix_attention import shared_prefix_cache
@@ -616,15 +620,16 @@ class HFBackend(Backend):
         p, w = batch.prefix, batch.width
         before_last = p + w - 1  # the column of every row's last token
         own = [int(n) for n in batch.mask[:, p:before_last].sum(-1).tolist()]
-        keys: list[Any] = []
-        values: list[Any] = []
+        layers_parts: list[list[tuple[Any, Any, Any]]] = [[] for _ in range(m.layers)]
+        empty: list[Any] = []  # the rows of groups that own no token besides their last
         positions = (batch.mask.cumsum(-1) - 1).clamp(min=0)
         keep = {"logits_to_keep": 1} if m.keeps_logits else {}
         for group in _row_groups(own, _CALL_TOKENS):
             width = max(own[i] for i in group)
+            rows = torch.tensor(sorted(group), device=batch.input_ids.device)
             if width == 0:
+                empty.append(rows)
                 continue
-            rows = torch.tensor(group, device=batch.input_ids.device)
             cols = slice(before_last - width, before_last)
             # the prefix the group's rows read is as long as the most any of them shares: the rest
             # is masked out for all of them, and attention need not see it
@@ -639,15 +644,15 @@ class HFBackend(Backend):
                 **keep,
             )
             layers: list[Any] = part.layers  # SharedPrefixLayer: .keys/.values are the rows' own
-            for layer, got in enumerate(layers):
-                if len(keys) <= layer:
-                    shape = (len(shares), got.keys.shape[1], w - 1, got.keys.shape[-1])
-                    keys.append(got.keys.new_zeros(shape))
-                    values.append(got.values.new_zeros(shape))
-                keys[layer][rows, :, w - 1 - width :] = got.keys
-                values[layer][rows, :, w - 1 - width :] = got.values
-        for layer, (k, v) in enumerate(zip(keys, values, strict=True)):
-            cache.layers[layer].update(k, v)
+            for parts, got in zip(layers_parts, layers, strict=True):
+                parts.append((rows, got.keys, got.values))
+        for layer, parts in enumerate(layers_parts):
+            k, v = parts[0][1], parts[0][2]
+            for rows in empty:  # no own token yet: an empty part, grown by decoding
+                parts.append(
+                    (rows, k[:1, :, :0].repeat(len(rows), 1, 1, 1), v[:1, :, :0].repeat(len(rows), 1, 1, 1))
+                )
+            cache.layers[layer].set_groups(parts, max_new + 1)
 
     def _collect(
         self, out: Any, start: int, enc: Encoding, stoppers: list[BoundaryStopper], stops: Any

@@ -72,3 +72,23 @@ def test_prefix_attention_script_runs_and_both_attentions_agree() -> None:
     assert re.search(r"all positions: cascade \d+ ms, fused \d+ ms, [\d.]+x less", done.stdout)
     bad = _run("--positions", "0", timeout=120, script=script)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_grouped_decode_script_runs_and_the_layouts_agree() -> None:
+    """The decoding figure's script on one position with a 2-layer model: a line for it, and the
+    padded and grouped caches give the same logits (the script prints the largest difference)."""
+    script = ROOT / "benchmarks" / "grouped_decode.py"
+    done = _run(
+        "--positions", "1", "--steps", "1", "--layers", "2", "--threads", "1", timeout=600, script=script
+    )
+    assert done.returncode == 0, done.stderr
+    lines = re.findall(
+        r"^  \S+:\d+ +\d+ rows, own +\d+ tokens .*padded\+repeat +\d+ .*grouped +\d+ "
+        r".*difference ([\d.e+-]+)\)",
+        done.stdout,
+        flags=re.M,
+    )
+    assert len(lines) == 1 and float(lines[0]) < 1e-3
+    assert re.search(r"all positions: padded\+repeat \d+ ms, .*grouped/plain [\d.]+x", done.stdout)
+    bad = _run("--steps", "0", timeout=120, script=script)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1

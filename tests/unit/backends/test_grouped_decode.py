@@ -1,0 +1,192 @@
+"""Decoding with the rows' own keys kept per group of rows (no padding to the longest row, no
+``repeat_kv`` copy): the same attention as ordinary attention over the padded keys, and the same
+greedy tokens as a plain padded batch and as one prompt at a time, on small random-weight Llama
+(query heads sharing key/value heads) and GPT-2 models built from configs."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from backend_prompts import ORIGINAL
+
+from cctest.backends._prefix_attention import OwnGroup, SharedPrefixLayer, SplitKV, shared_prefix_attention
+from cctest.backends.base import GenerationOptions
+from cctest.backends.hf import HFBackend
+from cctest.models import bundled_model_path
+
+# rows that own very different numbers of tokens once they part from the first: a change at the
+# cursor (one token or so), one in the middle, one at the top (every token), another prompt
+PROMPTS = [
+    ORIGINAL,
+    ORIGINAL[:-4] + "   # x\n        ",
+    ORIGINAL.replace("def count_lines(path):", "def count_lines(where):").replace("(path)", "(where)"),
+    ORIGINAL.replace("walking a source tree", "walking through a source tree"),
+    "import json\n\n\ndef load(path):\n    ",
+]
+
+
+@pytest.fixture(scope="module", params=["llama-gqa", "gpt2"])
+def tiny(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HFBackend]:
+    """A small random-weight model with the bundled tokenizer."""
+    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+    out: Path = tmp_path_factory.mktemp(request.param)
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(bundled_model_path() / f, out / f)
+    tok = AutoTokenizer.from_pretrained(out, local_files_only=True)
+    eos = tok.eos_token_id if tok.eos_token_id is not None else 0
+    torch.manual_seed(0)
+    model: Any
+    if request.param == "gpt2":
+        # weights drawn wider than the default so that greedy choices are not near-ties
+        gpt2 = GPT2Config(
+            vocab_size=len(tok),
+            n_embd=64,
+            n_layer=2,
+            n_head=4,
+            n_positions=1024,
+            bos_token_id=eos,
+            eos_token_id=eos,
+            initializer_range=0.3,
+        )
+        model = GPT2LMHeadModel(gpt2)
+    else:
+        llama = LlamaConfig(
+            vocab_size=len(tok),
+            hidden_size=96,
+            intermediate_size=192,
+            num_hidden_layers=2,
+            num_attention_heads=6,
+            num_key_value_heads=2,
+            max_position_embeddings=1024,
+            bos_token_id=eos,
+            eos_token_id=eos,
+            initializer_range=0.3,
+        )
+        model = LlamaForCausalLM(llama)
+    model.save_pretrained(out)
+    yield HFBackend(out, threads=1, fim="off")
+
+
+def _spy_groups(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    """The own-token count of each group ``set_groups`` receives, per call."""
+    seen: list[list[int]] = []
+    real = SharedPrefixLayer.set_groups
+
+    def spy(self: SharedPrefixLayer, groups: list[Any], room: int) -> None:
+        seen.append([int(k.shape[-2]) for _, k, _ in groups])
+        real(self, groups, room)
+
+    monkeypatch.setattr(SharedPrefixLayer, "set_groups", spy)
+    return seen
+
+
+def test_grouped_decoding_gives_the_padded_batch_and_one_by_one(
+    tiny: HFBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = tiny.with_options(GenerationOptions(max_new_tokens=12), boundaries=False)
+    assert backend._m.cascade
+    groups = _spy_groups(monkeypatch)
+    gens = backend.generate(PROMPTS)
+    # the rows' own parts were kept apart, in groups of different lengths
+    assert groups and len(groups[0]) >= 2 and len(set(groups[0])) >= 2
+    padded = backend.with_options(share_prefix=False).generate(PROMPTS)
+    singles = [backend.generate([p])[0] for p in PROMPTS]
+    assert [g.text for g in gens] == [g.text for g in padded] == [g.text for g in singles]
+    assert [g.completion_tokens for g in gens] == [g.completion_tokens for g in singles]
+
+
+def test_a_row_that_finishes_early_leaves_the_others_unchanged(tiny: HFBackend) -> None:
+    """A stop sequence that one row writes early ends that row while the batch decodes on: every
+    row's output is still what it is alone."""
+    free = tiny.with_options(GenerationOptions(max_new_tokens=12), boundaries=False).generate(PROMPTS)
+    text = free[2].text
+    # two characters written a few tokens into row 2's completion
+    at = next(k for k in range(len(text) // 3, len(text) - 1) if not text[k : k + 2].isspace())
+    stop = text[at : at + 2]
+    backend = tiny.with_options(GenerationOptions(max_new_tokens=12, stop=(stop,)), boundaries=False)
+    gens = backend.generate(PROMPTS)
+    singles = [backend.generate([p])[0] for p in PROMPTS]
+    assert [(g.text, g.completion_tokens) for g in gens] == [(g.text, g.completion_tokens) for g in singles]
+    assert gens[2].finish_reason == "stop" and gens[2].completion_tokens < 12
+    assert any(g.completion_tokens == 12 for g in gens)  # the batch went on after row 2 ended
+
+
+@pytest.mark.parametrize("kv_groups", [1, 3])
+@pytest.mark.parametrize("float_mask", [False, True])
+def test_grouped_decoding_attention_matches_attention_over_the_padded_keys(
+    kv_groups: int, float_mask: bool
+) -> None:
+    """One query per row; the rows' own keys in three groups (one owning nothing yet) of rows in
+    no particular order, each right-aligned in the batch's own columns: the same output as
+    ordinary attention over the prefix and the padded own keys, with or without GQA."""
+    from transformers.integrations.sdpa_attention import repeat_kv, sdpa_attention_forward
+
+    gen = torch.Generator().manual_seed(3)
+    batch, kv_heads, p_len, own, dim = 5, 2, 7, 6, 8
+    pk, pv = (torch.randn(1, kv_heads, p_len, dim, generator=gen) for _ in range(2))
+    rk, rv = (torch.randn(batch, kv_heads, own, dim, generator=gen) for _ in range(2))
+    query = torch.randn(batch, kv_heads * kv_groups, 1, dim, generator=gen)
+    layout = {(0, 3): own, (4,): 2, (1, 2): 0}  # rows -> their group's own columns
+    mask = torch.zeros(batch, 1, 1, p_len + own, dtype=torch.bool)
+    for rows, width in layout.items():
+        for r in rows:
+            mask[r, ..., : p_len - r] = True  # each row shares less of the prefix
+            mask[r, ..., p_len + own - max(width - r % 2, 1) :] = True  # its own tokens (the last)
+    rk[1:3, :, :-1] = rv[1:3, :, :-1] = 0.0  # rows owning nothing yet but their newest token
+    key_groups, value_groups = [], []
+    for rows, width in layout.items():
+        at = torch.tensor(rows)
+        width = max(width, 1)
+        key_groups.append(OwnGroup(at, rk[at][:, :, own - width :]))
+        value_groups.append(OwnGroup(at, rv[at][:, :, own - width :]))
+    attn_mask: torch.Tensor = mask
+    if float_mask:
+        attn_mask = torch.zeros(mask.shape).masked_fill(~mask, torch.finfo(torch.float32).min)
+    module = torch.nn.Module()
+    module.num_key_value_groups = kv_groups  # type: ignore[assignment]
+    key, value = SplitKV(pk, None, tuple(key_groups)), SplitKV(pv, None, tuple(value_groups))
+    got, _ = shared_prefix_attention(module, query, key, value, attn_mask, scaling=0.3)
+    full_k = repeat_kv(torch.cat([pk.expand(batch, -1, -1, -1), rk], dim=2), kv_groups)
+    full_v = repeat_kv(torch.cat([pv.expand(batch, -1, -1, -1), rv], dim=2), kv_groups)
+    want, _ = sdpa_attention_forward(
+        torch.nn.Module(), query, full_k, full_v, attn_mask, scaling=0.3, is_causal=False
+    )
+    assert got.shape == want.shape == (batch, 1, kv_heads * kv_groups, dim)
+    assert torch.allclose(got, want, atol=1e-5)
+    # the one tensor the prefill path builds from the groups: each group right-aligned, zeros before
+    padded = key.padded(batch)
+    for rows, width in layout.items():
+        at, width = torch.tensor(rows), max(width, 1)
+        assert torch.equal(padded[at][:, :, own - width :], rk[at][:, :, own - width :])
+        assert not padded[at][:, :, : own - width].any()
+
+
+def test_grouped_cache_appends_each_rows_new_token_to_its_group() -> None:
+    """``update`` after ``set_groups`` puts row r's new key in its own group's next slot and
+    reports the batch's own width (the widest group's) as the cache's length."""
+    layer = SharedPrefixLayer(torch.zeros(1, 1, 4, 2), torch.zeros(1, 1, 4, 2), capacity=8)
+    a, b = torch.tensor([0, 2]), torch.tensor([1])
+    layer.set_groups(
+        [
+            (a, torch.ones(2, 1, 3, 2), torch.ones(2, 1, 3, 2)),
+            (b, torch.ones(1, 1, 0, 2), torch.ones(1, 1, 0, 2)),
+        ],
+        2,
+    )
+    assert layer.get_seq_length() == 4 + 3
+    new = torch.arange(3.0).view(3, 1, 1, 1).expand(3, 1, 1, 2)
+    key, _ = layer.update(new, new)
+    assert isinstance(key, SplitKV) and key.rows is None and layer.get_seq_length() == 4 + 4
+    ga, gb = key.groups
+    assert ga.part.shape == (2, 1, 4, 2) and gb.part.shape == (1, 1, 1, 2)
+    assert ga.part[:, 0, -1, 0].tolist() == [0.0, 2.0] and gb.part[0, 0, -1, 0].item() == 1.0
+    for _ in range(3):  # past the room it was given: it grows, keeping what it holds
+        key, _ = layer.update(new, new)
+    assert key.groups[1].part[0, 0, :, 0].tolist() == [1.0] * 4
+    assert key.groups[0].part.shape[-2] == 7 and bool((key.groups[0].part[:, 0, :3] == 1).all())
