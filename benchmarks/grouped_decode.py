@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mutant_supply import stdlib_positions  # noqa: E402
 from repair_latency import SMOLLM_135M_SHAPE  # noqa: E402
 
-from cctest.backends.hf import _CALL_TOKENS, HFBackend, _row_groups, _shares  # noqa: E402
+from cctest.backends.hf import HFBackend, _decode_groups, _shares  # noqa: E402
 from cctest.config import Settings  # noqa: E402
 from cctest.engine import Engine  # noqa: E402
 from cctest.types import Prompt  # noqa: E402
@@ -129,7 +129,7 @@ def caches(lengths: list[int], shares: list[int], layers: int, steps: int) -> di
     dim = SMOLLM_135M_SHAPE["hidden_size"] // SMOLLM_135M_SHAPE["num_attention_heads"]
     own = [n - d - 1 for n, d in zip(lengths, shares, strict=True)]
     rows, prefix, width = len(own), max(shares), max(own)
-    groups = [torch.tensor(sorted(g)) for g in _row_groups(own, _CALL_TOKENS)]
+    groups = [torch.tensor(g) for g in _decode_groups(own)]
     gen = torch.Generator().manual_seed(1)
     out: dict[str, Any] = {v: DynamicCache() for v in VARIANTS}
     for cache in out.values():

@@ -36,7 +36,7 @@ IMPLEMENTATION = "cctest_shared_prefix"
 
 
 class OwnGroup(NamedTuple):
-    rows: torch.Tensor | None  # which rows of the batch (None: all of them, in order)
+    rows: slice  # which rows: a run of the batch's rows taken in ``SplitKV.order``
     part: torch.Tensor  # [rows, heads, L, dim]: their own tokens, the last L of the batch's own columns
 
 
@@ -44,13 +44,14 @@ class SplitKV(NamedTuple):
     prefix: torch.Tensor  # [1, heads, P, dim]: the shared prefix, once
     rows: torch.Tensor | None  # [batch, heads, L, dim]: each row's own tokens (None: see groups)
     groups: tuple[OwnGroup, ...] = ()  # the rows' own tokens kept per group of rows, unpadded
+    order: torch.Tensor | None = None  # the batch's rows in the groups' order (None: as they are)
 
     def own(self) -> tuple[OwnGroup, ...]:
         """The rows' own part as groups (one group of every row when it is one tensor)."""
         if self.groups:
             return self.groups
         assert self.rows is not None
-        return (OwnGroup(None, self.rows),)
+        return (OwnGroup(slice(None), self.rows),)
 
     def padded(self, batch: int) -> torch.Tensor:
         """The rows' own part as one tensor, each group right-aligned in the widest one's columns
@@ -61,7 +62,8 @@ class SplitKV(NamedTuple):
         width = max(g.part.shape[-2] for g in self.groups)
         out = first.new_zeros((batch, first.shape[1], width, first.shape[-1]))
         for g in self.groups:
-            out[g.rows if g.rows is not None else slice(None), :, width - g.part.shape[-2] :] = g.part
+            at = self.order[g.rows] if self.order is not None else g.rows
+            out[at, :, width - g.part.shape[-2] :] = g.part
         return out
 
 
@@ -69,9 +71,7 @@ class _Own:
     """One group of rows' own keys and values, in buffers with room to grow, so that appending a
     decoded token writes one slot instead of copying the cache (``DynamicLayer`` concatenates)."""
 
-    def __init__(
-        self, rows: torch.Tensor | None, keys: torch.Tensor, values: torch.Tensor, room: int
-    ) -> None:
+    def __init__(self, rows: slice, keys: torch.Tensor, values: torch.Tensor, room: int) -> None:
         self.rows, self.length = rows, keys.shape[-2]
         self._k = keys.new_empty((*keys.shape[:2], self.length + room, keys.shape[-1]))
         self._v = values.new_empty((*values.shape[:2], self.length + room, values.shape[-1]))
@@ -79,8 +79,7 @@ class _Own:
         self._v[:, :, : self.length] = values
 
     def append(self, keys: torch.Tensor, values: torch.Tensor) -> None:
-        if self.rows is not None:  # the batch's new tokens: this group's rows only
-            keys, values = keys[self.rows], values[self.rows]
+        keys, values = keys[self.rows], values[self.rows]  # the batch's new tokens: this group's
         n, t = self.length, keys.shape[-2]
         if n + t > self._k.shape[-2]:
             room = max(n + t, 2 * self._k.shape[-2])
@@ -121,13 +120,20 @@ class SharedPrefixLayer(DynamicLayer):
         self.capacity = capacity
         self.length = 0  # the batch's own columns (the widest group's)
         self._own: list[_Own] = []
+        self._order: torch.Tensor | None = None  # the rows in the groups' order (None: as they are)
 
     def set_groups(self, groups: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], room: int) -> None:
         """The rows' own part, per group: (row indices, keys, values), each group's tokens the
         last of the batch's own columns; ``room``: the tokens each group will still append."""
         if not self.is_initialized:
             self.lazy_initialization(groups[0][1], groups[0][2])
-        self._own = [_Own(rows, k, v, room) for rows, k, v in groups]
+        order = torch.cat([rows for rows, _, _ in groups])
+        in_order = bool((order == torch.arange(len(order), device=order.device)).all())
+        self._order = None if in_order else order
+        self._own, at = [], 0
+        for rows, k, v in groups:  # each group a run of rows in that order: slices, not copies
+            self._own.append(_Own(slice(at, at + len(rows)), k, v, room))
+            at += len(rows)
         self.length = max(own.length for own in self._own)
         self._expose()
 
@@ -136,7 +142,10 @@ class SharedPrefixLayer(DynamicLayer):
             self.lazy_initialization(key_states, value_states)
         if not self._own:
             none = key_states[:, :, :0]
-            self._own = [_Own(None, none, value_states[:, :, :0], max(key_states.shape[-2], self.capacity))]
+            room = max(key_states.shape[-2], self.capacity)
+            self._own = [_Own(slice(None), none, value_states[:, :, :0], room)]
+        if self._order is not None:
+            key_states, value_states = key_states[self._order], value_states[self._order]
         for own in self._own:
             own.append(key_states, value_states)
         self.length += key_states.shape[-2]
@@ -147,7 +156,8 @@ class SharedPrefixLayer(DynamicLayer):
                 prefix_k, prefix_v = key_states[:1, :, :0], value_states[:1, :, :0]
             k_groups = tuple(OwnGroup(own.rows, own.keys) for own in self._own)
             v_groups = tuple(OwnGroup(own.rows, own.values) for own in self._own)
-            return SplitKV(prefix_k, None, k_groups), SplitKV(prefix_v, None, v_groups)
+            order = self._order
+            return SplitKV(prefix_k, None, k_groups, order), SplitKV(prefix_v, None, v_groups, order)
         if self.prefix_keys is None or self.prefix_values is None:
             return self.keys, self.values
         return SplitKV(self.prefix_keys, self.keys), SplitKV(self.prefix_values, self.values)
@@ -242,6 +252,11 @@ def _cascade(
     softmax over both for each row."""
     groups = int(getattr(module, "num_key_value_groups", 1) or 1)
     pk, pv = key.prefix[0], value.prefix[0]
+    order = key.order
+    if order is not None:  # the rows in the groups' order, so each group is a slice (no copies)
+        query = query[order]
+        if attention_mask is not None and attention_mask.shape[0] > 1:
+            attention_mask = attention_mask[order]
     batch, heads, q_len, dim = query.shape
     kv_heads, p_len = pk.shape[0], pk.shape[-2]
     scale = scaling if scaling is not None else dim**-0.5
@@ -255,7 +270,7 @@ def _cascade(
     w_prefix = query.new_empty((batch, kv_heads, groups * q_len, p_len))
     out_own = query.new_empty((batch, kv_heads, groups * q_len, dim))
     for g_k, g_v in zip(key.own(), value.own(), strict=True):
-        at = g_k.rows if g_k.rows is not None else slice(None)
+        at = g_k.rows
         own = g_k.part.shape[-2]
         s_own = torch.matmul(q4[at], g_k.part.transpose(-1, -2))  # [rows, kv_heads, groups * q_len, L]
         scores = torch.cat([s_prefix[at], s_own], dim=-1).float() * scale
@@ -274,7 +289,10 @@ def _cascade(
         out_own[at] = torch.matmul(weights[..., p_len:], g_v.part)
     w = w_prefix.transpose(0, 1).reshape(kv_heads, -1, p_len)
     out = torch.bmm(w, pv).view(kv_heads, batch, groups * q_len, dim).transpose(0, 1) + out_own
-    return out.reshape(batch, heads, q_len, dim).transpose(1, 2).contiguous()
+    out = out.reshape(batch, heads, q_len, dim).transpose(1, 2)
+    if order is not None:  # back in the batch's order
+        return out.new_empty(out.shape).index_copy_(0, order, out)
+    return out.contiguous()
 
 
 def enable(model: Any) -> bool:

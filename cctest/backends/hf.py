@@ -63,6 +63,7 @@ from .fim import FAMILIES, FimTemplate, resolve
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
 _HEAL_MAX_TOKENS = 4  # at most this many trailing tokens are regenerated
 _CALL_TOKENS = 64  # a forward call's own cost, counted in tokens, when rows are grouped to prefill
+_DECODE_GROUP_TOKENS = 256  # a group's own cost at each decoding step, counted in padded tokens
 
 
 class Encoding(NamedTuple):
@@ -609,9 +610,9 @@ class HFBackend(Backend):
         """Every row's own tokens but its last into ``cache``, in groups of rows of about the same
         length (``_row_groups``), so a row that parts from the first row early (a renamed
         parameter) does not make every row of the batch as long as it; ``generate`` then feeds
-        the last token of every row, together. The cache keeps the groups apart (each as long as
-        its longest row's own tokens, with room for ``max_new`` more), so decoding does not read
-        the padding up to the longest row either."""
+        the last token of every row, together. The cache keeps the rows' own keys in groups too
+        (``_decode_groups``: each as long as its longest row's own tokens, with room for
+        ``max_new`` more), so decoding does not read the padding up to the longest row either."""
         import torch
 
         from ._prefix_attention import shared_prefix_cache
@@ -620,16 +621,16 @@ class HFBackend(Backend):
         p, w = batch.prefix, batch.width
         before_last = p + w - 1  # the column of every row's last token
         own = [int(n) for n in batch.mask[:, p:before_last].sum(-1).tolist()]
-        layers_parts: list[list[tuple[Any, Any, Any]]] = [[] for _ in range(m.layers)]
-        empty: list[Any] = []  # the rows of groups that own no token besides their last
+        # per layer, each row's own keys and values (None: it owns none besides its last token)
+        got_k: list[list[Any]] = [[None] * len(own) for _ in range(m.layers)]
+        got_v: list[list[Any]] = [[None] * len(own) for _ in range(m.layers)]
         positions = (batch.mask.cumsum(-1) - 1).clamp(min=0)
         keep = {"logits_to_keep": 1} if m.keeps_logits else {}
         for group in _row_groups(own, _CALL_TOKENS):
             width = max(own[i] for i in group)
-            rows = torch.tensor(sorted(group), device=batch.input_ids.device)
             if width == 0:
-                empty.append(rows)
                 continue
+            rows = torch.tensor(group, device=batch.input_ids.device)
             cols = slice(before_last - width, before_last)
             # the prefix the group's rows read is as long as the most any of them shares: the rest
             # is masked out for all of them, and attention need not see it
@@ -644,14 +645,23 @@ class HFBackend(Backend):
                 **keep,
             )
             layers: list[Any] = part.layers  # SharedPrefixLayer: .keys/.values are the rows' own
-            for parts, got in zip(layers_parts, layers, strict=True):
-                parts.append((rows, got.keys, got.values))
-        for layer, parts in enumerate(layers_parts):
-            k, v = parts[0][1], parts[0][2]
-            for rows in empty:  # no own token yet: an empty part, grown by decoding
-                parts.append(
-                    (rows, k[:1, :, :0].repeat(len(rows), 1, 1, 1), v[:1, :, :0].repeat(len(rows), 1, 1, 1))
-                )
+            for layer, got in enumerate(layers):
+                for j, i in enumerate(group):  # views of the row's own (right-aligned) columns
+                    got_k[layer][i] = got.keys[j, :, width - own[i] :]
+                    got_v[layer][i] = got.values[j, :, width - own[i] :]
+        decode = _decode_groups(own)
+        for layer in range(m.layers):
+            like = next(k for k in got_k[layer] if k is not None)
+            parts = []
+            for group in decode:
+                width = max(own[i] for i in group)
+                k = like.new_zeros((len(group), like.shape[0], width, like.shape[-1]))
+                v = torch.zeros_like(k)
+                for j, i in enumerate(group):
+                    if own[i]:
+                        k[j, :, width - own[i] :] = got_k[layer][i]
+                        v[j, :, width - own[i] :] = got_v[layer][i]
+                parts.append((torch.tensor(group, device=k.device), k, v))
             cache.layers[layer].set_groups(parts, max_new + 1)
 
     def _collect(
@@ -754,6 +764,13 @@ def _row_groups(lengths: list[int], call: int) -> list[list[int]]:
         groups.append(order[cut[j] : j])
         j = cut[j]
     return groups[::-1]
+
+
+def _decode_groups(own: list[int]) -> list[list[int]]:
+    """The groups of rows whose own keys decoding reads apart (``_row_groups`` with the cost of
+    a group at each decoding step, counted in tokens: a few more operations per layer cost as
+    much as reading a few hundred padded tokens), each group's rows in batch order."""
+    return [sorted(g) for g in _row_groups(own, _DECODE_GROUP_TOKENS)]
 
 
 def _shared_prefix(ids: list[list[int]]) -> int:

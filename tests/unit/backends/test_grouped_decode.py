@@ -89,21 +89,30 @@ def _spy_groups(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
 def test_grouped_decoding_gives_the_padded_batch_and_one_by_one(
     tiny: HFBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from cctest.backends import hf as hf_module
+
     backend = tiny.with_options(GenerationOptions(max_new_tokens=12), boundaries=False)
     assert backend._m.cascade
+    # a group for every own length (these prompts' rows differ by fewer tokens than a group costs)
+    monkeypatch.setattr(hf_module, "_DECODE_GROUP_TOKENS", 0)
     groups = _spy_groups(monkeypatch)
     gens = backend.generate(PROMPTS)
-    # the rows' own parts were kept apart, in groups of different lengths
-    assert groups and len(groups[0]) >= 2 and len(set(groups[0])) >= 2
+    # the rows' own parts were kept apart, in groups of different lengths, one of them empty
+    assert groups and len(groups[0]) >= 3 and len(set(groups[0])) >= 3 and 0 in groups[0]
     padded = backend.with_options(share_prefix=False).generate(PROMPTS)
     singles = [backend.generate([p])[0] for p in PROMPTS]
     assert [g.text for g in gens] == [g.text for g in padded] == [g.text for g in singles]
     assert [g.completion_tokens for g in gens] == [g.completion_tokens for g in singles]
 
 
-def test_a_row_that_finishes_early_leaves_the_others_unchanged(tiny: HFBackend) -> None:
+def test_a_row_that_finishes_early_leaves_the_others_unchanged(
+    tiny: HFBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A stop sequence that one row writes early ends that row while the batch decodes on: every
     row's output is still what it is alone."""
+    from cctest.backends import hf as hf_module
+
+    monkeypatch.setattr(hf_module, "_DECODE_GROUP_TOKENS", 0)
     free = tiny.with_options(GenerationOptions(max_new_tokens=12), boundaries=False).generate(PROMPTS)
     text = free[2].text
     # two characters written a few tokens into row 2's completion
@@ -139,18 +148,21 @@ def test_grouped_decoding_attention_matches_attention_over_the_padded_keys(
             mask[r, ..., : p_len - r] = True  # each row shares less of the prefix
             mask[r, ..., p_len + own - max(width - r % 2, 1) :] = True  # its own tokens (the last)
     rk[1:3, :, :-1] = rv[1:3, :, :-1] = 0.0  # rows owning nothing yet but their newest token
-    key_groups, value_groups = [], []
+    key_groups, value_groups, start = [], [], 0
     for rows, width in layout.items():
-        at = torch.tensor(rows)
-        width = max(width, 1)
-        key_groups.append(OwnGroup(at, rk[at][:, :, own - width :]))
-        value_groups.append(OwnGroup(at, rv[at][:, :, own - width :]))
+        at, width = torch.tensor(rows), max(width, 1)
+        run = slice(start, start + len(rows))  # the group's run in the order below
+        key_groups.append(OwnGroup(run, rk[at][:, :, own - width :]))
+        value_groups.append(OwnGroup(run, rv[at][:, :, own - width :]))
+        start += len(rows)
+    order = torch.tensor([r for rows in layout for r in rows])
     attn_mask: torch.Tensor = mask
     if float_mask:
         attn_mask = torch.zeros(mask.shape).masked_fill(~mask, torch.finfo(torch.float32).min)
     module = torch.nn.Module()
     module.num_key_value_groups = kv_groups  # type: ignore[assignment]
-    key, value = SplitKV(pk, None, tuple(key_groups)), SplitKV(pv, None, tuple(value_groups))
+    key = SplitKV(pk, None, tuple(key_groups), order)
+    value = SplitKV(pv, None, tuple(value_groups), order)
     got, _ = shared_prefix_attention(module, query, key, value, attn_mask, scaling=0.3)
     full_k = repeat_kv(torch.cat([pk.expand(batch, -1, -1, -1), rk], dim=2), kv_groups)
     full_v = repeat_kv(torch.cat([pv.expand(batch, -1, -1, -1), rv], dim=2), kv_groups)
@@ -190,3 +202,15 @@ def test_grouped_cache_appends_each_rows_new_token_to_its_group() -> None:
         key, _ = layer.update(new, new)
     assert key.groups[1].part[0, 0, :, 0].tolist() == [1.0] * 4
     assert key.groups[0].part.shape[-2] == 7 and bool((key.groups[0].part[:, 0, :3] == 1).all())
+
+
+def test_decode_groups_merge_rows_whose_padding_costs_less_than_a_group() -> None:
+    from cctest.backends.hf import _decode_groups
+
+    own = [1, 562, 1852, 324, 8, 556, 1, 29, 75, 591, 1852]
+    groups = _decode_groups(own)
+    assert sorted(i for g in groups for i in g) == list(range(len(own)))
+    assert all(g == sorted(g) for g in groups)  # each group's rows in batch order
+    assert [2, 10] in groups  # the two longest rows apart from the short ones
+    assert len(groups) < len(set(own))  # rows a few tokens apart share a group
+    assert _decode_groups([5, 7, 6]) == [[0, 1, 2]]
