@@ -206,6 +206,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=Settings().mutant_pool,
         help="candidates drawn per kept mutant (the setting mutant_pool; 1: the schemes' own order)",
     )
+    ap.add_argument(
+        "--spare-suffix",
+        action=argparse.BooleanOptionalAction,
+        default=Settings().spare_suffix,
+        help="renames spare the code after the cursor of a suffix-first model (the setting spare_suffix)",
+    )
     args = ap.parse_args(argv)
     if min(args.positions, args.mutants, args.max_new_tokens, args.mutant_pool) < 1 or args.threads < 0:
         print(
@@ -221,10 +227,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_new_tokens=args.max_new_tokens,
         threads=args.threads,
         mutant_pool=args.mutant_pool,
+        spare_suffix=args.spare_suffix,
     )
     print(
         f"{args.positions} stdlib positions (seed {args.seed}); k = {args.mutants}, "
-        f"mutant pool {args.mutant_pool}; "
+        f"mutant pool {args.mutant_pool}, spare_suffix {'on' if args.spare_suffix else 'off'}; "
         f"{args.max_new_tokens} new tokens, boundary stops off; torch {torch.__version__}"
     )
     for name in [m.strip() for m in args.models.split(",") if m.strip()]:
