@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mutant_supply import stdlib_positions  # noqa: E402
-from repair_latency import SMOLLM_135M_SHAPE  # noqa: E402
+from repair_latency import SMOLLM_135M_SHAPE, position_arguments  # noqa: E402
 
 from cctest.backends.hf import HFBackend, _decode_groups, _shares  # noqa: E402
 from cctest.config import Settings  # noqa: E402
@@ -191,13 +191,9 @@ def run_position(model: Any, lengths: list[int], shares: list[int], layers: int,
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--positions", type=int, default=4)
-    ap.add_argument("--seed", type=int, default=20231116)
-    ap.add_argument("-k", "--mutants", type=int, default=10)
-    ap.add_argument("--max-new-tokens", type=int, default=32)
+    position_arguments(ap, positions=4)
     ap.add_argument("--steps", type=int, default=6, help="decoding steps timed per position")
     ap.add_argument("--layers", type=int, default=SMOLLM_135M_SHAPE["num_hidden_layers"])
-    ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--where", default="", help="only the positions whose file:line contains this")
     args = ap.parse_args(argv)
     if min(args.positions, args.mutants, args.max_new_tokens, args.steps, args.layers, args.threads) < 1:

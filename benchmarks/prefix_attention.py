@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mutant_supply import stdlib_positions  # noqa: E402
-from repair_latency import SMOLLM_135M_SHAPE, model_dir  # noqa: E402
+from repair_latency import SMOLLM_135M_SHAPE, model_dir, position_arguments  # noqa: E402
 
 from cctest.backends.hf import _CALL_TOKENS, HFBackend, _row_groups, _shares  # noqa: E402
 from cctest.config import Settings  # noqa: E402
@@ -83,11 +83,7 @@ def group_call(rows: int, own: int, prefix: int, seen: int, repeats: int) -> tup
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--positions", type=int, default=4)
-    ap.add_argument("--seed", type=int, default=20231116)
-    ap.add_argument("-k", "--mutants", type=int, default=10)
-    ap.add_argument("--max-new-tokens", type=int, default=32)
-    ap.add_argument("--threads", type=int, default=2)
+    position_arguments(ap, positions=4)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
     if min(args.positions, args.mutants, args.max_new_tokens, args.repeats, args.threads) < 1:

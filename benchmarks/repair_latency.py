@@ -70,6 +70,16 @@ SMOLLM_135M_SHAPE: dict[str, Any] = {
 }
 
 
+def position_arguments(ap: argparse.ArgumentParser, positions: int) -> None:
+    """The options the stdlib-position scripts share: how many positions, their seed, k, the
+    token budget, torch's threads."""
+    ap.add_argument("--positions", type=int, default=positions)
+    ap.add_argument("--seed", type=int, default=20231116)
+    ap.add_argument("-k", "--mutants", type=int, default=10)
+    ap.add_argument("--max-new-tokens", type=int, default=32)
+    ap.add_argument("--threads", type=int, default=2)
+
+
 @dataclass
 class Sample:
     where: str
