@@ -7,11 +7,14 @@ the cost of a batch. Here the prefix stays a batch-1 tensor:
 
 * ``SharedPrefixLayer`` replaces a ``DynamicLayer`` of the cache: it keeps the prefix's keys and
   values once, grows only the rows' own part, and hands the attention both halves
-  (``SplitKV``) instead of one concatenated tensor;
+  (``SplitKV``) instead of one concatenated tensor. The own part may be kept per group of rows
+  (``set_groups``), each group as long as its longest row's own tokens, so rows that own a few
+  tokens do not read (or copy) padding up to the longest row's at every step;
 * ``shared_prefix_attention`` (registered with transformers' ``AttentionInterface`` under
   ``IMPLEMENTATION``), when decoding, computes attention in two halves (a "cascade"): the scores
   against the prefix with the batch and the query heads of each key/value head folded into the
-  query axis, so the one copy is read once, then the rows' own part; one softmax over both. When
+  query axis, so the one copy is read once, then each group's own part, its query heads folded
+  the same way (no ``repeat_kv`` copy); one softmax over both. When
   the rows' own tokens are prefilled (many queries per row) it is one fused SDPA over a per-call
   copy of the prefix instead: materialising every query's scores against a long prefix costs
   more than the copy. Plain tensors (no shared prefix) go to transformers' SDPA.

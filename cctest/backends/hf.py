@@ -10,7 +10,8 @@ prompt), and each row reads as much of it as it has in common with it (the rest 
 mutant changed near the cursor reads almost all of the prompt from the one copy, one renamed at
 the ``def`` line only its head. The rows' own tokens are then prefilled in groups of rows of
 about the same length (``_row_groups``), so the one row that parts early does not pad every row
-to its length, and ``generate`` continues all rows together. A single prompt shares nothing: it
+to its length, and ``generate`` continues all rows together, each group of rows reading only
+its own keys (``_decode_groups``). A single prompt shares nothing: it
 is a plain ``generate``. A stopping criterion decodes each row after every token and marks it
 finished once its natural boundary appears (``_stop.BoundaryStopper``); ``generate`` ends as
 soon as every row has.
