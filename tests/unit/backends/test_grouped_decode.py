@@ -214,3 +214,17 @@ def test_decode_groups_merge_rows_whose_padding_costs_less_than_a_group() -> Non
     assert [2, 10] in groups  # the two longest rows apart from the short ones
     assert len(groups) < len(set(own))  # rows a few tokens apart share a group
     assert _decode_groups([5, 7, 6]) == [[0, 1, 2]]
+
+
+def test_sampling_through_the_groups_is_reproducible_with_the_seed(
+    tiny: HFBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cctest.backends import hf as hf_module
+
+    monkeypatch.setattr(hf_module, "_DECODE_GROUP_TOKENS", 0)
+    groups = _spy_groups(monkeypatch)
+    backend = tiny.with_options(GenerationOptions(max_new_tokens=8, temperature=0.8), boundaries=False)
+    first, again = backend.generate(PROMPTS), backend.generate(PROMPTS)
+    assert groups and len(groups[0]) >= 3
+    assert [g.text for g in first] == [g.text for g in again]
+    assert all(g.completion_tokens <= 8 for g in first)
