@@ -162,6 +162,9 @@ class _Model:
         # come from the mask and stay within it, so that one warning is dropped
         logging.getLogger("transformers.generation.stopping_criteria").addFilter(_WideBatchFilter())
         self.lock = threading.Lock()
+        # the FIM template per `fim` setting: resolving reads the whole vocabulary (about 1 ms),
+        # and a request asks several times
+        self.fim_templates: dict[str, FimTemplate | None] = {}
         self._texts: list[str] | None = None
         self._allowed: LRU[tuple[str, int], Any] = LRU(256)
 
@@ -279,7 +282,10 @@ class HFBackend(Backend):
     @property
     def fim_template(self) -> FimTemplate | None:
         """The FIM template completions with a suffix use (None: left to right only)."""
-        return resolve(self.fim, self._m.tokenizer)
+        cache = self._m.fim_templates
+        if self.fim not in cache:
+            cache[self.fim] = resolve(self.fim, self._m.tokenizer)
+        return cache[self.fim]
 
     def fim_used(self) -> str | None:
         template = self.fim_template
