@@ -156,6 +156,9 @@ def caches(lengths: list[int], shares: list[int], layers: int, steps: int) -> di
 
 
 def run_position(model: Any, lengths: list[int], shares: list[int], layers: int, steps: int) -> Any:
+    from cctest.backends.hf import _cache_keyword
+
+    cache_kw = _cache_keyword(model)
     import torch
 
     state = caches(lengths, shares, layers, steps)
@@ -176,8 +179,8 @@ def run_position(model: Any, lengths: list[int], shares: list[int], layers: int,
                     input_ids=token[:1] if name == "plain" else token,
                     attention_mask=m,
                     position_ids=m.sum(-1, keepdim=True) - 1,
-                    past_key_values=state["caches"][name],
                     use_cache=True,
+                    **{cache_kw: state["caches"][name]},
                 ).logits
                 times[name].append(time.process_time() - t)
                 logits[name] = got

@@ -46,6 +46,7 @@ a lock makes one ``generate`` run at a time, so several threads (or the server) 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import threading
 from collections.abc import Sequence
@@ -135,6 +136,9 @@ class _Model:
         supports = getattr(self.model, "_supports_logits_to_keep", None)
         self.keeps_logits = bool(supports and supports())
         self.layers = int(getattr(config.get_text_config(decoder=True), "num_hidden_layers", 0) or 0)
+        # the key/value cache's argument: ``cache`` since transformers 5.2x, where the older
+        # ``past_key_values`` still works with a FutureWarning and is to be removed
+        self.cache_kw = _cache_keyword(self.model)
         # the prefix kept as one copy that attention reads for all rows (else a copy per row)
         self.cascade = _enable_shared_prefix(self.model) and self.layers > 0
         self.context = int(
@@ -539,7 +543,7 @@ class HFBackend(Backend):
         with torch.inference_mode():
             past = self._prefill(batch, enc.max_new, shares)
             if past is not None:
-                kwargs["past_key_values"] = past
+                kwargs[m.cache_kw] = past
             out = m.model.generate(input_ids=batch.input_ids, attention_mask=batch.mask, **kwargs)
         return self._collect(out, batch.start, enc, stoppers, stops)
 
@@ -597,9 +601,8 @@ class HFBackend(Backend):
         prefix_cache = None
         if batch.prefix > 0:
             keep = {"logits_to_keep": 1} if m.keeps_logits else {}
-            prefix_cache = m.model(
-                input_ids=batch.input_ids[:1, : batch.prefix], use_cache=True, **keep
-            ).past_key_values
+            out = m.model(input_ids=batch.input_ids[:1, : batch.prefix], use_cache=True, **keep)
+            prefix_cache = out[m.cache_kw]
         if m.cascade:
             from ._prefix_attention import shared_prefix_cache
 
@@ -647,8 +650,8 @@ class HFBackend(Backend):
                 input_ids=batch.input_ids[rows, cols],
                 attention_mask=torch.cat([batch.mask[rows, :seen], batch.mask[rows, cols]], dim=-1),
                 position_ids=positions[rows, cols],
-                past_key_values=part,
                 use_cache=True,
+                **{m.cache_kw: part},
                 **keep,
             )
             layers: list[Any] = part.layers  # SharedPrefixLayer: .keys/.values are the rows' own
@@ -697,6 +700,16 @@ class HFBackend(Backend):
                 )
             )
         return results
+
+
+def _cache_keyword(model: Any) -> str:
+    """The name under which ``model``'s forward (and ``generate``) take the key/value cache, and
+    its outputs return it."""
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return "past_key_values"
+    return "cache" if "cache" in params else "past_key_values"
 
 
 def _enable_shared_prefix(model: Any) -> bool:

@@ -393,11 +393,11 @@ def test_one_row_is_a_plain_generate(hf_model: HFBackend) -> None:
             out = m.model.generate(
                 input_ids=torch.tensor([enc.ids[0]]),
                 attention_mask=torch.ones(1, len(enc.ids[0]), dtype=torch.long),
-                past_key_values=DynamicCache(),
                 max_new_tokens=enc.max_new,
                 do_sample=False,
                 pad_token_id=m.pad_id,
                 eos_token_id=sorted(m.eos_ids),
+                **{m.cache_kw: DynamicCache()},
             )
         new = out[0, len(enc.ids[0]) :].tolist()
         stop = next((j for j, t in enumerate(new) if t in m.eos_ids), len(new))
