@@ -10,7 +10,8 @@ suffix). At each position, interleaved and in alternating order:
 * plain: one ``generate`` of the prompt alone (the same model, token budget and threads; with
   the suffix, like the request's rows, where the model fills in the middle);
 * cctest: one ``Engine.run`` of the prompt (k mutants, detection, repair), as the editor's
-  repair mode waits for it.
+  repair mode waits for it; with several ``--decide-after`` values (``0,8``: every row finished
+  before choosing, and the choice made on every row's first 8 tokens), one request per value.
 
 Boundary stops are off for both (every row writes ``--max-new-tokens`` unless the model ends it
 with EOS): the worst case, and the same amount of text on both sides. The ratio is cctest's wall
@@ -88,6 +89,7 @@ class Sample:
     cctest: float
     plain_cpu: float  # CPU seconds of this process (all its threads)
     cctest_cpu: float
+    completion: str = ""  # the repaired completion the request returned
 
     def ratio(self, clock: str) -> float:
         if clock == "cpu":
@@ -148,34 +150,52 @@ def timed_plain(backend: HFBackend, text: str, suffix: str) -> tuple[float, floa
     return time.perf_counter() - t, time.process_time() - cpu
 
 
-def timed_cctest(engine: Engine, prompt: Prompt) -> tuple[float, float, int]:
-    """Wall and CPU seconds of one engine request, and how many variants it completed."""
+def timed_cctest(engine: Engine, prompt: Prompt) -> tuple[float, float, int, str]:
+    """Wall and CPU seconds of one engine request, how many variants it completed, and the
+    repaired completion."""
     t, cpu = time.perf_counter(), time.process_time()
     result = asyncio.run(engine.run(prompt))
-    return time.perf_counter() - t, time.process_time() - cpu, 1 + len(result.mutants)
+    return time.perf_counter() - t, time.process_time() - cpu, 1 + len(result.mutants), result.completion
 
 
 def measure(
-    backend: HFBackend, settings: Settings, positions: Sequence[tuple[str, str, str]]
-) -> list[Sample]:
-    engine = Engine(backend, settings)
+    backend: HFBackend,
+    settings: Settings,
+    positions: Sequence[tuple[str, str, str]],
+    decide: Sequence[int] | None = None,
+) -> dict[int, list[Sample]]:
+    """Per ``decide_after`` value (``decide``; default: the settings' own), one sample per
+    position: the plain completion and that request, measured next to each other."""
+    values = list(decide) if decide else [settings.decide_after]
+    engines = {d: Engine(backend, settings.replace(decide_after=d)) for d in values}
     engine_prompt = Prompt(text="def f(x):\n    return x\n")
-    asyncio.run(engine.run(engine_prompt))  # warm-up: first-call costs out of the figures
-    samples = []
+    for engine in engines.values():
+        asyncio.run(engine.run(engine_prompt))  # warm-up: first-call costs out of the figures
+    samples: dict[int, list[Sample]] = {d: [] for d in values}
     for i, (where, before, after) in enumerate(positions):
         prompt = Prompt(text=before, suffix=after)
-
-        if i % 2:  # alternate the order, so neither side always runs on a warmer cache
-            (c, c_cpu, n), (p, p_cpu) = timed_cctest(engine, prompt), timed_plain(backend, before, after)
-        else:
-            (p, p_cpu), (c, c_cpu, n) = timed_plain(backend, before, after), timed_cctest(engine, prompt)
-        s = Sample(where, n, p, c, p_cpu, c_cpu)
-        samples.append(s)
-        print(
-            f"  {where:<26} {n:2d} variants  wall {p * 1000:6.0f} / {c * 1000:6.0f} ms"
-            f" {s.ratio('wall'):5.2f}x"
-            f"  CPU {p_cpu * 1000:6.0f} / {c_cpu * 1000:6.0f} ms {s.ratio('cpu'):5.2f}x"
-        )
+        # alternate the order, so no side always runs on a warmer cache
+        order: list[int | None] = [None, *values]
+        if i % 2:
+            order.reverse()
+        got: dict[int, tuple[float, float, int, str]] = {}
+        for d in order:
+            if d is None:
+                p, p_cpu = timed_plain(backend, before, after)
+            else:
+                got[d] = timed_cctest(engines[d], prompt)
+        line = f"  {where:<26}"
+        for d in values:
+            c, c_cpu, n, text = got[d]
+            s = Sample(where, n, p, c, p_cpu, c_cpu, text)
+            samples[d].append(s)
+            label = f"  decide_after {d:>2}:" if len(values) > 1 else ""
+            line += (
+                f"{label} {n:2d} variants  wall {p * 1000:6.0f} / {c * 1000:6.0f} ms"
+                f" {s.ratio('wall'):5.2f}x  CPU {p_cpu * 1000:6.0f} / {c_cpu * 1000:6.0f} ms"
+                f" {s.ratio('cpu'):5.2f}x"
+            )
+        print(line)
     return samples
 
 
@@ -222,10 +242,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=Settings().spare_suffix,
         help="renames spare the code after the cursor of a suffix-first model (the setting spare_suffix)",
     )
+    ap.add_argument(
+        "--decide-after",
+        default=str(Settings().decide_after),
+        help="the setting decide_after; several comma-separated values are measured side by side "
+        f"(default {Settings().decide_after}; 0: every row finished before choosing)",
+    )
     args = ap.parse_args(argv)
-    if min(args.positions, args.mutants, args.max_new_tokens, args.mutant_pool) < 1 or args.threads < 0:
+    try:
+        decide = [int(v) for v in args.decide_after.split(",") if v.strip()]
+    except ValueError:
+        decide = []
+    if (
+        min(args.positions, args.mutants, args.max_new_tokens, args.mutant_pool) < 1
+        or args.threads < 0
+        or not decide
+        or min(decide) < 0
+    ):
         print(
-            "--positions, -k, --max-new-tokens and --mutant-pool must be at least 1, --threads at least 0.",
+            "--positions, -k, --max-new-tokens and --mutant-pool must be at least 1, --threads at "
+            "least 0, and --decide-after a comma-separated list of token counts (0 or more).",
             file=sys.stderr,
         )
         return 2
@@ -241,7 +277,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(
         f"{args.positions} stdlib positions (seed {args.seed}); k = {args.mutants}, "
-        f"mutant pool {args.mutant_pool}, spare_suffix {'on' if args.spare_suffix else 'off'}; "
+        f"mutant pool {args.mutant_pool}, spare_suffix {'on' if args.spare_suffix else 'off'}, "
+        f"decide_after {','.join(map(str, decide))}; "
         f"{args.max_new_tokens} new tokens, boundary stops off; torch {torch.__version__}"
     )
     for name in [m.strip() for m in args.models.split(",") if m.strip()]:
@@ -253,9 +290,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 boundaries=False,
             )
             print(f"\n{name}: {backend.describe()}, {torch.get_num_threads()} thread(s)")
-            samples = measure(backend, settings, positions)
-            print(f"ratio cctest / plain ({name}):")
-            report(samples, args.mutants + 1)
+            by_value = measure(backend, settings, positions, decide)
+            for d, samples in by_value.items():
+                print(f"ratio cctest / plain ({name}, decide_after {d}):")
+                report(samples, args.mutants + 1)
+            if 0 in by_value and len(by_value) > 1:  # what deciding early changed in the answer
+                whole = by_value[0]
+                for d, samples in by_value.items():
+                    if d:
+                        same = sum(a.completion == b.completion for a, b in zip(whole, samples, strict=True))
+                        n = len(samples)
+                        print(
+                            f"  decide_after {d}: the same repaired completion as 0 at {same}/{n} positions"
+                        )
     return 0
 
 

@@ -230,6 +230,17 @@ class Settings:
         maximum=8,
         backend=False,
     )
+    decide_after: int = setting(
+        8,
+        int,
+        "Repair mode with a local (`hf`) model: write every completion's first this many tokens, "
+        "choose the repaired one on them, and finish only that one (the batch's other rows stop "
+        "there, so their flags are about those tokens). 0: finish every completion before "
+        "choosing (`cctest bench` always does, and monitor mode, which only checks).",
+        minimum=0,
+        maximum=4096,
+        backend=False,
+    )
     spare_suffix: bool = setting(
         True,
         bool,

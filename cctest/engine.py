@@ -11,7 +11,7 @@ import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import detect, repair
 from .backends._stop import fit_completion
@@ -35,6 +35,14 @@ class _Request:
     original: str | None  # the original's completion when the caller already had it
     timings: dict[str, float]
     started: float
+
+
+class _Judged(NamedTuple):
+    """Detection and repair over one set of completions ([original, mutant_1, ...])."""
+
+    completions: list[Completion]
+    matrix: list[list[float]]
+    verdict: Verdict
 
 
 class Engine:
@@ -61,6 +69,8 @@ class Engine:
         Raises BackendError only when no prompt at all could be completed because of errors.
         """
         request = self._prepare(prompt, k, schemes, original)
+        if self.settings.decide_after and original is None and len(request.texts) > 1:
+            return await self._run_deciding(request)
         return self._finish(request, await self._complete(request), wall=True)
 
     def variants(self, prompt: Prompt | str, *, k: int | None = None) -> list[str]:
@@ -129,6 +139,42 @@ class Engine:
         request.timings["complete"] = (time.perf_counter() - t) * 1000
         return raw
 
+    async def _run_deciding(self, request: _Request) -> EngineResult:
+        """``run`` deciding early (the setting ``decide_after``): the backend writes every row's
+        first tokens, detection and repair run on them (``decide``), and only the chosen row is
+        finished. The verdict is the one made on those first tokens; the chosen completion is then
+        the whole one. A backend that cannot decide early completes every row: a plain ``run``."""
+        s = self.settings
+        judged: list[_Judged] = []
+
+        def decide(partial: list[Any]) -> int | None:
+            judged.append(self._judge(request, partial))
+            return judged[-1].verdict.chosen
+
+        t = time.perf_counter()
+        got = await self.backend.complete_deciding(
+            request.texts,
+            suffixes=request.suffixes if request.prompt.suffix else None,
+            after=s.decide_after,
+            decide=decide,
+        )
+        request.timings["complete"] = (time.perf_counter() - t) * 1000
+        if not judged:  # every row ended before the decision: all whole
+            return self._finish(request, got.outcomes, wall=True)
+        early = judged[-1]
+        for i in got.cut:
+            early.completions[i] = dataclasses.replace(early.completions[i], cut=True)
+        chosen = got.chosen
+        whole = got.outcomes[chosen] if chosen is not None else None
+        # a failure finishing the chosen row: its first tokens stand
+        if chosen is not None and isinstance(whole, str):
+            mutant = request.mutants[chosen - 1] if chosen else None
+            text = fit_completion(request.texts[chosen], whole, request.suffixes[chosen], s.completion_scope)
+            done = _completion(early.completions[chosen].source, text, mutant.renames if mutant else {})
+            if done.is_result:
+                early.completions[chosen] = done
+        return self._result(request, early, wall=True, decided_after=s.decide_after)
+
     async def _alone(self, request: _Request) -> EngineResult | Exception:
         """``_complete`` and ``_finish`` for one prompt of ``run_many``; its failure as the result."""
         try:
@@ -181,6 +227,10 @@ class Engine:
         return self.backend.suffix_shown(prompt.text, prompt.suffix)
 
     def _finish(self, request: _Request, raw: list[Any], *, wall: bool) -> EngineResult:
+        return self._result(request, self._judge(request, raw), wall=wall)
+
+    def _judge(self, request: _Request, raw: list[Any]) -> _Judged:
+        """The completions, mapped back and compared; the outliers and the repaired choice."""
         s = self.settings
         prompt, mutants, timings = request.prompt, request.mutants, request.timings
         raw = list(raw)
@@ -219,13 +269,6 @@ class Engine:
         eligible = eligible_mask(mutants, completions)
         chosen = repair.choose(matrix, outliers, eligible)
         timings["repair"], t = _lap(t)
-        if wall:  # everything from the prompt to the verdict; the engine is all but the model
-            timings["total"] = (t - request.started) * 1000
-            timings["engine"] = timings["total"] - timings["complete"]
-        else:  # in run_many other prompts' stages ran in between: the sum of this prompt's own
-            timings["engine"] = sum(timings[k] for k in ("mutate", "demutate", "detect", "repair"))
-            timings["total"] = timings["engine"] + timings["complete"]
-
         verdict = Verdict(
             outliers=outliers,
             chosen=chosen,
@@ -233,14 +276,29 @@ class Engine:
             counts=tuple(counts),
             threshold=threshold,
         )
+        return _Judged(completions, matrix, verdict)
+
+    def _result(
+        self, request: _Request, judged: _Judged, *, wall: bool, decided_after: int | None = None
+    ) -> EngineResult:
+        timings = request.timings
+        stages = sum(timings[k] for k in ("mutate", "demutate", "detect", "repair"))
+        if wall:  # everything from the prompt to the verdict; the engine is all but the model
+            timings["total"] = (time.perf_counter() - request.started) * 1000
+            # deciding early, detection ran while the model waited for it: the engine's own time
+            timings["engine"] = stages if decided_after else timings["total"] - timings["complete"]
+        else:  # in run_many other prompts' stages ran in between: the sum of this prompt's own
+            timings["engine"] = stages
+            timings["total"] = timings["engine"] + timings["complete"]
         return EngineResult(
-            prompt=prompt,
-            mutants=mutants,
+            prompt=request.prompt,
+            mutants=request.mutants,
             dropped_mutants=request.dropped,
-            completions=tuple(completions),
-            similarity=tuple(tuple(row) for row in matrix),
-            verdict=verdict,
+            completions=tuple(judged.completions),
+            similarity=tuple(tuple(row) for row in judged.matrix),
+            verdict=judged.verdict,
             timings_ms=timings,
+            decided_after=decided_after,
         )
 
 

@@ -67,6 +67,7 @@ class Completion:
     raw: str
     text: str
     error: str | None = None
+    cut: bool = False  # ended where the engine decided early which completion to finish
 
     @property
     def is_result(self) -> bool:
@@ -76,6 +77,8 @@ class Completion:
         d: dict[str, Any] = {"source": self.source, "raw": self.raw, "text": self.text}
         if self.error is not None:
             d["error"] = self.error
+        if self.cut:
+            d["cut"] = True
         return d
 
 
@@ -109,6 +112,9 @@ class EngineResult:
     similarity: tuple[tuple[float, ...], ...]  # between completions; 0 rows/cols for no-results
     verdict: Verdict
     timings_ms: Mapping[str, float]
+    # decided early: the verdict was made on every completion's first this many tokens, and only
+    # the chosen completion was written on (the others end there); None: every one is whole
+    decided_after: int | None = None
 
     @property
     def outliers(self) -> tuple[int, ...]:
@@ -153,4 +159,5 @@ class EngineResult:
             "completion": self.completion,
             "original_is_outlier": self.original_is_outlier,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
+            "decided_after": self.decided_after,
         }

@@ -171,6 +171,26 @@ class SharedPrefixLayer(DynamicLayer):
         widest = max(self._own, key=lambda own: own.length)
         self.keys, self.values = widest.keys, widest.values
 
+    def row(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Row ``i``'s keys and values over every column of the cache (the prefix, then the
+        batch's own columns), [1, heads, prefix + own, dim]; the columns before its group's own
+        part are zeros (its mask hides them)."""
+        at = i if self._order is None else int((self._order == i).nonzero()[0, 0])
+        for own in self._own:
+            lo, hi = own.rows.start or 0, own.rows.stop
+            if lo <= at and (hi is None or at < hi):
+                break
+        else:
+            raise IndexError(f"row {i} is in no group of the cache")
+        keys, values = own.keys[at - lo : at - lo + 1], own.values[at - lo : at - lo + 1]
+        if own.length < self.length:  # right-aligned in the batch's own columns
+            pad = (0, 0, self.length - own.length, 0)
+            keys, values = torch.nn.functional.pad(keys, pad), torch.nn.functional.pad(values, pad)
+        if self.prefix_keys is not None and self.prefix_values is not None:
+            keys = torch.cat([self.prefix_keys, keys], dim=-2)
+            values = torch.cat([self.prefix_values, values], dim=-2)
+        return keys, values
+
     def get_seq_length(self) -> int:
         prefix = int(self.prefix_keys.shape[-2]) if self.prefix_keys is not None else 0
         return prefix + self.length

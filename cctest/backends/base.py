@@ -11,8 +11,9 @@ each out, with the same batching and error contract.
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..errors import BackendError
 
@@ -22,6 +23,16 @@ Outcome = str | BackendError
 Message = dict[str, str]
 # where a model that continues plain_chat_template's text starts a turn of its own
 PLAIN_CHAT_STOP = "\n### "
+# given every row's completion so far, the row to finish (None: none)
+Decide = Callable[[list[Outcome]], int | None]
+
+
+class Decided(NamedTuple):
+    """What ``Backend.complete_deciding`` returns."""
+
+    outcomes: list[Outcome]  # one per prompt; all but ``chosen`` may end where the decision was made
+    chosen: int | None  # the row ``decide`` chose, finished alone; None: ``decide`` was not asked
+    cut: tuple[int, ...] = ()  # the rows that had not ended when the decision stopped them
 
 
 def plain_chat_template(messages: Sequence[Message]) -> str:
@@ -64,6 +75,23 @@ class Backend(abc.ABC):
         ``suffixes``: the code after the cursor for each prompt (a renamed mutant's suffix uses the
         mutant's names), for backends that fill in the middle; None when there is none.
         """
+
+    async def complete_deciding(
+        self,
+        prompts: Sequence[str],
+        *,
+        suffixes: Sequence[str] | None = None,
+        after: int,
+        decide: Decide,
+    ) -> Decided:
+        """``complete``, deciding early which row to finish: a backend that can stops every row
+        after ``after`` new tokens, asks ``decide`` (given every row's completion so far) which
+        row to finish, and finishes that row alone; the others keep what they wrote by then. It
+        does not ask when every row ended before (its completions are whole).
+
+        A backend that cannot stop rows early (the default) completes every row and never asks.
+        """
+        return Decided(await self.complete(prompts, suffixes=suffixes), None)
 
     async def chat(self, conversations: Sequence[Sequence[Message]]) -> list[Outcome]:
         """One answer (or error) per conversation, in order: what an instruction model replies.

@@ -46,6 +46,7 @@ a lock makes one ``generate`` run at a time, so several threads (or the server) 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import threading
@@ -59,7 +60,16 @@ from ..config import Settings
 from ..errors import BackendError, BackendOutOfMemory, ConfigError, ModelLoadError
 from ..redact import redact_url
 from ._stop import BoundaryStopper
-from .base import PLAIN_CHAT_STOP, Backend, GenerationOptions, Message, Outcome, plain_chat_template
+from .base import (
+    PLAIN_CHAT_STOP,
+    Backend,
+    Decide,
+    Decided,
+    GenerationOptions,
+    Message,
+    Outcome,
+    plain_chat_template,
+)
 from .fim import FAMILIES, FimTemplate, resolve
 
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
@@ -96,7 +106,9 @@ class Generation:
     """One row's result: the trimmed completion and what ended it (OpenAI's finish_reason)."""
 
     text: str
-    finish_reason: str  # "stop": EOS, a stop sequence or a boundary; "length": max_new_tokens
+    # "stop": EOS, a stop sequence or a boundary; "length": max_new_tokens; "decided": stopped
+    # where an early decision chose another row (``generate_deciding``)
+    finish_reason: str
     prompt_tokens: int  # after truncation
     completion_tokens: int  # generated before the row finished
 
@@ -318,6 +330,31 @@ class HFBackend(Backend):
             return []
         return await asyncio.to_thread(self._complete_sync, list(prompts), suffixes)
 
+    async def complete_deciding(
+        self,
+        prompts: Sequence[str],
+        *,
+        suffixes: Sequence[str] | None = None,
+        after: int,
+        decide: Decide,
+    ) -> Decided:
+        """``complete`` with an early decision (``Backend.complete_deciding``): one batched
+        ``generate`` for every row's first ``after`` new tokens, then the chosen row alone from
+        the batch's cache (``_decide.py``)."""
+        if not prompts:
+            return Decided([], None)
+        return await asyncio.to_thread(self._deciding_sync, list(prompts), suffixes, after, decide)
+
+    def _deciding_sync(
+        self, prompts: list[str], suffixes: Sequence[str] | None, after: int, decide: Decide
+    ) -> Decided:
+        try:
+            generations, chosen = self.generate_deciding(prompts, after, decide, suffixes=suffixes)
+        except BackendOutOfMemory:  # halving the batch (``generate_safe``) needs every row whole
+            return Decided(self._complete_sync(prompts, suffixes), None)
+        cut = tuple(i for i, g in enumerate(generations) if g.finish_reason == "decided")
+        return Decided([g.text for g in generations], chosen, cut)
+
     @property
     def chat_template(self) -> str | None:
         """The tokenizer's chat template (None: the model has none)."""
@@ -390,12 +427,40 @@ class HFBackend(Backend):
         ``suffixes`` (the code after each cursor) and a FIM template, fill in the middle."""
         if not prompts:
             return []
-        opts = options or self.options
+        return self._generate_guarded(list(prompts), options or self.options, suffixes, None)[0]
+
+    def generate_deciding(
+        self,
+        prompts: Sequence[str],
+        after: int,
+        decide: Decide,
+        options: GenerationOptions | None = None,
+        *,
+        suffixes: Sequence[str] | None = None,
+    ) -> tuple[list[Generation], int | None]:
+        """``generate``, but every row stops after ``after`` new tokens (past its healed tail),
+        ``decide`` chooses a row from their completions so far, and only that row goes on; the
+        others end there (their ``finish_reason`` is "decided" where they had not ended). Returns
+        the generations and the chosen row (None: ``decide`` was not asked, because every row
+        ended within ``after`` tokens, there is one row, or the model does not use the
+        shared-prefix cache a row is taken from)."""
+        if not prompts:
+            return [], None
+        return self._generate_guarded(list(prompts), options or self.options, suffixes, (after, decide))
+
+    def _generate_guarded(
+        self,
+        prompts: list[str],
+        opts: GenerationOptions,
+        suffixes: Sequence[str] | None,
+        deciding: tuple[int, Decide] | None,
+    ) -> tuple[list[Generation], int | None]:
+        """``_generate_locked`` under the model's lock, out of memory as BackendOutOfMemory."""
         if suffixes is not None and len(suffixes) != len(prompts):
             raise ValueError(f"{len(suffixes)} suffixes for {len(prompts)} prompts")
         with self._m.lock:
             try:
-                return self._generate_locked(list(prompts), opts, suffixes)
+                return self._generate_locked(prompts, opts, suffixes, deciding)
             except Exception as exc:
                 if _is_oom(exc):
                     _free_cuda_cache()
@@ -503,10 +568,10 @@ class HFBackend(Backend):
         """Each suffix as cut to fit the model's context beside its prompt in ``template``, the
         room (in tokens) left for each prompt, and the prompts' token spans."""
         tok, context = self._m.tokenizer, self._m.context
-        pre = _token_spans(tok, list(prompts))
         new = max(1, min(max_new_tokens + _HEAL_MAX_TOKENS, context // 2))
         overhead = len(tok(template.overhead(), add_special_tokens=False)["input_ids"])
         room = max(2, context - new - overhead - 4)  # a few tokens' slack: the cut text re-tokenizes
+        pre = _token_spans(tok, list(prompts))
         suf = _token_spans(tok, list(suffixes))
         kept_suffix: list[str] = []
         prefix_room: list[int] = []
@@ -517,11 +582,16 @@ class HFBackend(Backend):
         return kept_suffix, prefix_room, pre
 
     def _generate_locked(
-        self, prompts: list[str], opts: GenerationOptions, suffixes: Sequence[str] | None = None
-    ) -> list[Generation]:
+        self,
+        prompts: list[str],
+        opts: GenerationOptions,
+        suffixes: Sequence[str] | None = None,
+        deciding: tuple[int, Decide] | None = None,
+    ) -> tuple[list[Generation], int | None]:
         """One batched ``generate``: build the batch (FIM rows when there is a template and a
         suffix), prefill the shared prefix once, generate every row, collect each row's trimmed
-        completion."""
+        completion. ``deciding`` (after, decide): stop every row after that many new tokens and
+        finish the row ``decide`` chooses alone (``_finish_row``); returns the row, or None."""
         import torch
 
         from ._rows import Healing, RowStops
@@ -540,12 +610,72 @@ class HFBackend(Backend):
         # with nothing to look for (no boundaries, no stop sequences, no healing) no row is decoded
         watch = self.boundaries or bool(opts.stop) or healing is not None
         kwargs = self._generate_kwargs(opts, enc.max_new, stops if watch else None, healing)
+        # the tokens every row writes before the decision: ``after`` past the healed tail
+        first = 0
+        if deciding is not None and m.cascade and len(prompts) > 1:
+            first = deciding[0] + max(0, enc.max_new - opts.max_new_tokens)
+            if not 0 < first < enc.max_new:
+                first = 0
         with torch.inference_mode():
             past = self._prefill(batch, enc.max_new, shares)
             if past is not None:
                 kwargs[m.cache_kw] = past
+            if not first:
+                out = m.model.generate(input_ids=batch.input_ids, attention_mask=batch.mask, **kwargs)
+                return self._collect(out, batch.start, enc, stoppers, stops), None
+            kwargs.update(max_new_tokens=first, return_dict_in_generate=True)
             out = m.model.generate(input_ids=batch.input_ids, attention_mask=batch.mask, **kwargs)
-        return self._collect(out, batch.start, enc, stoppers, stops)
+            seqs = out.sequences
+            generations = self._collect(seqs, batch.start, enc, stoppers, stops)
+            new = seqs[:, batch.start :].tolist()
+            ended = [stops.done[i] or any(t in m.eos_ids for t in row) for i, row in enumerate(new)]
+            if all(ended) or deciding is None:
+                return generations, None
+            chosen = deciding[1]([g.text for g in generations])
+            for i, done in enumerate(ended):
+                if not done and i != chosen:
+                    generations[i] = dataclasses.replace(generations[i], finish_reason="decided")
+            if chosen is None or ended[chosen]:
+                return generations, chosen
+            mask = torch.cat([batch.mask[chosen], batch.mask.new_ones(len(new[chosen]))]).bool()
+            generations[chosen] = self._finish_row(
+                seqs[chosen][mask], mask, out[m.cache_kw], chosen, enc, stoppers[chosen], opts, watch
+            )
+            return generations, chosen
+
+    def _finish_row(
+        self,
+        ids: Any,
+        mask: Any,
+        cache: Any,
+        row: int,
+        enc: Encoding,
+        stopper: BoundaryStopper,
+        opts: GenerationOptions,
+        watch: bool,
+    ) -> Generation:
+        """Row ``row`` of a batch stopped early, generated on alone to its end: ``ids`` its tokens
+        without the padding (prompt and new tokens so far), ``mask`` the batch's columns it holds
+        (the last new token's included), ``cache`` the batch's. Its stopping and healing controls
+        start again from the same place (they read the row's text, not a state), sampling goes on
+        from the generator's state."""
+        from ._decide import one_row_cache
+        from ._rows import Healing, RowStops
+
+        m = self._m
+        texts = m.token_texts()
+        written = int(mask.sum()) - len(enc.ids[row])  # new tokens so far
+        start = len(enc.ids[row])
+        heal = [enc.heal[row]]
+        stops = RowStops(start, heal, [stopper], texts, m.tokenizer, m.eos_ids, opts.max_new_tokens)
+        healing = Healing(start, heal, texts, m.allowed) if heal[0] else None
+        rest = enc.max_new - written
+        kwargs = self._generate_kwargs(opts, rest, stops if watch else None, healing, seeded=False)
+        kwargs[m.cache_kw] = one_row_cache(cache, row, mask[:-1])
+        ids = ids[None]
+        out = m.model.generate(input_ids=ids, attention_mask=ids.new_ones(ids.shape), **kwargs)
+        alone = Encoding([enc.ids[row]], 0, enc.max_new, heal)
+        return self._collect(out, start, alone, [stopper], stops)[0]
 
     def _build_batch(self, enc: Encoding, shares: list[int] | None = None) -> _Batch:
         """The rows as ``[prefix][padding][suffix_i]`` token ids, with the mask over the padding.
@@ -571,9 +701,16 @@ class HFBackend(Backend):
         return _Batch(input_ids.to(m.device), mask.to(m.device), prefix, width)
 
     def _generate_kwargs(
-        self, opts: GenerationOptions, max_new: int, stops: Any | None, healing: Any | None
+        self,
+        opts: GenerationOptions,
+        max_new: int,
+        stops: Any | None,
+        healing: Any | None,
+        *,
+        seeded: bool = True,
     ) -> dict[str, Any]:
-        """``generate``'s arguments: lengths, EOS, the row controls, greedy or seeded sampling."""
+        """``generate``'s arguments: lengths, EOS, the row controls, greedy or sampling (from the
+        backend's seed; ``seeded`` False: from the generator's state, to go on sampling)."""
         import torch
         from transformers import LogitsProcessorList, StoppingCriteriaList
 
@@ -586,7 +723,8 @@ class HFBackend(Backend):
             "logits_processor": LogitsProcessorList([healing] if healing is not None else []),
         }
         if opts.temperature > 0:
-            torch.manual_seed(self.seed)
+            if seeded:
+                torch.manual_seed(self.seed)
             kwargs.update(do_sample=True, temperature=opts.temperature, top_p=opts.top_p, top_k=0)
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)

@@ -46,3 +46,13 @@ OTHERS = [
     "def read_lines(path):\n    with open(path) as f:\n",
     "import os\n\n",
 ]
+
+# rows that own very different numbers of tokens once they part from the first: a change at the
+# cursor (one token or so), one in the middle, one at the top (every token), another prompt
+PARTING = [
+    ORIGINAL,
+    ORIGINAL[:-4] + "   # x\n        ",
+    ORIGINAL.replace("def count_lines(path):", "def count_lines(where):").replace("(path)", "(where)"),
+    ORIGINAL.replace("walking a source tree", "walking through a source tree"),
+    "import json\n\n\ndef load(path):\n    ",
+]

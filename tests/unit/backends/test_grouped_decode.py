@@ -5,72 +5,15 @@ greedy tokens as a plain padded batch and as one prompt at a time, on small rand
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
-from backend_prompts import ORIGINAL
+from backend_prompts import PARTING as PROMPTS
 
 from cctest.backends._prefix_attention import OwnGroup, SharedPrefixLayer, SplitKV, shared_prefix_attention
 from cctest.backends.base import GenerationOptions
 from cctest.backends.hf import HFBackend
-from cctest.models import bundled_model_path
-
-# rows that own very different numbers of tokens once they part from the first: a change at the
-# cursor (one token or so), one in the middle, one at the top (every token), another prompt
-PROMPTS = [
-    ORIGINAL,
-    ORIGINAL[:-4] + "   # x\n        ",
-    ORIGINAL.replace("def count_lines(path):", "def count_lines(where):").replace("(path)", "(where)"),
-    ORIGINAL.replace("walking a source tree", "walking through a source tree"),
-    "import json\n\n\ndef load(path):\n    ",
-]
-
-
-@pytest.fixture(scope="module", params=["llama-gqa", "gpt2"])
-def tiny(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HFBackend]:
-    """A small random-weight model with the bundled tokenizer."""
-    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
-
-    out: Path = tmp_path_factory.mktemp(request.param)
-    for f in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copy(bundled_model_path() / f, out / f)
-    tok = AutoTokenizer.from_pretrained(out, local_files_only=True)
-    eos = tok.eos_token_id if tok.eos_token_id is not None else 0
-    torch.manual_seed(0)
-    model: Any
-    if request.param == "gpt2":
-        # weights drawn wider than the default so that greedy choices are not near-ties
-        gpt2 = GPT2Config(
-            vocab_size=len(tok),
-            n_embd=64,
-            n_layer=2,
-            n_head=4,
-            n_positions=1024,
-            bos_token_id=eos,
-            eos_token_id=eos,
-            initializer_range=0.3,
-        )
-        model = GPT2LMHeadModel(gpt2)
-    else:
-        llama = LlamaConfig(
-            vocab_size=len(tok),
-            hidden_size=96,
-            intermediate_size=192,
-            num_hidden_layers=2,
-            num_attention_heads=6,
-            num_key_value_heads=2,
-            max_position_embeddings=1024,
-            bos_token_id=eos,
-            eos_token_id=eos,
-            initializer_range=0.3,
-        )
-        model = LlamaForCausalLM(llama)
-    model.save_pretrained(out)
-    yield HFBackend(out, threads=1, fim="off")
 
 
 def _spy_groups(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
