@@ -76,6 +76,7 @@ _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "to
 _HEAL_MAX_TOKENS = 4  # at most this many trailing tokens are regenerated
 _CALL_TOKENS = 64  # a forward call's own cost, counted in tokens, when rows are grouped to prefill
 _DECODE_GROUP_TOKENS = 256  # a group's own cost at each decoding step, counted in padded tokens
+_CHARS_PER_TOKEN = 8  # characters read per token needed where only the tokens near a cut count
 
 
 class Encoding(NamedTuple):
@@ -571,8 +572,10 @@ class HFBackend(Backend):
         new = max(1, min(max_new_tokens + _HEAL_MAX_TOKENS, context // 2))
         overhead = len(tok(template.overhead(), add_special_tokens=False)["input_ids"])
         room = max(2, context - new - overhead - 4)  # a few tokens' slack: the cut text re-tokenizes
-        pre = _token_spans(tok, list(prompts))
-        suf = _token_spans(tok, list(suffixes))
+        # only the tokens nearest the cursor can be kept: the prompts' last ``room``, the suffixes'
+        # first (a prompt is often a whole file; tokenizing all of it took most of this call)
+        pre = _spans_near(tok, list(prompts), room, end=True)
+        suf = _spans_near(tok, list(suffixes), room, end=False)
         kept_suffix: list[str] = []
         prefix_room: list[int] = []
         for p, spans, text in zip(pre, suf, suffixes, strict=True):
@@ -871,6 +874,28 @@ def _token_spans(tokenizer: Any, texts: list[str]) -> list[list[tuple[int, int]]
         ends = [len(tokenizer.decode(ids[: j + 1])) for j in range(len(ids))]
         spans.append(list(zip([0, *ends[:-1]], ends, strict=True)))
     return spans
+
+
+def _spans_near(tokenizer: Any, texts: list[str], n: int, *, end: bool) -> list[list[tuple[int, int]]]:
+    """Token spans (character offsets into each whole text) that cover at least each text's last
+    ``n`` tokens (``end``) or its first ``n``: only the part of the texts near that end is
+    tokenized where it holds more than ``n`` tokens (a token is seldom more than
+    ``_CHARS_PER_TOKEN`` characters), else all of it. Every text is cut at the same character
+    from its start, so texts that begin alike still tokenize alike; a cut can change only the
+    first token or two, which are beyond the ``n`` that count.
+    """
+    window = (n + 8) * _CHARS_PER_TOKEN
+    if texts and end:
+        cut = max(0, min(len(t) for t in texts) - window)
+        if cut:
+            spans = _token_spans(tokenizer, [t[cut:] for t in texts])
+            if all(len(s) > n + 2 for s in spans):
+                return [[(a + cut, b + cut) for a, b in s] for s in spans]
+    elif texts and any(len(t) > window for t in texts):
+        spans = _token_spans(tokenizer, [t[:window] for t in texts])
+        if all(len(t) <= window or len(s) > n + 2 for t, s in zip(texts, spans, strict=True)):
+            return spans
+    return _token_spans(tokenizer, texts)
 
 
 def _shares(ids: list[list[int]], max_new: int = 0, context: int = 0) -> list[int] | None:

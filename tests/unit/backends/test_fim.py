@@ -209,3 +209,29 @@ def test_fim_tokens_added_as_special_tokens_are_never_healed(tmp_path: Path) -> 
     enc = backend.encode(rows, 8)
     assert enc.heal == [""] and enc.ids[0][-1] == middle
     assert backend._m.token_texts()[middle] == ""
+
+
+def test_only_the_text_near_the_cursor_is_tokenized_and_the_rows_are_the_same(
+    fim_model: HFBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cut reads only the end of a long prompt and the start of a long suffix, and lays the
+    rows out exactly as tokenizing the whole texts does."""
+    from cctest.backends import hf as hf_module
+
+    before = "".join(f"def before_{i}(x):\n    return x + {i}\n\n\n" for i in range(400))
+    after = "".join(f"\n\n\ndef after_{i}(x):\n    return x - {i}" for i in range(400))
+    prefixes = [before + "def last(value):\n    return ", before + "def last(other):\n    return "]
+    suffixes = [after, after.replace("after_1(", "later_1(")]
+    read: list[int] = []
+    real = hf_module._token_spans
+
+    def spy(tokenizer: object, texts: list[str]) -> list[list[tuple[int, int]]]:
+        read.append(max(map(len, texts)))
+        return real(tokenizer, texts)
+
+    monkeypatch.setattr(hf_module, "_token_spans", spy)
+    near = fim_model.fim_inputs(prefixes, suffixes, 24)
+    assert read and max(read) < 0.6 * len(before)  # neither side was read whole
+    read.clear()
+    monkeypatch.setattr(hf_module, "_spans_near", lambda tok, texts, n, end: real(tok, texts))
+    assert near == fim_model.fim_inputs(prefixes, suffixes, 24)
