@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "benchmarks" / "repair_latency.py"
 
@@ -38,8 +40,23 @@ def test_repair_latency_script_runs_on_two_positions() -> None:
     assert re.search(r"every position\s+2 positions\s+wall: median\s+[\d.]+x p90\s+[\d.]+x", out)
 
 
-def test_repair_latency_script_rejects_a_bad_count() -> None:
-    done = _run("--positions", "0", timeout=120)
+def test_repair_latency_script_measures_decide_after_values_side_by_side() -> None:
+    done = _run(
+        "--positions", "1", "--models", "bundled", "--max-new-tokens", "12", "--decide-after", "0,4",
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    # one line for the position, with a ratio for each value
+    (line,) = re.findall(r"^  \S+:\d+ .*$", out, flags=re.M)
+    assert len(re.findall(r"decide_after +(\d+): +\d+ variants .*? ([\d.]+)x +CPU", line)) == 2
+    assert len(re.findall(r"^ratio cctest / plain \(bundled, decide_after [04]\):", out, flags=re.M)) == 2
+    assert re.search(r"decide_after 4: the same repaired completion as 0 at [01]/1 positions", out)
+
+
+@pytest.mark.parametrize("bad", [["--positions", "0"], ["--decide-after", "8,x"], ["--decide-after", "-1"]])
+def test_repair_latency_script_rejects_bad_arguments(bad: list[str]) -> None:
+    done = _run(*bad, timeout=120)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
 
