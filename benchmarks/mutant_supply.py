@@ -16,11 +16,13 @@ For each: the share of positions with all k mutants, with at least 3 scheme *fam
 each scheme supplied a mutant, and the histogram of mutants per position.
 
 Usage: .venv/bin/python benchmarks/mutant_supply.py [--positions 300] [--seed 20230514] [--k 10]
-[--spare-suffix] [--scheme NAME]...
+[--spare-suffix] [--no-near-sites] [--scheme NAME]...
 ``--positions N``: N stdlib positions and the first min(N, 164) HumanEval prompts.
 ``--spare-suffix``: as the engine with the bundled (suffix-first) model and ``spare_suffix`` on, renames
 prefer names the code after the cursor, as that model is shown it, does not use (the supply must
-not change with it).
+not change with it; with ``near_sites``, the default, the shares of REP_C and REL_C do: a rename
+that cannot spare the suffix is kept only as its family's first mutant).
+``--no-near-sites``: the setting near_sites off (GRA at a function's start first, as the paper).
 ``--scheme NAME``: use only the named schemes (repeatable, any case, as ``cctest mutate``'s option;
 default: the default schemes), e.g. the default ones plus FMT to measure FMT before it is on.
 """
@@ -138,14 +140,15 @@ def measure(
     k: int,
     schemes: Sequence[str],
     shown: Callable[[str, str], str] | None = None,
+    near: bool = True,
 ) -> tuple[list[Position], float]:
     """``shown``: the part of the code after the cursor a suffix-first model is shown, for the
-    renames to spare (None: nothing is spared)."""
+    renames to spare (None: nothing is spared). ``near``: the engine's ``near_sites``."""
     spared = [shown(before, after) if shown and after else "" for _, before, after in positions]
     out = []
     t0 = time.perf_counter()
     for (where, before, after), spare in zip(positions, spared, strict=True):
-        got = generate_mutants(before, k=k, context=after, schemes=schemes, spare=spare)
+        got = generate_mutants(before, k=k, context=after, schemes=schemes, spare=spare, near=near)
         out.append(Position(where, len(got.mutants), {m.scheme for m in got.mutants}))
     return out, time.perf_counter() - t0
 
@@ -180,6 +183,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="renames spare the code after the cursor as the bundled model is shown it",
     )
+    ap.add_argument(
+        "--no-near-sites",
+        dest="near",
+        action="store_false",
+        help="the schemes' own choice of sites (the setting near_sites off)",
+    )
     add_scheme_argument(ap)
     args = ap.parse_args(argv)
     if args.positions < 1 or args.k < 1:
@@ -198,16 +207,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"Python {sys.version.split()[0]}; schemes: {', '.join(schemes)}"
         + ("; renames spare the suffix the bundled model is shown" if shown else "")
+        + ("" if args.near else "; near_sites off")
     )
     positions = stdlib_positions(args.positions, random.Random(args.seed))
-    got, secs = measure(positions, args.k, schemes, shown)
+    got, secs = measure(positions, args.k, schemes, shown, args.near)
     report(f"stdlib ({len(MODULES)} modules, seed {args.seed})", got, args.k, secs, schemes)
     try:
         he = humaneval_positions(min(args.positions, 164))
     except DatasetError as exc:
         print(f"\nhumaneval: skipped ({exc})")
         return 0
-    got, secs = measure(he, args.k, schemes)
+    got, secs = measure(he, args.k, schemes, near=args.near)
     report("humaneval (cursor at the end of each prompt)", got, args.k, secs, schemes)
     return 0
 

@@ -137,6 +137,7 @@ def analyse(
     doc: KeywordFacts | None = None,
     outer_class: str | None = None,
     before_stub: bool = False,
+    near: bool = True,
 ) -> Analysis:
     """Parse and analyse a parsable source (a window or a whole file).
 
@@ -146,6 +147,7 @@ def analyse(
     ``doc``: what the whole document shows about parameter names (``scan_document``); by default
     ``source`` is the whole document.
     ``before_stub``: a statement may go right before the stub (``statement_fits_before_tail``).
+    ``near``: where a scheme has a choice of sites, nearest the cursor first (GRA; ``generate_mutants``).
     """
     module = cst.parse_module(source)
     functions = analyse_functions(source, shadowed, doc, outer_class)
@@ -162,6 +164,7 @@ def analyse(
         open_func=open_func,
         offsets=offsets,
         reads_docs=(doc if doc is not None else scan_document(source)).reads_docs,
+        near=near,
     )
 
 
@@ -174,6 +177,7 @@ def generate_mutants(
     seed: int = 0,
     context: str = "",
     spare: str = "",
+    near: bool = True,
 ) -> MutationOutcome:
     """Up to ``k`` structure-consistent mutants of ``prompt`` (the text before the cursor).
 
@@ -183,6 +187,10 @@ def generate_mutants(
     cursor that a suffix-first model reads before the prompt; the engine renames it with each
     mutant): each renaming scheme tries first the names ``spare`` does not use, then the others
     (``_sparing``), so the same mutants stay possible and only the order they are tried in changes.
+    ``near``: mutants that change the prompt near the cursor, where the variety allows: GRA's dead
+    code nearest the cursor (not at the function's start), and with ``spare``, a rename of a name
+    ``spare`` uses only as its family's first candidate (``_for_variety``). A batched local model
+    reads each row from its first change on, so these cost less; the schemes spanned stay.
     Never raises, except UnknownSchemeError for a bad scheme name: code that cannot be analysed
     simply yields fewer (or no) mutants.
     """
@@ -190,14 +198,21 @@ def generate_mutants(
     if k <= 0 or not prompt.strip():
         return MutationOutcome([], [])
     try:
-        return _generate(prompt, names, k, max_distance, seed, context, spare)
+        return _generate(prompt, names, k, max_distance, seed, context, spare, near)
     except Exception:  # a bug must cost this request its mutants, never the caller its request
         log.exception("mutation failed; continuing without mutants")
         return MutationOutcome([], [])
 
 
 def _generate(
-    prompt: str, names: list[str], k: int, max_distance: float, seed: int, context: str, spare: str
+    prompt: str,
+    names: list[str],
+    k: int,
+    max_distance: float,
+    seed: int,
+    context: str,
+    spare: str,
+    near: bool = True,
 ) -> MutationOutcome:
     window = find_window(prompt)
     if window is None:
@@ -229,12 +244,13 @@ def _generate(
         k,
         max_distance,
         seed,
+        near,
     )
     entry = _cache.get(key)
     # fresh names are chosen against the head and the body, so an entry made under another head
     # (an edit above the window) is not reused: the result depends on the prompt alone
     if entry is None or entry.head != window.head:
-        entry = _make(window, shadowed, names, k, max_distance, seed, doc, outer, avoid)
+        entry = _make(window, shadowed, names, k, max_distance, seed, doc, outer, avoid, near)
         _cache.put(key, entry)
     # a name typed in the unfinished line since is no longer fresh: that mutant is left out
     usable = [not any(n in window.tail for n in m.fresh_names) for m in entry.made]
@@ -323,7 +339,9 @@ def _mutant(window: Window, m: _Made) -> Mutant:
     )
 
 
-def _for_variety(names: list[str], per_scheme: list[list[Variant]]) -> list[Variant]:
+def _for_variety(
+    names: list[str], per_scheme: list[list[Variant]], avoid: frozenset[str] = frozenset()
+) -> list[Variant]:
     """The candidates in the order they are tried: variety before quantity.
 
     Round after round, each scheme offers its next variant, the first scheme of every family
@@ -331,6 +349,12 @@ def _for_variety(names: list[str], per_scheme: list[list[Variant]]) -> list[Vari
     the number of schemes still spans the families. A variant at a site where the same scheme
     already has one (the other form of one condition, a rename overlapping another) waits until
     every scheme's distinct sites are used up.
+
+    ``avoid``: the names of the code after the cursor that a suffix-first model reads before the
+    prompt (``generate_mutants``'s ``spare``). A rename of one of them changes its row from the
+    start, so the model reads the whole row again: such a variant keeps its place only as its
+    family's first (the family stays in the vote); any other waits until last, after every other
+    scheme's candidates, look-alikes included.
     """
     first: list[int] = []
     second: list[int] = []
@@ -343,18 +367,24 @@ def _for_variety(names: list[str], per_scheme: list[list[Variant]]) -> list[Vari
     used: dict[str, set[object]] = {n: set() for n in names}
     out: list[Variant] = []
     later: list[Variant] = []
+    last: list[Variant] = []
+    present: set[str] = set()  # the families with a variant in ``out``
     depth = max((len(v) for v in per_scheme), default=0)
     for d in range(depth):
         for i in order:
             if d < len(per_scheme[i]):
                 v = per_scheme[i][d]
-                where = SCHEMES[v.scheme].sites(v)
-                if where & used[v.scheme]:
+                scheme = SCHEMES[v.scheme]
+                where = scheme.sites(v)
+                if avoid and scheme.family in present and scheme.renamed(v) & avoid:
+                    last.append(v)
+                elif where & used[v.scheme]:
                     later.append(v)
                 else:
                     used[v.scheme] |= where
+                    present.add(scheme.family)
                     out.append(v)
-    return out + later
+    return out + later + last
 
 
 def used_names(text: str) -> frozenset[str]:
@@ -393,6 +423,7 @@ def _make(
     doc: KeywordFacts,
     outer: str | None,
     avoid: frozenset[str] = frozenset(),
+    near: bool = True,
 ) -> _Entry:
     a = analyse(
         window.source,
@@ -402,8 +433,13 @@ def _make(
         doc=doc,
         outer_class=outer,
         before_stub=statement_fits_before_tail(window),
+        near=near,
     )
-    queue = _for_variety(names, [_sparing(SCHEMES[n], SCHEMES[n].ordered(a, seed), avoid) for n in names])
+    queue = _for_variety(
+        names,
+        [_sparing(SCHEMES[n], SCHEMES[n].ordered(a, seed), avoid) for n in names],
+        avoid if near else frozenset(),
+    )
     kept: list[_Made] = []
     dropped: list[_Made] = []
     seen = {window.body}

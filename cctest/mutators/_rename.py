@@ -77,6 +77,13 @@ class RenameTransformer(PrunedTransformer):
         return updated.with_changes(key=original.key)
 
 
+def _first_occurrence(a: Analysis, index: int, name: str) -> int:
+    """Where a rename of ``name`` in function ``index`` first changes the analysed source."""
+    assert a.offsets is not None
+    spans = [a.offsets[id(n)][0] for n, _ in a.sites.names.get(index, {}).get(name, []) if id(n) in a.offsets]
+    return min(spans, default=-1)
+
+
 class RenameScheme(Scheme):
     """REP_R/REP_C (parameters) and REL_R/REL_C (local variables)."""
 
@@ -95,7 +102,12 @@ class RenameScheme(Scheme):
         for f in order:
             names = self._candidates(f)
             # nearest the cursor first: the last-introduced names of the open function
-            for n in reversed(names):
+            singles = list(reversed(names))
+            if a.near and a.offsets is not None:
+                # the name whose first occurrence is nearest the cursor first (the mutant's row
+                # parts from the prompt's there)
+                singles.sort(key=lambda n: -_first_occurrence(a, f.index, n))
+            for n in singles:
                 out.append(Variant(self.name, (f.index, (n,))))
             if len(names) > 1:
                 out.append(Variant(self.name, (f.index, tuple(names))))

@@ -34,6 +34,7 @@ class Analysis:
     # character offsets of the nodes schemes splice at (window mode); None: use transformers
     offsets: dict[int, tuple[int, int]] | None = None
     reads_docs: bool = True  # the document (or its context) may read docstrings: DOC leaves them
+    near: bool = True  # sites nearest the cursor first where a scheme has a choice (GRA)
 
     def splice(self, edits: list[tuple[cst.CSTNode | int, str]]) -> str:
         """The source with edits applied: (node, new text) replaces the node's text; (offset, text)

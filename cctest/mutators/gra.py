@@ -36,8 +36,14 @@ class GRA(Scheme):
         self.summary = summary
 
     def variants(self, a: Analysis) -> list[Variant]:
-        # the start of a function body first (as in the paper), the last function first
-        sites = sorted(a.sites.gra, key=lambda s: (not s.start, -s.func, -s.index, -s.pos))
+        # nearest the cursor first: a row of the batch is read from its first change on, so dead
+        # code at the start of a long function (the paper's place) costs the whole function
+        if not a.near:  # the start of a function body first (as in the paper), the last function first
+            sites = sorted(a.sites.gra, key=lambda s: (not s.start, -s.func, -s.index, -s.pos))
+        elif a.offsets is None:
+            sites = sorted(a.sites.gra, key=lambda s: (-s.func, -s.index, -s.pos))
+        else:
+            sites = sorted(a.sites.gra, key=lambda s: -_offset(a, s))
         return [Variant(self.name, (s,)) for s in sites]
 
     def whole(self, a: Analysis) -> list[Variant]:
@@ -67,6 +73,13 @@ class GRA(Scheme):
             code = a.module.visit(InsertTransformer(inserts, full)).code
         key = tuple(sorted((v.key[0].node, v.key[0].pos, v.key[0].name) for v in variants))
         return Applied(code=code, introduced=frozenset(introduced), structure_key=("GRA", key))
+
+
+def _offset(a: Analysis, site: Site) -> int:
+    """Where the dead code goes in the analysed source (as ``insert_by_splice`` puts it)."""
+    assert a.offsets is not None
+    body = site.obj.body
+    return a.offsets[id(body[site.pos])][0] if site.pos < len(body) else a.offsets[id(body[-1])][1]
 
 
 GRA_R = GRA("GRA_R", "R", "insert dead code with a generic name (if False: TempVar = a)")

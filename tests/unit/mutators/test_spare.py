@@ -1,7 +1,9 @@
 """Renames that spare the code after the cursor (``generate_mutants(spare=...)``): where a renaming
 scheme has a choice it takes a name that code does not use, else its usual one; the supply and the
-schemes' spread stay as they were. The engine asks for it (``spare_suffix``) only where the model
-reads that code before the prompt, and only for the part of it the model is shown."""
+schemes' spread stay as they were (``near=False``; with ``near``, the default, a rename that cannot
+spare it is kept only as its family's first: test_near.py). The engine asks for it
+(``spare_suffix``) only where the model reads that code before the prompt, and only for the part
+of it the model is shown."""
 
 from __future__ import annotations
 
@@ -57,10 +59,14 @@ def test_each_renaming_scheme_takes_a_name_the_suffix_does_not_use() -> None:
     assert sorted(m.scheme for m in spared) == sorted(RENAMING)
     assert not any(_touches(m, SUFFIX) for m in spared)
     assert {m.renames["Param1"] for m in spared if m.scheme == "REP_R"} == {"rows"}
-    assert {m.renames["LocalVar1"] for m in spared if m.scheme == "REL_R"} == {"header"}
+    # of the locals the suffix does not use, the one first used nearest the cursor (near, the
+    # default), else the schemes' own order
+    assert {m.renames["LocalVar1"] for m in spared if m.scheme == "REL_R"} == {"row"}
+    far = generate_mutants(PROMPT, k=4, context=SUFFIX, spare=SUFFIX, schemes=RENAMING, near=False).mutants
+    assert {m.renames["LocalVar1"] for m in far if m.scheme == "REL_R"} == {"header"}
     # with more room, the names the suffix uses come after the others: nothing is lost
-    usual10 = generate_mutants(PROMPT, k=10, context=SUFFIX).mutants
-    spared10 = generate_mutants(PROMPT, k=10, context=SUFFIX, spare=SUFFIX).mutants
+    usual10 = generate_mutants(PROMPT, k=10, context=SUFFIX, near=False).mutants
+    spared10 = generate_mutants(PROMPT, k=10, context=SUFFIX, spare=SUFFIX, near=False).mutants
     assert len(spared10) == len(usual10) == 10
     assert collections.Counter(m.scheme for m in spared10) == collections.Counter(m.scheme for m in usual10)
     firsts = _first_of_each(spared10)
@@ -69,8 +75,8 @@ def test_each_renaming_scheme_takes_a_name_the_suffix_does_not_use() -> None:
 
 def test_the_usual_choice_when_every_name_is_in_the_suffix() -> None:
     everything = "print(rows, width, header, total, row, line)\n"
-    usual = generate_mutants(PROMPT, k=10, context=everything).mutants
-    spared = generate_mutants(PROMPT, k=10, context=everything, spare=everything).mutants
+    usual = generate_mutants(PROMPT, k=10, context=everything, near=False).mutants
+    spared = generate_mutants(PROMPT, k=10, context=everything, spare=everything, near=False).mutants
     assert [m.text for m in spared] == [m.text for m in usual]
     assert any(m.renames for m in spared)
 
@@ -87,8 +93,8 @@ def test_supply_and_spread_unchanged_at_stdlib_positions() -> None:
     changed = 0
     for _, before, after in stdlib_positions(8, random.Random(20231116)):
         shown = after[:1000]  # about what the bundled model is shown of it
-        usual = generate_mutants(before, k=10, context=after).mutants
-        spared = generate_mutants(before, k=10, context=after, spare=shown).mutants
+        usual = generate_mutants(before, k=10, context=after, near=False).mutants
+        spared = generate_mutants(before, k=10, context=after, spare=shown, near=False).mutants
         assert len(spared) == len(usual)
         assert collections.Counter(m.scheme for m in spared) == collections.Counter(m.scheme for m in usual)
         # each scheme's first mutant touches the shown suffix only where the usual one did too

@@ -59,14 +59,28 @@ def test_mutant_supply_script_rejects_an_unknown_scheme_as_the_cli_does() -> Non
     assert done.stderr.startswith("unknown mutation scheme 'nope'") and done.stderr.count("\n") == 1
 
 
+def _figures(out: str) -> list[str]:  # all but the header and the per-call time
+    return [re.sub(r"\(\d+ ms per call\)", "", line) for line in out.splitlines()[1:]]
+
+
 def test_sparing_the_suffix_changes_no_supply_figure() -> None:
     """``--spare-suffix`` (the engine's spare_suffix with the bundled model) only reorders names:
-    every count and share is the one without it."""
-    plain, spared = supply("--positions", "10"), supply("--positions", "10", "--spare-suffix")
+    every count and share is the one without it (near_sites off)."""
+    plain = supply("--positions", "10", "--no-near-sites")
+    spared = supply("--positions", "10", "--spare-suffix", "--no-near-sites")
     assert plain.returncode == 0 and spared.returncode == 0, plain.stderr + spared.stderr
-    assert "renames spare the suffix" in spared.stdout
+    assert "renames spare the suffix" in spared.stdout and "near_sites off" in spared.stdout
+    assert _figures(spared.stdout) == _figures(plain.stdout)
 
-    def figures(out: str) -> list[str]:  # all but the header and the per-call time
-        return [re.sub(r"\(\d+ ms per call\)", "", line) for line in out.splitlines()[1:]]
 
-    assert figures(spared.stdout) == figures(plain.stdout)
+def test_near_sites_change_no_count_only_which_schemes() -> None:
+    """With near_sites (the default) a rename that cannot spare the suffix is kept only as its
+    family's first: the counts, the families and the histogram stay; a share per scheme may not."""
+    far = supply("--positions", "10", "--spare-suffix", "--no-near-sites")
+    near = supply("--positions", "10", "--spare-suffix")
+    assert far.returncode == 0 and near.returncode == 0, far.stderr + near.stderr
+    scheme_rows = [i for i, line in enumerate(_figures(far.stdout)) if line.startswith("    REP_R")]
+    assert len(scheme_rows) == 2
+    kept = [line for i, line in enumerate(_figures(far.stdout)) if i not in scheme_rows]
+    assert kept == [line for i, line in enumerate(_figures(near.stdout)) if i not in scheme_rows]
+    assert any("families" in line for line in kept) and any("histogram" in line for line in kept)
