@@ -251,6 +251,16 @@ class Settings:
         "(docs/backends.md). false: the schemes' own order.",
         backend=False,
     )
+    near_sites: bool = setting(
+        True,
+        bool,
+        "Mutants that change the prompt near the cursor: GRA's dead code goes nearest the cursor (not "
+        "at the function's start), REL renames first the local first used nearest it, and with "
+        "spare_suffix a rename that cannot spare the code after the cursor is kept only as its "
+        "family's first mutant. A local model reads each row from its first change on, so this "
+        "costs fewer tokens (docs/backends.md). false: the schemes' own choice.",
+        backend=False,
+    )
     threshold: float | None = setting(
         None,
         float,

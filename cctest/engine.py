@@ -205,6 +205,7 @@ class Engine:
             seed=s.seed,
             context=prompt.suffix,  # keyword calls after the cursor keep REP off those names
             spare=spare,
+            near=s.near_sites,
         )
         # the k changed nearest the cursor: the rows share more of the prompt (see mutant_pool)
         mutants: tuple[Mutant, ...] = tuple(nearest_the_cursor(prompt.text, outcome.mutants, k, spare))

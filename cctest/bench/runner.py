@@ -70,6 +70,9 @@ class RunConfig:
     mutant_pool: int = 1  # candidates drawn per kept mutant (the k nearest the cursor are kept)
     # renames spare the suffix of a suffix-first model; a run recorded before the setting ran without
     spare_suffix: bool = False
+    # mutants changed near the cursor (GRA's site, renames that cannot spare the suffix); a run
+    # recorded before the setting ran without
+    near_sites: bool = False
     fim: str = "auto"  # --fim: the fill-in-the-middle template asked for (auto, off or a name)
     completion_scope: str = "block"  # --completion-scope: line, block or auto
 

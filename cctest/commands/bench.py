@@ -90,6 +90,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             "(the setting spare_suffix)"
         ),
     )
+    p.add_argument(
+        "--near-sites",
+        action=argparse.BooleanOptionalAction,
+        default=Settings().near_sites,
+        help=(
+            "mutants changed near the cursor: GRA's dead code nearest it, and a rename that cannot "
+            "spare a suffix-first model's suffix only as its family's first (the setting near_sites)"
+        ),
+    )
     p.add_argument("--limit", type=int, default=None, help="only the first N prompts")
     p.add_argument("--seed", type=int, default=0, help="seed for mutant generation and --shuffle (default 0)")
     p.add_argument(
@@ -188,6 +197,7 @@ def _bench(args: argparse.Namespace) -> int:
         seed=args.seed,
         mutant_pool=args.mutant_pool,
         spare_suffix=args.spare_suffix,
+        near_sites=args.near_sites,
     )
     dataset = load_dataset(args.dataset, infill=args.infill, seed=args.seed)
     tasks = select_tasks(dataset, args.limit, args.seed, args.shuffle)
@@ -210,6 +220,7 @@ def _bench(args: argparse.Namespace) -> int:
         max_distance=settings.max_distance,
         mutant_pool=settings.mutant_pool,
         spare_suffix=settings.spare_suffix,
+        near_sites=settings.near_sites,
         fim=settings.fim,
         completion_scope=settings.completion_scope,
         sandbox={

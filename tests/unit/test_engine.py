@@ -192,10 +192,12 @@ def _reach(prompt: str, mutants) -> list[int]:
 async def test_mutant_pool_keeps_the_mutants_changed_nearest_the_cursor():
     from cctest.mutators import SCHEMES, generate_mutants, nearest_the_cursor
 
-    plain = await run(RuleBackend(), LONG_PROMPT, mutants=6, mutant_pool=1)
-    near = await run(RuleBackend(), LONG_PROMPT, mutants=6, mutant_pool=3)
-    assert [m.text for m in plain.mutants] == [m.text for m in generate_mutants(LONG_PROMPT, k=6).mutants]
-    pool = generate_mutants(LONG_PROMPT, k=18).mutants
+    # near_sites off: the schemes' own sites (with it, GRA's are already the nearest)
+    plain = await run(RuleBackend(), LONG_PROMPT, mutants=6, mutant_pool=1, near_sites=False)
+    near = await run(RuleBackend(), LONG_PROMPT, mutants=6, mutant_pool=3, near_sites=False)
+    far6 = generate_mutants(LONG_PROMPT, k=6, near=False).mutants
+    assert [m.text for m in plain.mutants] == [m.text for m in far6]
+    pool = generate_mutants(LONG_PROMPT, k=18, near=False).mutants
     assert len(pool) > 6  # there was a choice to make
     assert [m.text for m in near.mutants] == [m.text for m in nearest_the_cursor(LONG_PROMPT, pool, 6)]
     assert len(near.mutants) == 6
@@ -203,6 +205,16 @@ async def test_mutant_pool_keeps_the_mutants_changed_nearest_the_cursor():
     families = {SCHEMES[m.scheme].family for m in pool}
     assert {SCHEMES[m.scheme].family for m in near.mutants} == families or len(families) > 6
     assert sum(_reach(LONG_PROMPT, near.mutants)) < sum(_reach(LONG_PROMPT, plain.mutants))
+
+
+async def test_near_sites_part_the_rows_from_the_prompt_later_with_the_same_schemes():
+    from cctest.mutators import generate_mutants
+
+    far = await run(RuleBackend(), LONG_PROMPT, mutants=6, near_sites=False)
+    near = await run(RuleBackend(), LONG_PROMPT, mutants=6)  # the default
+    assert [m.text for m in near.mutants] == [m.text for m in generate_mutants(LONG_PROMPT, k=6).mutants]
+    assert [m.scheme for m in near.mutants] == [m.scheme for m in far.mutants]
+    assert sum(_reach(LONG_PROMPT, near.mutants)) < sum(_reach(LONG_PROMPT, far.mutants))
 
 
 def test_nearest_the_cursor_keeps_one_per_family_then_the_nearest():

@@ -62,16 +62,22 @@ def test_repair_latency_script_rejects_bad_arguments(bad: list[str]) -> None:
 
 
 def test_repair_prefill_tokens_script_runs_on_two_positions() -> None:
-    done = _run("--positions", "2", timeout=300, script=ROOT / "benchmarks" / "repair_prefill_tokens.py")
+    script = ROOT / "benchmarks" / "repair_prefill_tokens.py"
+    done = _run("--positions", "2", "--by-scheme", timeout=300, script=script)
     assert done.returncode == 0, done.stderr
     assert len(re.findall(r"^  \S+:\d+ ", done.stdout, flags=re.M)) == 2  # a line per position
-    # the rows as the bundled model reads them, with the renames in the usual order | sparing the suffix
+    # the rows as the bundled model reads them: the renames in the usual order | sparing the suffix
+    # | sparing it with near_sites (the default)
     assert "FIM starcoder-spm (spm)" in done.stdout
-    pairs = re.findall(r"grouped\s+([\d.]+)x \|\s+([\d.]+)x", done.stdout)
-    assert len(pairs) == 2
-    for off, on in pairs:
-        assert float(off) >= 1 and float(on) >= 1  # the prompt is among the rows
-    assert len(re.findall(r"spare_suffix (?:off|on)\s+2 positions", done.stdout)) == 4
+    triples = re.findall(r"plain +\d+ +([\d.]+)x \| +([\d.]+)x \| +([\d.]+)x$", done.stdout, flags=re.M)
+    assert len(triples) == 2
+    for ratios in triples:
+        assert all(float(r) >= 1 for r in ratios)  # the prompt is among the rows
+    assert len(re.findall(r"(?:spare off|spare on|spare\+near)\s+2 positions", done.stdout)) == 6
+    # --by-scheme: per scheme, its rows and their own tokens under each of the three settings
+    cell = r"(?:\d+ rows +\d+ tok \( *\d+: +\d+\)|-) *"
+    rows = re.findall(rf"^    [A-Z_]+ +(?:{cell}){{3}}$", done.stdout, flags=re.M)
+    assert rows and sum(int(n) for n in re.findall(r"(\d+) rows", "".join(rows))) == 2 * 3 * 10
 
 
 def test_prefix_attention_script_runs_and_both_attentions_agree() -> None:
