@@ -77,6 +77,15 @@ _HEAL_MAX_TOKENS = 4  # at most this many trailing tokens are regenerated
 _CALL_TOKENS = 64  # a forward call's own cost, counted in tokens, when rows are grouped to prefill
 _DECODE_GROUP_TOKENS = 256  # a group's own cost at each decoding step, counted in padded tokens
 _CHARS_PER_TOKEN = 8  # characters read per token needed where only the tokens near a cut count
+# Where a context cut falls is rounded to steps, so that a prompt growing at the cursor keeps the
+# same first token over many keystrokes and the next request can reuse this one's key/value cache
+# (``_Reused``); an exact cut would move by a token every few keystrokes and every request would
+# prefill its whole prefix again. The model then sees up to one step less than fits: 64 tokens is
+# 3-6% of a 1-2k context, and at about 4 characters a token of code the cut moves once in some 250
+# characters typed. Token ids are cut in steps of tokens; a FIM prefix is cut on the text, at the
+# first token starting at or after a multiple of ``_CUT_STEP_CHARS`` (about as many characters).
+_CUT_STEP = 64
+_CUT_STEP_CHARS = 256
 
 
 class Encoding(NamedTuple):
@@ -86,6 +95,13 @@ class Encoding(NamedTuple):
     prefix: int  # how many leading tokens every row shares
     max_new: int  # new tokens allowed (max_new_tokens plus the healed tokens, within the context)
     heal: list[str]  # per row, the prompt text the first generated tokens must write back
+
+
+class _Reused(NamedTuple):
+    """The last call's shared prefix: its token ids and, per layer, its keys and values (batch 1)."""
+
+    ids: list[int]
+    kv: list[tuple[Any, Any]]
 
 
 class _Batch(NamedTuple):
@@ -183,6 +199,10 @@ class _Model:
         # and a request asks several times
         self.fim_templates: dict[str, FimTemplate | None] = {}
         self._texts: list[str] | None = None
+        # the key/value cache of the last call's shared prefix (one, under the lock): the next
+        # request's prompt mostly extends it, and only the tokens past it are run (``_prefix_kv``)
+        self.reused: _Reused | None = None
+        self.prefix_tokens = [0, 0]  # prefix tokens taken from ``reused``, and run, since loaded
         self._allowed: LRU[tuple[str, int], Any] = LRU(256)
 
     def token_texts(self) -> list[str]:
@@ -236,6 +256,7 @@ class HFBackend(Backend):
         token_healing: bool = True,
         fim: str = "auto",
         suffix_share: float = 0.25,
+        reuse_prefix: bool = True,
         _shared: _Model | None = None,
     ) -> None:
         self.options = options or GenerationOptions()
@@ -245,6 +266,7 @@ class HFBackend(Backend):
         self.token_healing = token_healing  # False: the prompt's tokens as they come
         self.fim = fim  # the ``fim`` setting: auto, off, a family name or a layout
         self.suffix_share = suffix_share  # the room kept for the code after the cursor
+        self.reuse_prefix = reuse_prefix  # False: every call prefills its prefix from scratch
         self._m = _shared if _shared is not None else _Model(_model_dir(model), device, dtype, threads)
 
     @classmethod
@@ -270,6 +292,7 @@ class HFBackend(Backend):
         share_prefix: bool | None = None,
         token_healing: bool | None = None,
         fim: str | None = None,
+        reuse_prefix: bool | None = None,
     ) -> HFBackend:
         """Another view of the same loaded model with other generation options (no reload)."""
         return HFBackend(
@@ -280,8 +303,16 @@ class HFBackend(Backend):
             token_healing=self.token_healing if token_healing is None else token_healing,
             fim=self.fim if fim is None else fim,
             suffix_share=self.suffix_share,
+            reuse_prefix=self.reuse_prefix if reuse_prefix is None else reuse_prefix,
             _shared=self._m,
         )
+
+    @property
+    def prefix_tokens(self) -> tuple[int, int]:
+        """Since the model was loaded: the shared-prefix tokens taken from the previous call's
+        cache, and those run through the model (with ``reuse_prefix``)."""
+        reused, run = self._m.prefix_tokens
+        return reused, run
 
     @property
     def path(self) -> Path:
@@ -494,14 +525,15 @@ class HFBackend(Backend):
         share = self.share_prefix and len(ids) > 1
         prefix = _shared_prefix(ids) if share else 0
         if limit is not None and max(len(x) for x in ids) > limit:
-            drop = max(len(x) for x in ids) - limit
+            # in steps of ``_CUT_STEP`` tokens, so the first kept token stays put while typing
+            drop = _round_up(max(len(x) for x in ids) - limit, _CUT_STEP)
             if drop < prefix:
                 # cut the shared prefix by the same amount in every row: each keeps its tokens
                 # nearest the cursor and the rows still share a prefix
                 ids = [x[drop:] for x in ids]
                 prefix -= drop
             else:  # the rows differ too early: cut each on its own
-                ids = [x[-limit:] for x in ids]
+                ids = [x[_round_up(max(0, len(x) - limit), _CUT_STEP) :] for x in ids]
                 prefix = _shared_prefix(ids) if share else 0
         return Encoding(ids, prefix, new, heal)
 
@@ -559,7 +591,13 @@ class HFBackend(Backend):
         drop = max(len(p) - r for p, r in zip(pre, prefix_room, strict=True))
         rows = []
         for p, tail, text in zip(pre, kept_suffix, prompts, strict=True):
-            head = text[p[drop][0] :] if 0 < drop < len(p) else ("" if drop >= len(p) else text)
+            if drop <= 0:
+                head = text
+            elif drop >= len(p):
+                head = ""
+            else:  # from the first token at or after the next step (``_CUT_STEP_CHARS``)
+                at = _round_up(p[drop][0], _CUT_STEP_CHARS)
+                head = text[next((a for a, _ in p[drop:] if a >= at), len(text)) :]
             rows.append(template.prompt(head, tail))
         return rows
 
@@ -579,7 +617,11 @@ class HFBackend(Backend):
         kept_suffix: list[str] = []
         prefix_room: list[int] = []
         for p, spans, text in zip(pre, suf, suffixes, strict=True):
-            keep = min(len(spans), max(int(room * self.suffix_share), room - len(p)))
+            # a short prefix leaves the suffix more room, counted in steps of ``_CUT_STEP`` tokens
+            # of the prefix: the suffix's cut (the rows' head in suffix-first order) stays put
+            # while typing makes the prefix longer
+            spare = room - _round_up(len(p), _CUT_STEP)
+            keep = min(len(spans), max(int(room * self.suffix_share), spare))
             kept_suffix.append(text[: spans[keep - 1][1]] if 0 < keep < len(spans) else text if keep else "")
             prefix_room.append(room - keep)
         return kept_suffix, prefix_room, pre
@@ -739,11 +781,11 @@ class HFBackend(Backend):
         rows, or a copy per row for a model without the attention interface; None: no prefix.
         With ``shares`` the rows' own tokens (all but their last) are in it too."""
         m = self._m
+        if batch.prefix == 0 and len(batch.input_ids) == 1 and batch.width > 1 and self.reuse_prefix:
+            return self._plain_cache(batch, max_new)
         prefix_cache = None
         if batch.prefix > 0:
-            keep = {"logits_to_keep": 1} if m.keeps_logits else {}
-            out = m.model(input_ids=batch.input_ids[:1, : batch.prefix], use_cache=True, **keep)
-            prefix_cache = out[m.cache_kw]
+            prefix_cache = self._prefix_kv(batch.input_ids[:1, : batch.prefix])
         if m.cascade:
             from ._prefix_attention import shared_prefix_cache
 
@@ -754,6 +796,62 @@ class HFBackend(Backend):
         if prefix_cache is not None and len(batch.input_ids) > 1:
             prefix_cache.batch_repeat_interleave(len(batch.input_ids))
         return prefix_cache
+
+    def _plain_cache(self, batch: _Batch, max_new: int) -> Any:
+        """One row without a shared prefix (a plain completion): the cache of its tokens but the
+        last (``_prefix_kv``, so the next call reuses it), which ``generate`` goes on from. With
+        the shared-prefix attention it is the row's own part of that cache (one buffer with room
+        for the new tokens, read by plain attention), not a prefix read in two parts."""
+        import torch
+
+        from ._prefix_attention import shared_prefix_cache
+
+        m = self._m
+        head = self._prefix_kv(batch.input_ids[:, :-1])
+        if not m.cascade:
+            return head
+        cache = shared_prefix_cache(None, m.layers, max_new + 1)
+        row = torch.zeros(1, dtype=torch.long, device=batch.input_ids.device)
+        layers: list[Any] = cache.layers  # SharedPrefixLayer
+        for layer, got in zip(layers, head.layers, strict=True):
+            layer.set_groups([(row, got.keys, got.values)], max_new + 1)
+        return cache
+
+    def _prefix_kv(self, ids: Any) -> Any:
+        """The key/value cache (a batch-1 ``DynamicCache``) of ``ids`` ([1, n] on the model's
+        device). Where the last call's prefix (``_Model.reused``) begins them, only the tokens
+        past what both share are run, on top of a copy of its cache cut to that length; the
+        result is kept for the next call in its place (one prefix per model). The keys depend on
+        the token ids and the model only, so every view of the model shares it. Chunked, the
+        same keys are computed in other groupings of floating-point sums: equal up to rounding."""
+        from transformers import DynamicCache
+        from transformers.cache_utils import DynamicLayer
+
+        m = self._m
+        keep = {"logits_to_keep": 1} if m.keeps_logits else {}
+        if not self.reuse_prefix:
+            return m.model(input_ids=ids, use_cache=True, **keep)[m.cache_kw]
+        new = [int(t) for t in ids[0].tolist()]
+        old, m.reused = m.reused, None  # nothing kept if this call fails (out of memory)
+        n = _common_length(old.ids, new) if old is not None else 0
+        m.prefix_tokens[0] += n
+        m.prefix_tokens[1] += len(new) - n
+        if old is None or n == 0:
+            cache = m.model(input_ids=ids, use_cache=True, **keep)[m.cache_kw]
+        else:
+            cache = DynamicCache()
+            for index, (k, v) in enumerate(old.kv):
+                cache.update(k[..., :n, :], v[..., :n, :], index)
+            if n < len(new):
+                m.model(input_ids=ids[:, n:], use_cache=True, **{m.cache_kw: cache}, **keep)
+        layers = list(getattr(cache, "layers", ()))
+        # only plain full-attention layers: a sliding window's or a quantized layer's keys are
+        # not the prefix's keys, column for column
+        if layers and len(layers) == m.layers and all(type(layer) is DynamicLayer for layer in layers):
+            kv = [(layer.keys, layer.values) for layer in layers]
+            if all(k is not None and k.shape[-2] == len(new) for k, _ in kv):
+                m.reused = _Reused(new, kv)
+        return cache
 
     def _prefill_rows(
         self, batch: _Batch, shares: list[int], prefix_cache: Any, cache: Any, max_new: int = 0
@@ -922,6 +1020,28 @@ def _shares(ids: list[list[int]], max_new: int = 0, context: int = 0) -> list[in
         out.append(max(0, k))
     columns = max(out) + max(len(x) - d for x, d in zip(ids, out, strict=True))
     return None if context and columns + max_new > 2 * context else out
+
+
+def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading tokens ``a`` and ``b`` have in common.
+
+    >>> _common_length([1, 2, 3], [1, 2, 4, 5])
+    2
+    """
+    n = min(len(a), len(b))
+    k = 0
+    while k < n and a[k] == b[k]:
+        k += 1
+    return k
+
+
+def _round_up(n: int, step: int) -> int:
+    """``n`` rounded up to a multiple of ``step`` (0 and below stay as they are).
+
+    >>> _round_up(1, 64), _round_up(64, 64), _round_up(65, 64), _round_up(-3, 64)
+    (64, 64, 128, -3)
+    """
+    return -(-n // step) * step if n > 0 else n
 
 
 def _row_groups(lengths: list[int], call: int) -> list[list[int]]:

@@ -16,7 +16,7 @@ from backend_prompts import MODULE, OTHERS, VARIANTS
 from cctest.backends import create_backend
 from cctest.backends._stop import BoundaryStopper, block_floor, indent_width
 from cctest.backends.base import GenerationOptions
-from cctest.backends.hf import HFBackend
+from cctest.backends.hf import _CUT_STEP, HFBackend
 from cctest.config import Settings
 from cctest.errors import BackendOutOfMemory, ConfigError, ModelLoadError
 from cctest.models import bundled_model_info, bundled_model_path
@@ -111,14 +111,17 @@ def test_long_prompts_are_cut_from_the_left(hf_model: HFBackend) -> None:
     full = hf_model.tokenizer(long_prompt, add_special_tokens=False)["input_ids"]
     assert len(full) > context
     ids, _, new, heal = hf_model.encode([long_prompt], 16)
-    assert len(ids[0]) == context - new
+    # the cut falls in steps of _CUT_STEP tokens (so it stays put while typing): up to a step less
+    # than fits is kept
+    assert context - new - _CUT_STEP < len(ids[0]) <= context - new
     # the prompt ends in "return ": its trailing space is healed (regenerated), the rest is kept
     assert heal[0] == " "
     healed = full[:-1]
     assert hf_model.tokenizer.decode(full[-1:]) == " "
     assert ids[0] == healed[-len(ids[0]) :]  # the tokens nearest the cursor stay
+    assert (len(healed) - len(ids[0])) % _CUT_STEP == 0
     gen = hf_model.with_options(GenerationOptions(max_new_tokens=16)).generate([long_prompt])[0]
-    assert gen.prompt_tokens == context - 16 - 1  # room for 16 new tokens and the healed one
+    assert gen.prompt_tokens == len(ids[0])  # room for 16 new tokens and the healed one
     # variants of a long prompt: each row keeps its own end and the rows still share a prefix
     variants = [long_prompt, body + "def last(other):\n    return ", body + "def final(value):\n    return "]
     ids, prefix, new, heal = hf_model.encode(variants, 16)
