@@ -115,3 +115,27 @@ def test_grouped_decode_script_runs_and_the_layouts_agree() -> None:
     assert re.search(r"all positions: padded\+repeat \d+ ms, .*grouped/plain [\d.]+x", done.stdout)
     bad = _run("--steps", "0", timeout=120, script=script)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_keystroke_reuse_script_runs_on_one_position() -> None:
+    """The keystroke-reuse figure's script on one position, two keystrokes: a line per keystroke
+    with both ratios, the summary, and reuse repairs to the same completion as no reuse."""
+    script = ROOT / "benchmarks" / "keystroke_reuse.py"
+    args = ("--positions", "1", "--models", "bundled", "--keystrokes", "2", "--max-new-tokens", "8")
+    done = _run(*args, "--threads", "1", timeout=600, script=script)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    keys = re.findall(
+        r"^    key \d .*reuse/no reuse +([\d.]+)x +reuse/plain +([\d.]+)x +reuse/plain\+reuse +[\d.]+x "
+        r"+prefix tokens reused +(\d+) run",
+        out,
+        flags=re.M,
+    )
+    assert len(keys) == 2 and all(float(a) > 0 and float(b) > 0 for a, b, _ in keys)
+    assert all(int(reused) > 0 for _, _, reused in keys)  # each keystroke reads the last one's prefix
+    assert re.search(r"reuse / no reuse +2 keystrokes +wall: median +[\d.]+x p90", out)
+    for label in ("reuse / plain", r"reuse / plain\+reuse", r"plain\+reuse / plain"):
+        assert re.search(label + r" +2 keystrokes +wall: median +[\d.]+x p90", out)
+    assert "the same repaired completion with and without reuse at 2/2 keystrokes" in out
+    bad = _run("--keystrokes", "0", timeout=120, script=script)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
