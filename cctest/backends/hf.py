@@ -11,10 +11,10 @@ mutant changed near the cursor reads almost all of the prompt from the one copy,
 the ``def`` line only its head. The rows' own tokens are then prefilled in groups of rows of
 about the same length (``_row_groups``), so the one row that parts early does not pad every row
 to its length, and ``generate`` continues all rows together, each group of rows reading only
-its own keys (``_decode_groups``). A single prompt shares nothing: it
-is a plain ``generate``. A stopping criterion decodes each row after every token and marks it
-finished once its natural boundary appears (``_stop.BoundaryStopper``); ``generate`` ends as
-soon as every row has.
+its own keys (``_decode_groups``). A single prompt shares nothing: it is a plain ``generate``
+from the cache of its tokens but the last. A stopping criterion decodes each row after every
+token and marks it finished once its natural boundary appears (``_stop.BoundaryStopper``);
+``generate`` ends as soon as every row has.
 One call runs four steps: build the batch, prefill the shared prefix, generate (with the per-row
 controls of ``_rows.py``: stopping and token healing), collect each row's completion.
 
@@ -39,8 +39,19 @@ its end; the prefix keeps the rest, cut at its start by the same number of token
 against the code before the cursor.
 
 Prompts longer than the model's context are cut from the left, so the tokens nearest the cursor
-stay (room is left for ``max_new_tokens``). The model is loaded once, from local files only, and
-a lock makes one ``generate`` run at a time, so several threads (or the server) can share it.
+stay (room is left for ``max_new_tokens``). Every cut (left to right, and a FIM prefix's start and
+suffix's end) falls in steps (``_CUT_STEP``), so the model sees up to a step less than would fit.
+
+Reuse across calls: while typing, a request's prompt extends the previous one's. The model keeps
+the key/value cache of the last call's shared prefix (the first row's tokens but its last; for a
+single prompt the same) with its token ids, one per loaded model; the next call runs only the
+tokens past what its prefix has in common with them, on top of a copy of that cache
+(``_prefix_kv``). The cut steps keep the first kept token in place over many keystrokes, so a
+prompt past the context reuses too. Keys are the same up to floating-point rounding (the prefix
+is run in two pieces); greedy completions are checked equal in the tests.
+
+The model is loaded once, from local files only, and a lock makes one ``generate`` run at a time,
+so several threads (or the server) can share it.
 """
 
 from __future__ import annotations
