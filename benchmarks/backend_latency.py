@@ -131,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         options=GenerationOptions(max_new_tokens=args.max_new_tokens),
         threads=args.threads,
         device=args.device,
+        reuse_prefix=False,  # each round repeats the prompt: a kept prefix would skip its prefill
     )
     outcome = generate_mutants(PROMPT, k=args.mutants, seed=0)
     prompts = [PROMPT] + [m.text for m in outcome.mutants]

@@ -13,7 +13,8 @@ suffix). At each position, interleaved and in alternating order:
   repair mode waits for it; with several ``--decide-after`` values (``0,8``: every row finished
   before choosing, and the choice made on every row's first 8 tokens), one request per value.
 
-Boundary stops are off for both (every row writes ``--max-new-tokens`` unless the model ends it
+Every call starts cold (``reuse_prefix`` off: no key/value cache kept from the call before, which
+at the same position would be the other side's). Boundary stops are off for both (every row writes ``--max-new-tokens`` unless the model ends it
 with EOS): the worst case, and the same amount of text on both sides. The ratio is cctest's wall
 time over plain's at the same position. Printed: median and p90 of the ratio over the positions
 that got all k mutants (the figure the target is about), over every position, and per number of
@@ -283,11 +284,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for name in [m.strip() for m in args.models.split(",") if m.strip()]:
         with model_dir(name) as path:
+            # every call prefills its prompt afresh: kept from the call before, the plain side would
+            # reuse the request's prefix (or the other way round) at the same position; typing,
+            # where reuse applies, is benchmarks/keystroke_reuse.py's figure
             backend = HFBackend(
                 path,
                 options=GenerationOptions(max_new_tokens=args.max_new_tokens),
                 threads=args.threads,
                 boundaries=False,
+                reuse_prefix=False,
             )
             print(f"\n{name}: {backend.describe()}, {torch.get_num_threads()} thread(s)")
             by_value = measure(backend, settings, positions, decide)
