@@ -14,11 +14,11 @@ suffix). At each position, interleaved and in alternating order:
   before choosing, and the choice made on every row's first 8 tokens), one request per value.
 
 Every call starts cold (``reuse_prefix`` off: no key/value cache kept from the call before, which
-at the same position would be the other side's). Boundary stops are off for both (every row writes ``--max-new-tokens`` unless the model ends it
-with EOS): the worst case, and the same amount of text on both sides. The ratio is cctest's wall
-time over plain's at the same position. Printed: median and p90 of the ratio over the positions
-that got all k mutants (the figure the target is about), over every position, and per number of
-variants (1 + mutants).
+at the same position would be the other side's). Boundary stops are off for both (every row writes
+``--max-new-tokens`` unless the model ends it with EOS): the worst case, and the same amount of
+text on both sides. The ratio is cctest's wall time over plain's at the same position. Printed:
+median and p90 of the ratio over the positions that got all k mutants (the figure the target is
+about), over every position, and per number of variants (1 + mutants).
 
 Models (``--models``, comma-separated):
 
