@@ -7,6 +7,7 @@ import asyncio
 import json
 import sys
 
+from ..config import Settings
 from ..document import parse_location, prompt_at
 from ._common import add_backend_arguments, add_scheme_argument, read_python, settings_from_args
 
@@ -32,6 +33,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--max-distance", type=float, default=0.1, help="drop mutants farther than this (default 0.1)"
     )
     p.add_argument("--no-suffix", action="store_true", help="do not send the text after the cursor")
+    p.add_argument(
+        "--decide-after",
+        type=int,
+        default=Settings().decide_after,
+        metavar="N",
+        help="choose on every completion's first N tokens and write on only the chosen one "
+        f"(default {Settings().decide_after}; 0: every completion whole, as --json then shows)",
+    )
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
     add_backend_arguments(p)
 
@@ -47,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
         relative_threshold=args.relative_threshold,
         schemes=tuple(args.scheme),
         max_distance=args.max_distance,
+        decide_after=args.decide_after,
     )
     path, line, col = parse_location(args.location)
     prompt = prompt_at(read_python(path), line, col, path=path)

@@ -71,3 +71,24 @@ def test_a_file_that_does_not_look_like_python_is_warned_of_once(tmp_path: Path)
     for path in (script, SAMPLE):
         r = cctest_run("mutate", f"{path}:2:1")
         assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+
+
+@pytest.mark.slow
+def test_complete_decides_early_unless_told_not_to() -> None:
+    """On the bundled model `cctest complete` decides on the first tokens by default; with
+    `--decide-after 0` every completion is whole, and the chosen one is the same text as its
+    row's whole completion when deciding (greedy)."""
+    import json
+
+    demo = str(ROOT / "examples" / "demo.py") + ":6:5"
+    early = json.loads(cctest_run("complete", demo, "--json", "--max-new-tokens", "24").stdout)
+    whole = json.loads(
+        cctest_run("complete", demo, "--json", "--max-new-tokens", "24", "--decide-after", "0").stdout
+    )
+    assert early["decided_after"] == 8 and whole["decided_after"] is None
+    assert any(c.get("cut") for c in early["completions"]) and not any(
+        c.get("cut") for c in whole["completions"]
+    )
+    assert early["completion"] == whole["completions"][early["chosen"]]["text"]
+    bad = cctest_run("complete", demo, "--decide-after", "-1")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "decide" in bad.stderr
