@@ -616,7 +616,10 @@ class HFBackend(Backend):
         self, template: FimTemplate, prompts: Sequence[str], suffixes: Sequence[str], max_new_tokens: int
     ) -> tuple[list[str], list[int], list[list[tuple[int, int]]]]:
         """Each suffix as cut to fit the model's context beside its prompt in ``template``, the
-        room (in tokens) left for each prompt, and the prompts' token spans."""
+        room (in tokens) left for each prompt, and the prompts' token spans. The suffixes are
+        cut alike: a suffix keeps what the longest prompt leaves it, so in a batch whose mutants
+        are longer than the prompt by a step's worth, the prompt's row sees up to ``_CUT_STEP``
+        fewer tokens of it than the prompt alone would."""
         tok, context = self._m.tokenizer, self._m.context
         new = max(1, min(max_new_tokens + _HEAL_MAX_TOKENS, context // 2))
         overhead = len(tok(template.overhead(), add_special_tokens=False)["input_ids"])
@@ -627,11 +630,14 @@ class HFBackend(Backend):
         suf = _spans_near(tok, list(suffixes), room, end=False)
         kept_suffix: list[str] = []
         prefix_room: list[int] = []
-        for p, spans, text in zip(pre, suf, suffixes, strict=True):
-            # a short prefix leaves the suffix more room, counted in steps of ``_CUT_STEP`` tokens
-            # of the prefix: the suffix's cut (the rows' head in suffix-first order) stays put
-            # while typing makes the prefix longer
-            spare = room - _round_up(len(p), _CUT_STEP)
+        # a short prefix leaves the suffix more room, counted in steps of ``_CUT_STEP`` tokens of
+        # the prefix: the suffix's cut (the rows' head in suffix-first order) stays put while
+        # typing makes the prefix longer. It is counted from the longest of the rows' prefixes,
+        # so every row keeps as much of the suffix: a mutant a few tokens longer than the prompt
+        # (dead code, a print) would else keep less of it and, suffix first, part from the
+        # prompt's row before the whole prefix
+        spare = room - _round_up(max((len(p) for p in pre), default=0), _CUT_STEP)
+        for spans, text in zip(suf, suffixes, strict=True):
             keep = min(len(spans), max(int(room * self.suffix_share), spare))
             kept_suffix.append(text[: spans[keep - 1][1]] if 0 < keep < len(spans) else text if keep else "")
             prefix_room.append(room - keep)

@@ -235,3 +235,25 @@ def test_only_the_text_near_the_cursor_is_tokenized_and_the_rows_are_the_same(
     read.clear()
     monkeypatch.setattr(hf_module, "_spans_near", lambda tok, texts, n, end: real(tok, texts))
     assert near == fim_model.fim_inputs(prefixes, suffixes, 24)
+
+
+def test_rows_keep_the_same_suffix_when_a_mutant_is_longer(fim_model: HFBackend) -> None:
+    """A mutant a step longer than the prompt (dead code near the cursor) keeps as much of the
+    code after the cursor as the prompt's row: suffix first, the two rows then share the whole
+    suffix and the prefix up to the insertion instead of parting at the suffix's end."""
+    tok = fim_model.tokenizer
+    before = "".join(f"def before_{i}(x):\n    return x + {i}\n\n\n" for i in range(40))
+    dead = "    if False:\n" + "".join(f"        unused_{i} = {i}\n" for i in range(12))
+    prompt = before + "def last(value):\n    total = value\n    return "
+    mutant = before + "def last(value):\n    total = value\n" + dead + "    return "
+    after = "".join(f"\n\n\ndef after_{i}(x):\n    return x - {i}" for i in range(300))
+    lengths = [len(tok(p, add_special_tokens=False)["input_ids"]) for p in (prompt, mutant)]
+    assert lengths[1] - lengths[0] > 64  # more than one step of the suffix's room apart
+    spm = fim_model.with_options(fim="starcoder-spm")
+    rows = spm.fim_inputs([prompt, mutant], [after, after], 24)
+    assert rows is not None
+    tails = [r.split("<fim_middle>")[0] for r in rows]
+    assert tails[0] == tails[1] and 0 < len(tails[0]) < len(after) + 30  # cut, and cut alike
+    shared = spm.encode(rows, 24).prefix
+    suffix_tokens = len(tok(tails[0], add_special_tokens=False)["input_ids"])
+    assert shared > suffix_tokens + lengths[0] // 2  # the rows part near the cursor, not at the suffix
