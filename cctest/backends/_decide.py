@@ -10,7 +10,9 @@ times that.
 ``one_row_cache`` takes row ``i`` of a batch's cache (``SharedPrefixLayer``: the shared prefix and
 the row's own part; a plain ``DynamicLayer``: the row of its tensors) over the columns its
 attention mask keeps (the padding between a row's shared head and its own tokens is dropped), as
-a plain ``DynamicCache``; the row's tokens, laid out without padding, then get the same positions
+a one-row cache whose layers keep the keys and values in buffers with room for the tokens still
+to come (a ``DynamicLayer`` would copy the whole row at every step: about 5 ms a step on a 135M
+model at 2,000 tokens); the row's tokens, laid out without padding, then get the same positions
 (``generate`` derives them from the mask) and see the same keys as in the batch.
 """
 
@@ -21,22 +23,24 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 
-from ._prefix_attention import SharedPrefixLayer
+from ._prefix_attention import SharedPrefixLayer, shared_prefix_cache
 
 
-def one_row_cache(cache: Any, row: int, keep: torch.Tensor) -> DynamicCache:
+def one_row_cache(cache: Any, row: int, keep: torch.Tensor, room: int) -> DynamicCache:
     """Row ``row`` of ``cache`` as a one-row cache of the columns where ``keep`` (bool, one per
-    column the cache holds) is true."""
+    column the cache holds) is true, with room for ``room`` more tokens."""
     cols = keep.nonzero().squeeze(-1)
-    out = DynamicCache()
-    for index, layer in enumerate(cache.layers):
+    out = shared_prefix_cache(None, len(cache.layers), room)
+    layers: list[Any] = out.layers  # SharedPrefixLayer, each
+    for layer, into in zip(cache.layers, layers, strict=True):
         if isinstance(layer, SharedPrefixLayer):
             keys, values = layer.row(row)
         else:
             keys, values = layer.keys[row : row + 1], layer.values[row : row + 1]
         if keys.shape[-2] != keep.shape[-1]:
             raise ValueError(f"the cache holds {keys.shape[-2]} columns, the mask {keep.shape[-1]}")
-        out.update(keys[:, :, cols].contiguous(), values[:, :, cols].contiguous(), index)
+        first = torch.zeros(1, dtype=torch.long, device=keys.device)
+        into.set_groups([(first, keys[:, :, cols], values[:, :, cols])], room)
     return out
 
 

@@ -733,7 +733,7 @@ class HFBackend(Backend):
         healing = Healing(start, heal, texts, m.allowed) if heal[0] else None
         rest = enc.max_new - written
         kwargs = self._generate_kwargs(opts, rest, stops if watch else None, healing, seeded=False)
-        kwargs[m.cache_kw] = one_row_cache(cache, row, mask[:-1])
+        kwargs[m.cache_kw] = one_row_cache(cache, row, mask[:-1], rest + 1)
         ids = ids[None]
         out = m.model.generate(input_ids=ids, attention_mask=ids.new_ones(ids.shape), **kwargs)
         alone = Encoding([enc.ids[row]], 0, enc.max_new, heal)
