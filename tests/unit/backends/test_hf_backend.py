@@ -463,13 +463,20 @@ def test_plan_prefill_counts_the_layouts(hf_model: HFBackend) -> None:
 
 
 @pytest.mark.parametrize("q_len", [1, 3])
-def test_shared_prefix_attention_matches_sdpa_with_grouped_heads(q_len: int) -> None:
+@pytest.mark.parametrize("fused_above", [0, 10**6])
+def test_shared_prefix_attention_matches_sdpa_with_grouped_heads(
+    q_len: int, fused_above: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With query heads sharing key/value heads (GQA), decoding (one query: the cascade over the
-    one prefix copy) and prefill (several: one fused SDPA) both equal ordinary attention over the
-    concatenated keys; a query that sees no key at all (padding) gives zeros, never NaN."""
+    one prefix copy) and prefill (several: one fused SDPA, or the cascade for a few queries) all
+    equal ordinary attention over the concatenated keys; a query that sees no key at all
+    (padding) gives zeros, never NaN."""
     from transformers.integrations.sdpa_attention import repeat_kv, sdpa_attention_forward
 
+    from cctest.backends import _prefix_attention
     from cctest.backends._prefix_attention import SplitKV, shared_prefix_attention
+
+    monkeypatch.setattr(_prefix_attention, "FUSED_MIN_QUERIES", fused_above)
 
     gen = torch.Generator().manual_seed(2)
     batch, kv_heads, groups, p_len, r_len, dim = 3, 2, 3, 9, 4, 8
