@@ -23,25 +23,23 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 
-from ._prefix_attention import SharedPrefixLayer, shared_prefix_cache
+from ._prefix_attention import SharedPrefixLayer, own_cache
 
 
 def one_row_cache(cache: Any, row: int, keep: torch.Tensor, room: int) -> DynamicCache:
     """Row ``row`` of ``cache`` as a one-row cache of the columns where ``keep`` (bool, one per
-    column the cache holds) is true, with room for ``room`` more tokens."""
+    column the cache holds) is true, with room for ``room`` more tokens (``own_cache``)."""
     cols = keep.nonzero().squeeze(-1)
-    out = shared_prefix_cache(None, len(cache.layers), room)
-    layers: list[Any] = out.layers  # SharedPrefixLayer, each
-    for layer, into in zip(cache.layers, layers, strict=True):
+    kv = []
+    for layer in cache.layers:
         if isinstance(layer, SharedPrefixLayer):
             keys, values = layer.row(row)
         else:
             keys, values = layer.keys[row : row + 1], layer.values[row : row + 1]
         if keys.shape[-2] != keep.shape[-1]:
             raise ValueError(f"the cache holds {keys.shape[-2]} columns, the mask {keep.shape[-1]}")
-        first = torch.zeros(1, dtype=torch.long, device=keys.device)
-        into.set_groups([(first, keys[:, :, cols], values[:, :, cols])], room)
-    return out
+        kv.append((keys[:, :, cols], values[:, :, cols]))
+    return own_cache(kv, room)
 
 
 __all__ = ["one_row_cache"]

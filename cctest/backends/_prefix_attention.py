@@ -27,6 +27,7 @@ the prefix.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import torch
@@ -229,6 +230,19 @@ def shared_prefix_cache(
     return cache
 
 
+def own_cache(kv: Sequence[tuple[torch.Tensor, torch.Tensor]], room: int) -> DynamicCache:
+    """A one-row cache without a prefix holding ``kv`` (per layer, keys and values
+    [1, heads, n, dim]) as the row's own part, in buffers with room for ``room`` more tokens: a
+    decoded token is written into a slot instead of the row being copied (``DynamicLayer``), and
+    attention reads the keys as plain tensors."""
+    cache = shared_prefix_cache(None, len(kv), room)
+    layers: list[Any] = cache.layers  # SharedPrefixLayer, each
+    for layer, (keys, values) in zip(layers, kv, strict=True):
+        row = torch.zeros(1, dtype=torch.long, device=keys.device)
+        layer.set_groups([(row, keys, values)], room)
+    return cache
+
+
 def shared_prefix_attention(
     module: torch.nn.Module,
     query: torch.Tensor,
@@ -355,6 +369,7 @@ __all__ = [
     "SharedPrefixLayer",
     "SplitKV",
     "enable",
+    "own_cache",
     "shared_prefix_attention",
     "shared_prefix_cache",
 ]

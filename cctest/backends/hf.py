@@ -819,20 +819,12 @@ class HFBackend(Backend):
         last (``_prefix_kv``, so the next call reuses it), which ``generate`` goes on from. With
         the shared-prefix attention it is the row's own part of that cache (one buffer with room
         for the new tokens, read by plain attention), not a prefix read in two parts."""
-        import torch
+        from ._prefix_attention import own_cache
 
-        from ._prefix_attention import shared_prefix_cache
-
-        m = self._m
         head = self._prefix_kv(batch.input_ids[:, :-1])
-        if not m.cascade:
+        if not self._m.cascade:
             return head
-        cache = shared_prefix_cache(None, m.layers, max_new + 1)
-        row = torch.zeros(1, dtype=torch.long, device=batch.input_ids.device)
-        layers: list[Any] = cache.layers  # SharedPrefixLayer
-        for layer, got in zip(layers, head.layers, strict=True):
-            layer.set_groups([(row, got.keys, got.values)], max_new + 1)
-        return cache
+        return own_cache([(got.keys, got.values) for got in head.layers], max_new + 1)
 
     def _prefix_kv(self, ids: Any) -> Any:
         """The key/value cache (a batch-1 ``DynamicCache``) of ``ids`` ([1, n] on the model's
@@ -1028,13 +1020,8 @@ def _shares(ids: list[list[int]], max_new: int = 0, context: int = 0) -> list[in
     if len(ids) < 2:
         return None
     first = ids[0]
-    out = []
-    for x in ids:
-        n = min(len(x), len(first)) - 1
-        k = 0
-        while k < n and x[k] == first[k]:
-            k += 1
-        out.append(max(0, k))
+    # every row keeps at least one own token: at most all but its (or the first row's) last
+    out = [max(0, min(_common_length(x, first), min(len(x), len(first)) - 1)) for x in ids]
     columns = max(out) + max(len(x) - d for x, d in zip(ids, out, strict=True))
     return None if context and columns + max_new > 2 * context else out
 
@@ -1096,13 +1083,7 @@ def _decode_groups(own: list[int]) -> list[list[int]]:
 def _shared_prefix(ids: list[list[int]]) -> int:
     """Length of the token prefix all rows share, leaving every row at least one own token."""
     n = min(len(x) for x in ids) - 1
-    first = ids[0]
-    for x in ids[1:]:
-        k = 0
-        while k < n and x[k] == first[k]:
-            k += 1
-        n = k
-    return max(0, n)
+    return max(0, min([n, *(_common_length(x, ids[0]) for x in ids[1:])]))
 
 
 def _model_dir(model: str | Path | None) -> Path:
