@@ -55,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mutant_supply import stdlib_positions  # noqa: E402
 
+from cctest.backends import run_on_model_thread  # noqa: E402
 from cctest.backends.base import GenerationOptions  # noqa: E402
 from cctest.backends.hf import HFBackend  # noqa: E402
 from cctest.config import Settings  # noqa: E402
@@ -116,8 +117,13 @@ def llama_135m() -> Iterator[Path]:
         tok = AutoTokenizer.from_pretrained(out, local_files_only=True)
         eos = tok.eos_token_id if tok.eos_token_id is not None else 0
         config = LlamaConfig(vocab_size=len(tok), bos_token_id=eos, eos_token_id=eos, **SMOLLM_135M_SHAPE)
-        torch.manual_seed(0)
-        LlamaForCausalLM(config).save_pretrained(out)
+
+        def build() -> None:
+            torch.manual_seed(0)
+            LlamaForCausalLM(config).save_pretrained(out)
+
+        # on the models' thread: torch run on this one too would slow every model call after it
+        run_on_model_thread(build)
         yield out
 
 

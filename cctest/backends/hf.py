@@ -50,13 +50,13 @@ tokens past what its prefix has in common with them, on top of a copy of that ca
 prompt past the context reuses too. Keys are the same up to floating-point rounding (the prefix
 is run in two pieces); greedy completions are checked equal in the tests.
 
-The model is loaded once, from local files only, and a lock makes one ``generate`` run at a time,
-so several threads (or the server) can share it.
+The model is loaded once, from local files only. Loading and every ``generate`` run on one thread
+(``_worker``: PyTorch's OpenMP threads stay fast only while one thread drives them), and a lock
+makes one ``generate`` run at a time, so several threads (or the server) can share it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import inspect
 import logging
@@ -70,6 +70,7 @@ from .._cache import LRU
 from ..config import Settings
 from ..errors import BackendError, BackendOutOfMemory, ConfigError, ModelLoadError
 from ..redact import redact_url
+from . import _worker
 from ._stop import BoundaryStopper
 from .base import (
     PLAIN_CHAT_STOP,
@@ -278,7 +279,9 @@ class HFBackend(Backend):
         self.fim = fim  # the ``fim`` setting: auto, off, a family name or a layout
         self.suffix_share = suffix_share  # the room kept for the code after the cursor
         self.reuse_prefix = reuse_prefix  # False: every call prefills its prefix from scratch
-        self._m = _shared if _shared is not None else _Model(_model_dir(model), device, dtype, threads)
+        if _shared is None:  # loaded on the model thread, as every call runs there (``_worker``)
+            _shared = _worker.run(_Model, _model_dir(model), device, dtype, threads)
+        self._m = _shared
 
     @classmethod
     def from_settings(cls, settings: Settings) -> HFBackend:
@@ -371,7 +374,7 @@ class HFBackend(Backend):
         """One completion per prompt; with ``suffixes`` and a FIM template, filled in between."""
         if not prompts:
             return []
-        return await asyncio.to_thread(self._complete_sync, list(prompts), suffixes)
+        return await _worker.arun(self._complete_sync, list(prompts), suffixes)
 
     async def complete_deciding(
         self,
@@ -386,7 +389,7 @@ class HFBackend(Backend):
         the batch's cache (``_decide.py``)."""
         if not prompts:
             return Decided([], None)
-        return await asyncio.to_thread(self._deciding_sync, list(prompts), suffixes, after, decide)
+        return await _worker.arun(self._deciding_sync, list(prompts), suffixes, after, decide)
 
     def _deciding_sync(
         self, prompts: list[str], suffixes: Sequence[str] | None, after: int, decide: Decide
@@ -432,7 +435,7 @@ class HFBackend(Backend):
                 opts.max_new_tokens, opts.temperature, opts.top_p, (*opts.stop, PLAIN_CHAT_STOP)
             )
         view = self.with_options(opts, boundaries=False, token_healing=False)
-        return await asyncio.to_thread(view._complete_sync, prompts)
+        return await _worker.arun(view._complete_sync, prompts)
 
     def _complete_sync(self, prompts: list[str], suffixes: Sequence[str] | None = None) -> list[Outcome]:
         outcomes = self.generate_safe(prompts, suffixes=suffixes)
@@ -498,9 +501,12 @@ class HFBackend(Backend):
         suffixes: Sequence[str] | None,
         deciding: tuple[int, Decide] | None,
     ) -> tuple[list[Generation], int | None]:
-        """``_generate_locked`` under the model's lock, out of memory as BackendOutOfMemory."""
+        """``_generate_locked`` on the model thread (``_worker``) under the model's lock, out of
+        memory as BackendOutOfMemory."""
         if suffixes is not None and len(suffixes) != len(prompts):
             raise ValueError(f"{len(suffixes)} suffixes for {len(prompts)} prompts")
+        if not _worker.on_model_thread():
+            return _worker.run(self._generate_guarded, prompts, opts, suffixes, deciding)
         with self._m.lock:
             try:
                 return self._generate_locked(prompts, opts, suffixes, deciding)

@@ -1,0 +1,84 @@
+"""The one thread that runs local models: loading them and every ``generate``.
+
+PyTorch's CPU kernels run on OpenMP threads (GNU libgomp in the PyPI wheels), in a team per
+calling thread, which lives as long as that thread. Between two parallel regions a team's threads
+spin for a while before they sleep, so the next region starts at once; but once the process holds
+more OpenMP threads than there are cores (a team of the main thread besides one of a worker
+thread, or one per thread of a pool) libgomp spins only briefly and puts them to sleep after every
+region. A decoding step of a small model is hundreds of tiny parallel regions, and each then waits
+for a sleeping thread to be woken: on 2 cores a repair-mode request of the bundled model took about
+1.6 times as long as in a process whose model ran on one thread only (``benchmarks/repair_latency.py``
+measures a request and a plain completion this way). ``asyncio.to_thread`` runs each call on
+whichever thread of the loop's pool is free, which makes such teams; so every call that runs a
+model goes to this one thread instead: ``arun`` from async code, ``run`` from blocking code (run
+directly when already on it, so a call from inside a call does not wait for itself).
+
+Models are locked one call at a time anyway (``_Model.lock``); one thread for all of them also
+runs two models' calls one after the other (side-by-side benchmark runs, two views of a server).
+Code that runs torch on other threads of the same process (its own tensors on the main thread)
+brings its own team back, and with it the slower regime.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import ParamSpec, TypeVar
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+_NAME = "cctest-model"
+_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+_ident: int | None = None  # the pool's thread, once it has run something
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_NAME, initializer=_mark)
+        return _pool
+
+
+def _mark() -> None:
+    global _ident
+    _ident = threading.get_ident()
+
+
+def _forget() -> None:
+    """In a forked child the pool's thread does not exist: the next call starts another."""
+    global _pool, _ident, _lock
+    _pool, _ident, _lock = None, None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget)
+
+
+def on_model_thread() -> bool:
+    return _ident is not None and threading.get_ident() == _ident
+
+
+def run(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """``fn(*args, **kwargs)`` on the model thread, waiting for it (its exceptions are raised here)."""
+    if on_model_thread():
+        return fn(*args, **kwargs)
+    return _executor().submit(fn, *args, **kwargs).result()
+
+
+async def arun(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """``fn(*args, **kwargs)`` on the model thread, awaited (``asyncio.to_thread`` on one thread).
+    Cancelling the await does not stop a call that has started, as with ``to_thread``."""
+    if on_model_thread():  # an event loop run on the model thread itself: it cannot wait for itself
+        return fn(*args, **kwargs)
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_executor(), functools.partial(fn, *args, **kwargs))
+
+
+__all__ = ["arun", "on_model_thread", "run"]
