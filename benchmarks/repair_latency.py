@@ -250,6 +250,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="renames spare the code after the cursor of a suffix-first model (the setting spare_suffix)",
     )
     ap.add_argument(
+        "--near-sites",
+        action=argparse.BooleanOptionalAction,
+        default=Settings().near_sites,
+        help="mutants changed near the cursor (the setting near_sites)",
+    )
+    ap.add_argument(
         "--decide-after",
         default=str(Settings().decide_after),
         help="the setting decide_after; several comma-separated values are measured side by side "
@@ -281,10 +287,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         threads=args.threads,
         mutant_pool=args.mutant_pool,
         spare_suffix=args.spare_suffix,
+        near_sites=args.near_sites,
     )
     print(
         f"{args.positions} stdlib positions (seed {args.seed}); k = {args.mutants}, "
         f"mutant pool {args.mutant_pool}, spare_suffix {'on' if args.spare_suffix else 'off'}, "
+        f"near_sites {'on' if args.near_sites else 'off'}, "
         f"decide_after {','.join(map(str, decide))}; "
         f"{args.max_new_tokens} new tokens, boundary stops off; torch {torch.__version__}"
     )

@@ -260,6 +260,42 @@ def summarize(records: Sequence[Mapping[str, Any]], thresholds: Sequence[float])
         },
         "timings_ms": _timings(records),
         "per_scheme": per_scheme(records, ts),
+        **({"decided_early": early} if (early := decided_early(records, thresholds)) else {}),
+    }
+
+
+def decided_early(records: Sequence[Mapping[str, Any]], thresholds: Sequence[float]) -> dict[str, Any] | None:
+    """``cctest bench --decide-after N``: the verdicts of the editor's repair mode, made on every
+    completion's first N tokens, against those made on the whole completions, over the same
+    prompts (those whose early request succeeded with the same mutants). A completion is judged by
+    its whole text's tests either way (the decision stops a row; the chosen row is finished
+    alone, the same text the run has for it). None: no record has such a verdict."""
+    mine = [r for r in records if isinstance(r.get("early"), Mapping) and r["early"].get("error") is None]
+    if not mine:
+        return None
+    bare = [{k: v for k, v in r.items() if k != "early"} for r in mine]
+    whole = summarize(bare, thresholds)
+    early = [{**b, "per_T": r["early"]["per_T"]} for b, r in zip(bare, mine, strict=True)]
+    first = summarize(early, thresholds)
+
+    def figures(s: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "outliers_per_T": s["outliers_per_T"],
+            "original_flagged_per_T": s["original_flagged_per_T"],
+            "pass_at_1_repaired": s["pass_at_1"]["repaired"],
+            "flag_vs_failure": s["flag_vs_failure"],
+        }
+
+    chosen = [r["early"].get("chosen_as_full") for r in mine]
+    return {
+        "after": mine[0]["early"]["after"],
+        "prompts": len(mine),
+        "errors": sum(1 for r in records if isinstance(r.get("early"), Mapping) and r["early"].get("error")),
+        "decided": sum(1 for r in mine if r["early"].get("decided_after") is not None),
+        "chosen_as_full": {"same": chosen.count(True), "different": chosen.count(False)},
+        "pass_at_1_original": whole["pass_at_1"]["original"],
+        "every_row": figures(whole),
+        "early": figures(first),
     }
 
 

@@ -69,6 +69,26 @@ def _exact_match_row(summary: Mapping[str, Any], ts: list[str]) -> list[list[str
     return [["exact match", _pct(em["original"]), *[_pct(em["repaired"][t]) for t in ts]]]
 
 
+def _early_table(de: Mapping[str, Any], ts: list[str]) -> dict[str, tuple[list[str], list[list[str]]]]:
+    """``--decide-after N``: the verdicts on the first N tokens beside those on whole completions."""
+    whole, first = de["every_row"], de["early"]
+    rows = [
+        ["outliers, whole", *[str(whole["outliers_per_T"][t]) for t in ts]],
+        [f"outliers, first {de['after']} tokens", *[str(first["outliers_per_T"][t]) for t in ts]],
+        ["F1, whole", *[fmt(whole["flag_vs_failure"][t]["f1"]) for t in ts]],
+        [f"F1, first {de['after']} tokens", *[fmt(first["flag_vs_failure"][t]["f1"]) for t in ts]],
+        ["repaired pass@1, whole", *[_pct(whole["pass_at_1_repaired"][t]) for t in ts]],
+        [f"repaired pass@1, first {de['after']} tokens", *[_pct(first["pass_at_1_repaired"][t]) for t in ts]],
+    ]
+    same = de["chosen_as_full"]
+    title = (
+        f"Deciding after {de['after']} tokens (the editor's repair mode) vs every completion whole: "
+        f"{de['prompts']} prompts, {de['decided']} decided early, {de['errors']} failed; "
+        f"the chosen row's text as the run's at {same['same']} of {same['same'] + same['different']}"
+    )
+    return {title: (["", *[f"T={t}" for t in ts]], rows)}
+
+
 def tables(summary: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[str]]]]:
     """The report's tables as (headers, rows), shared by the terminal and the HTML."""
     ts = _ts(summary)
@@ -132,6 +152,8 @@ def tables(summary: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[s
                 )
             ],
         )
+    if summary.get("decided_early"):
+        out.update(_early_table(summary["decided_early"], ts))
     ps = summary["per_scheme"]
     out["Per scheme"] = (
         [

@@ -75,6 +75,9 @@ class RunConfig:
     near_sites: bool = False
     fim: str = "auto"  # --fim: the fill-in-the-middle template asked for (auto, off or a name)
     completion_scope: str = "block"  # --completion-scope: line, block or auto
+    # --decide-after N: each prompt also asked as the editor's repair mode asks it, the verdict
+    # made on every completion's first N tokens (0: not asked)
+    decide_after: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -205,6 +208,40 @@ def _record(
     }
 
 
+def _early_record(
+    full: dict[str, Any], result: Any, after: int, thresholds: Sequence[float]
+) -> dict[str, Any]:
+    """The verdict of the editor's repair mode deciding after ``after`` tokens (``result``: that
+    request's ``EngineResult``), per T, beside the run's record ``full`` of the same variants:
+    the outliers among the completions' first tokens and the row repair chooses, whose whole
+    completion (and its tests) is ``full``'s row of that index."""
+    from ..engine import eligible_mask
+
+    schemes = [m.scheme for m in result.mutants]
+    if schemes != [m["scheme"] for m in full["mutants"]]:  # not the same variants: no comparison
+        return {"after": after, "error": f"other mutants ({', '.join(schemes)})"}
+    matrix = [list(row) for row in result.similarity]
+    counts = list(result.verdict.counts)
+    eligible = eligible_mask(result.mutants, result.completions)
+    chosen = result.verdict.chosen
+    whole = result.completions[chosen].text if chosen is not None else None
+    return {
+        "after": after,
+        "error": None,
+        "decided_after": result.decided_after,  # None: every row ended within ``after`` tokens
+        "completions": [c.text for c in result.completions],  # the first tokens; the chosen one whole
+        "cut": [i for i, c in enumerate(result.completions) if c.cut],
+        "similarity": [[round(x, 6) for x in row] for row in matrix],
+        "counts": counts,
+        "per_T": {t_key(t): decide(matrix, counts, eligible, t) for t in thresholds},
+        # the row the request chose at the run's own threshold, finished alone: the same text as
+        # the whole batch gives that row (greedy), checked here on every run
+        "chosen": chosen,
+        "chosen_as_full": None if chosen is None else whole == full["completions"][chosen]["text"],
+        "timings_ms": {k: round(v, 3) for k, v in result.timings_ms.items()},
+    }
+
+
 def _task_fields(task: Problem, index: int) -> dict[str, Any]:
     return {
         "task_id": task.task_id,
@@ -290,6 +327,9 @@ async def run_benchmark(
             return in_task_order(records, tasks)
         async with factory(settings) as backend:
             engine = Engine(backend, settings)
+            # the editor's repair mode, deciding early: finishing the chosen row only (the run's
+            # completions are every row whole)
+            early = Engine(backend, settings.replace(decide_after=config.decide_after))
             for group in batches(todo, batch_prompts):
                 # the model works on this batch while the previous batch's tests run
                 results = await engine.run_many(
@@ -313,6 +353,17 @@ async def run_benchmark(
                     else:
                         eligible = eligible_mask(result.mutants, result.completions)
                         record = _record(task, index, result, thresholds, eligible)
+                        if config.decide_after:
+                            try:
+                                asked = await early.run(
+                                    Prompt(text=task.prompt, suffix=task.suffix),
+                                    k=config.k,
+                                    schemes=tuple(config.schemes),
+                                )
+                                after = config.decide_after
+                                record["early"] = _early_record(record, asked, after, thresholds)
+                            except BackendError as exc:
+                                record["early"] = {"after": config.decide_after, "error": str(exc)}
                     pending.add(tested(task, record))
             await pending.drain()
     finally:

@@ -99,6 +99,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             "spare a suffix-first model's suffix only as its family's first (the setting near_sites)"
         ),
     )
+    p.add_argument(
+        "--decide-after",
+        type=int,
+        default=0,
+        metavar="N",
+        help=(
+            "also ask each prompt as the editor's repair mode does with the setting decide_after N (the "
+            "verdict made on every completion's first N tokens, only the chosen one finished) and report "
+            "its flags and repaired pass@1 beside those on the whole completions (default 0: not asked)"
+        ),
+    )
     p.add_argument("--limit", type=int, default=None, help="only the first N prompts")
     p.add_argument("--seed", type=int, default=0, help="seed for mutant generation and --shuffle (default 0)")
     p.add_argument(
@@ -188,6 +199,8 @@ def _bench(args: argparse.Namespace) -> int:
         raise ConfigError("--workers must be at least 1.")
     if args.batch_prompts < 1:
         raise ConfigError("--batch-prompts must be at least 1.")
+    if args.decide_after < 0:
+        raise ConfigError("--decide-after must be 0 or more tokens.")
     thresholds = _thresholds(args.thresholds)
     settings = settings_from_args(
         args,
@@ -223,6 +236,7 @@ def _bench(args: argparse.Namespace) -> int:
         near_sites=settings.near_sites,
         fim=settings.fim,
         completion_scope=settings.completion_scope,
+        decide_after=args.decide_after,
         sandbox={
             "wall_seconds": limits.wall_seconds,
             "cpu_seconds": limits.cpu_seconds,

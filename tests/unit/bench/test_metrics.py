@@ -183,3 +183,36 @@ def test_doctests() -> None:
 
     result = doctest.testmod(metrics)
     assert result.attempted >= 4 and result.failed == 0
+
+
+def test_decided_early_judges_early_flags_by_the_whole_completions_tests() -> None:
+    """``--decide-after``: the flags and the choice made on the first tokens, over the same
+    prompts, each completion judged by its whole text's tests (the run's)."""
+    early_a = {"after": 8, "error": None, "decided_after": 8, "chosen": 2, "chosen_as_full": True}
+    early_a["per_T"] = {"1": {"outliers": [2], "chosen": 2}, "3": {"outliers": [1], "chosen": 1}}
+    early_b = {"after": 8, "error": None, "decided_after": None, "chosen": 1, "chosen_as_full": False}
+    early_b["per_T"] = {"1": {"outliers": [0], "chosen": 1}, "3": {"outliers": [], "chosen": 0}}
+    records = [{**RECORDS[0], "early": early_a}, {**RECORDS[1], "early": early_b}]
+    s = summarize(records, [1, 3])
+    de = s["decided_early"]
+    assert (de["after"], de["prompts"], de["errors"], de["decided"]) == (8, 2, 0, 1)
+    assert de["chosen_as_full"] == {"same": 1, "different": 1}
+    # the whole completions' verdicts are the run's own
+    assert de["every_row"]["flag_vs_failure"] == s["flag_vs_failure"]
+    assert de["every_row"]["pass_at_1_repaired"] == s["pass_at_1"]["repaired"]
+    # early, T=1: A flags row 2 (passes: FP) and misses row 1 (fails: FN); B flags row 0 (fails: TP)
+    assert {k: de["early"]["flag_vs_failure"]["1"][k] for k in ("tp", "fp", "fn", "tn")} == {
+        "tp": 1,
+        "fp": 1,
+        "fn": 1,
+        "tn": 3,
+    }
+    # repaired, T=1: A's row 2 passes, B's row 1 passes; T=3: A's row 1 fails, B's row 0 fails
+    assert de["early"]["pass_at_1_repaired"] == {"1": 1.0, "3": 0.0}
+    assert de["early"]["outliers_per_T"] == {"1": 2, "3": 1}
+    assert de["early"]["original_flagged_per_T"] == {"1": 1, "3": 0}
+    # a failed early request: out of the comparison, counted
+    records[1] = {**RECORDS[1], "early": {"after": 8, "error": "the model ran out of memory"}}
+    de = summarize(records, [1, 3])["decided_early"]
+    assert (de["prompts"], de["errors"]) == (1, 1)
+    assert "decided_early" not in summarize(RECORDS, [1, 3])

@@ -239,6 +239,7 @@ def test_resume_with_other_settings_is_refused(tmp_path: Path, capsys: pytest.Ca
         (["bench", "--dataset", "humaneval", "--thresholds", "1,x"], "--thresholds must be numbers"),
         (["bench", "--dataset", "humaneval", "--scheme", "FOO"], "unknown mutation scheme 'FOO'"),
         (["bench"], "needs --dataset"),
+        (["bench", "--dataset", "humaneval", "--decide-after", "-1"], "--decide-after must be 0 or more"),
         (["bench", "compare", "a"], "usage: cctest bench compare"),
     ],
 )
@@ -344,6 +345,34 @@ def test_small_real_run_with_the_bundled_model(tmp_path: Path) -> None:
     config = json.loads((run / "config.json").read_text())
     assert config["model"] == "cctest-code-small (bundled)"
     assert "<td>model</td><td>cctest-code-small (bundled)</td>" in (run / "report.html").read_text()
+
+
+def test_decide_after_asks_each_prompt_as_the_editor_does(tmp_path: Path) -> None:
+    """``--decide-after``: each prompt also goes through the editor's repair mode deciding early
+    (the real hf backend); the chosen row, finished alone, is the text the run has for that row."""
+    pytest.importorskip("transformers")
+    run = tmp_path / "run"
+    argv = ["bench", "--dataset", "humaneval", "--backend", "hf", "--limit", "2", "-k", "3"]
+    argv += ["--max-new-tokens", "16", "--threads", "1", "--decide-after", "4", "--out", str(run)]
+    assert main([*argv, "--no-progress"]) == 0
+    records = read_records(run / "results.jsonl")
+    assert len(records) == 2
+    for record in records:
+        early = record["early"]
+        assert early["after"] == 4 and early["error"] is None
+        assert len(early["completions"]) == len(record["completions"])
+        assert set(early["per_T"]) == set(record["per_T"])
+        if early["decided_after"] is not None:  # a row ran past 4 tokens: the others were cut
+            assert early["decided_after"] == 4 and early["cut"]
+            assert early["chosen"] not in early["cut"]
+        if early["chosen"] is not None:
+            assert early["chosen_as_full"] is True
+    assert json.loads((run / "config.json").read_text())["decide_after"] == 4
+    summary = json.loads((run / "summary.json").read_text())
+    de = summary["decided_early"]
+    assert (de["after"], de["prompts"], de["errors"]) == (4, 2, 0)
+    assert de["every_row"]["flag_vs_failure"] == summary["flag_vs_failure"]
+    assert "Deciding after 4 tokens" in (run / "report.html").read_text()
 
 
 def test_failed_prompts_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
