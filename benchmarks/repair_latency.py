@@ -26,6 +26,8 @@ Models (``--models``, comma-separated):
 * ``llama135m``: a Llama-shaped model of SmolLM-135M's shape (30 layers, hidden 576, 9 heads /
   3 key-value heads, intermediate 1536, context 2048) built from a config with random weights in
   a temporary directory, with the bundled tokenizer (no download);
+* ``llama1b``: the same, of TinyLlama-1.1B's shape (22 layers, hidden 2048, 32 heads / 4
+  key-value heads, intermediate 5632), for a GPU (``--device cuda``);
 * or a model directory.
 
 Two clocks: wall time, and the CPU time this process used (all its threads). On a machine shared
@@ -71,6 +73,17 @@ SMOLLM_135M_SHAPE: dict[str, Any] = {
     "max_position_embeddings": 2048,
     "tie_word_embeddings": True,
 }
+# TinyLlama-1.1B's shape, for accelerators (on a 2-core CPU a request takes minutes)
+TINYLLAMA_1B_SHAPE: dict[str, Any] = {
+    "hidden_size": 2048,
+    "intermediate_size": 5632,
+    "num_hidden_layers": 22,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 4,
+    "max_position_embeddings": 2048,
+    "tie_word_embeddings": False,
+}
+SHAPES = {"llama135m": SMOLLM_135M_SHAPE, "llama1b": TINYLLAMA_1B_SHAPE}
 
 
 def position_arguments(ap: argparse.ArgumentParser, positions: int) -> None:
@@ -102,13 +115,21 @@ class Sample:
 @contextmanager
 def llama_135m() -> Iterator[Path]:
     """A directory holding a random-weight model of SmolLM-135M's shape and the bundled tokenizer."""
+    with random_llama("llama135m") as path:
+        yield path
+
+
+@contextmanager
+def random_llama(name: str) -> Iterator[Path]:
+    """A directory holding a random-weight Llama-shaped model of shape ``SHAPES[name]`` and the
+    bundled tokenizer."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     from cctest.models import bundled_model_path
 
     bundled = bundled_model_path()
-    with tempfile.TemporaryDirectory(prefix="cctest-llama135m-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"cctest-{name}-") as tmp:
         out = Path(tmp)
         for f in ("tokenizer.json", "tokenizer_config.json"):
             shutil.copy(bundled / f, out / f)
@@ -116,7 +137,7 @@ def llama_135m() -> Iterator[Path]:
 
         tok = AutoTokenizer.from_pretrained(out, local_files_only=True)
         eos = tok.eos_token_id if tok.eos_token_id is not None else 0
-        config = LlamaConfig(vocab_size=len(tok), bos_token_id=eos, eos_token_id=eos, **SMOLLM_135M_SHAPE)
+        config = LlamaConfig(vocab_size=len(tok), bos_token_id=eos, eos_token_id=eos, **SHAPES[name])
 
         def build() -> None:
             torch.manual_seed(0)
@@ -131,8 +152,8 @@ def llama_135m() -> Iterator[Path]:
 def model_dir(name: str) -> Iterator[Path | None]:
     if name == "bundled":
         yield None
-    elif name == "llama135m":
-        with llama_135m() as path:
+    elif name in SHAPES:
+        with random_llama(name) as path:
             yield path
     else:
         yield Path(name)
@@ -237,6 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("-k", "--mutants", type=int, default=10)
     ap.add_argument("--max-new-tokens", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
+    ap.add_argument("--device", default="auto", help="the setting device: auto, cpu, cuda or mps")
     ap.add_argument(
         "--mutant-pool",
         type=int,
@@ -305,6 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 path,
                 options=GenerationOptions(max_new_tokens=args.max_new_tokens),
                 threads=args.threads,
+                device=args.device,
                 boundaries=False,
                 reuse_prefix=False,
             )
