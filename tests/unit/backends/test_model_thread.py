@@ -107,3 +107,20 @@ def test_loading_runs_on_the_model_thread(monkeypatch: pytest.MonkeyPatch) -> No
     backend = HFBackend(None, threads=1)
     assert backend.tokenizer is not None
     assert loaded_on == [_worker.run(_ident)]
+
+
+def test_cuda_calls_leave_cudnn_attention_out_and_restore_the_setting() -> None:
+    """cuDNN's SDPA builds a plan per new sequence length (about 1.3 s a keystroke on an H100);
+    a call on CUDA runs without it, and the process's own setting is back afterwards. The flags
+    are global booleans, so this holds without a GPU."""
+    import torch
+
+    from cctest.backends.hf import _attention_kernels
+
+    before = torch.backends.cuda.cudnn_sdp_enabled()
+    with _attention_kernels(torch.device("cuda")):
+        assert not torch.backends.cuda.cudnn_sdp_enabled()
+        assert torch.backends.cuda.flash_sdp_enabled() and torch.backends.cuda.mem_efficient_sdp_enabled()
+    assert torch.backends.cuda.cudnn_sdp_enabled() == before
+    with _attention_kernels(torch.device("cpu")):  # on a CPU nothing changes
+        assert torch.backends.cuda.cudnn_sdp_enabled() == before
