@@ -49,7 +49,11 @@ class OneCallPerVariant(Backend):
         self.inner = inner
 
     async def complete(
-        self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
+        self,
+        prompts: Sequence[str],
+        *,
+        suffixes: Sequence[str] | None = None,
+        groups: Sequence[int] | None = None,  # each prompt alone is cut on its own anyway
     ) -> list[Outcome]:
         out: list[Outcome] = []
         for i, p in enumerate(prompts):

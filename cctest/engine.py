@@ -8,6 +8,7 @@ model, the figure the per-keystroke budget is about.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -107,8 +108,10 @@ class Engine:
         with_suffix = any(r.prompt.suffix for r in ready)
         suffixes = [s for r in ready for s in r.suffixes] if with_suffix else None
         t = time.perf_counter()
+        # each prompt's rows are laid out (cut to the context) on their own, as in ``run``
+        grouping = {"groups": [len(r.texts) for r in ready]} if _takes_groups(self.backend) else {}
         try:
-            raw = await self.backend.complete(texts, suffixes=suffixes) if texts else []
+            raw = await self.backend.complete(texts, suffixes=suffixes, **grouping) if texts else []
         except Exception as exc:  # noqa: BLE001
             if len(ready) == 1:
                 return [exc if isinstance(r, _Request) else r for r in requests]
@@ -320,6 +323,14 @@ def _completion(source: str, raw: str | BackendError, renames: Any) -> Completio
     if isinstance(raw, BackendError):
         return Completion(source=source, raw="", text="", error=str(raw))
     return Completion(source=source, raw=raw, text=demutate(raw, renames) if renames else raw)
+
+
+def _takes_groups(backend: Backend) -> bool:
+    """Whether ``backend.complete`` takes ``groups`` (a backend written before it did does not)."""
+    try:
+        return "groups" in inspect.signature(backend.complete).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _lap(t: float) -> tuple[float, float]:

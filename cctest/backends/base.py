@@ -68,12 +68,20 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     async def complete(
-        self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
+        self,
+        prompts: Sequence[str],
+        *,
+        suffixes: Sequence[str] | None = None,
+        groups: Sequence[int] | None = None,
     ) -> list[Outcome]:
         """One completion (or error) per prompt, in order.
 
         ``suffixes``: the code after the cursor for each prompt (a renamed mutant's suffix uses the
         mutant's names), for backends that fill in the middle; None when there is none.
+        ``groups``: the prompts come in runs of these sizes, each one prompt and its mutants
+        (``Engine.run_many``); a backend that lays a batch out as a whole (cuts it to the context)
+        does so per run, so that a prompt's completions do not depend on the others in the call.
+        None: one run.
         """
 
     async def complete_deciding(

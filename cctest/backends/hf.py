@@ -60,6 +60,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import inspect
+import itertools
 import logging
 import threading
 from collections.abc import Sequence
@@ -370,12 +371,17 @@ class HFBackend(Backend):
         return f"hf {self._m.path.name} on {self._m.device} ({str(self._m.dtype).removeprefix('torch.')})"
 
     async def complete(
-        self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
+        self,
+        prompts: Sequence[str],
+        *,
+        suffixes: Sequence[str] | None = None,
+        groups: Sequence[int] | None = None,
     ) -> list[Outcome]:
-        """One completion per prompt; with ``suffixes`` and a FIM template, filled in between."""
+        """One completion per prompt; with ``suffixes`` and a FIM template, filled in between;
+        ``groups``: see ``Backend.complete`` (each prompt's rows are cut to the context alone)."""
         if not prompts:
             return []
-        return await _worker.arun(self._complete_sync, list(prompts), suffixes)
+        return await _worker.arun(self._complete_sync, list(prompts), suffixes, groups)
 
     async def complete_deciding(
         self,
@@ -438,8 +444,10 @@ class HFBackend(Backend):
         view = self.with_options(opts, boundaries=False, token_healing=False)
         return await _worker.arun(view._complete_sync, prompts)
 
-    def _complete_sync(self, prompts: list[str], suffixes: Sequence[str] | None = None) -> list[Outcome]:
-        outcomes = self.generate_safe(prompts, suffixes=suffixes)
+    def _complete_sync(
+        self, prompts: list[str], suffixes: Sequence[str] | None = None, groups: Sequence[int] | None = None
+    ) -> list[Outcome]:
+        outcomes = self.generate_safe(prompts, suffixes=suffixes, groups=groups)
         return [g if isinstance(g, BackendError) else g.text for g in outcomes]
 
     def generate_safe(
@@ -448,14 +456,24 @@ class HFBackend(Backend):
         options: GenerationOptions | None = None,
         *,
         suffixes: Sequence[str] | None = None,
+        groups: Sequence[int] | None = None,
     ) -> list[Generation | BackendError]:
         """Like ``generate``, but out of memory halves the batch, and a prompt that still does
-        not fit gets a BackendOutOfMemory in its place instead of failing the whole call."""
+        not fit gets a BackendOutOfMemory in its place instead of failing the whole call.
+        Halved, the batch is split between ``groups`` where it has more than one."""
         try:
-            return list(self.generate(prompts, options, suffixes=suffixes))
+            return list(self.generate(prompts, options, suffixes=suffixes, groups=groups))
         except BackendOutOfMemory as exc:
             if len(prompts) == 1:
                 return [exc]
+            if groups is not None and len(groups) > 1:  # whole prompts to each half
+                half = len(groups) // 2
+                mid = sum(groups[:half])
+                head = None if suffixes is None else suffixes[:mid]
+                tail = None if suffixes is None else suffixes[mid:]
+                return self.generate_safe(
+                    prompts[:mid], options, suffixes=head, groups=groups[:half]
+                ) + self.generate_safe(prompts[mid:], options, suffixes=tail, groups=groups[half:])
             mid = len(prompts) // 2
             head = None if suffixes is None else suffixes[:mid]
             tail = None if suffixes is None else suffixes[mid:]
@@ -469,12 +487,14 @@ class HFBackend(Backend):
         options: GenerationOptions | None = None,
         *,
         suffixes: Sequence[str] | None = None,
+        groups: Sequence[int] | None = None,
     ) -> list[Generation]:
         """Complete every prompt in one batched ``generate`` call (blocking; thread-safe); with
-        ``suffixes`` (the code after each cursor) and a FIM template, fill in the middle."""
+        ``suffixes`` (the code after each cursor) and a FIM template, fill in the middle;
+        ``groups``: see ``Backend.complete``."""
         if not prompts:
             return []
-        return self._generate_guarded(list(prompts), options or self.options, suffixes, None)[0]
+        return self._generate_guarded(list(prompts), options or self.options, suffixes, None, groups)[0]
 
     def generate_deciding(
         self,
@@ -501,16 +521,18 @@ class HFBackend(Backend):
         opts: GenerationOptions,
         suffixes: Sequence[str] | None,
         deciding: tuple[int, Decide] | None,
+        groups: Sequence[int] | None = None,
     ) -> tuple[list[Generation], int | None]:
         """``_generate_locked`` on the model thread (``_worker``) under the model's lock, out of
         memory as BackendOutOfMemory."""
         if suffixes is not None and len(suffixes) != len(prompts):
             raise ValueError(f"{len(suffixes)} suffixes for {len(prompts)} prompts")
+        _runs(groups, len(prompts))  # a wrong grouping fails here, not halfway through
         if not _worker.on_model_thread():
-            return _worker.run(self._generate_guarded, prompts, opts, suffixes, deciding)
+            return _worker.run(self._generate_guarded, prompts, opts, suffixes, deciding, groups)
         with self._m.lock, _attention_kernels(self._m.device):
             try:
-                return self._generate_locked(prompts, opts, suffixes, deciding)
+                return self._generate_locked(prompts, opts, suffixes, deciding, groups)
             except Exception as exc:
                 if _is_oom(exc):
                     _free_cuda_cache()
@@ -522,9 +544,16 @@ class HFBackend(Backend):
 
     # -- the batched generation ------------------------------------------------------------
 
-    def encode(self, prompts: Sequence[str], max_new_tokens: int) -> Encoding:
+    def encode(
+        self, prompts: Sequence[str], max_new_tokens: int, groups: Sequence[int] | None = None
+    ) -> Encoding:
         """The batch for ``prompts``: token ids after healing and left truncation, the shared
-        prefix length, the number of new tokens that fits in the context, and the healed tails."""
+        prefix length, the number of new tokens that fits in the context, and the healed tails.
+
+        ``groups``: the rows come in runs that are one prompt and its mutants each (``complete``'s
+        ``groups``); each run is cut to the context on its own, so a prompt is cut the same in
+        any batch (None: one run). The cut leaves room for the most any row writes (the budget
+        and a healed tail), whatever the batch's other rows heal."""
         m = self._m
         ids = [list(x) for x in m.tokenizer(list(prompts), add_special_tokens=False)["input_ids"]]
         heal = [""] * len(ids)
@@ -537,23 +566,26 @@ class HFBackend(Backend):
         new = max_new_tokens + extra
         if m.context:
             new = max(1, min(new, m.context // 2))
-        limit = m.context - new if m.context else None
+            room = max(1, min(max_new_tokens + _HEAL_MAX_TOKENS, m.context // 2))
+            runs = _runs(groups, len(ids))
+            ids = [row for lo, hi in runs for row in self._cut(ids[lo:hi], m.context - room)]
         # one row shares with nothing: a "prefix" of all but its last token would only send every
         # decoding step through the two-part attention, about twice the cost of a plain row
         share = self.share_prefix and len(ids) > 1
-        prefix = _shared_prefix(ids) if share else 0
-        if limit is not None and max(len(x) for x in ids) > limit:
-            # in steps of ``_CUT_STEP`` tokens, so the first kept token stays put while typing
-            drop = _round_up(max(len(x) for x in ids) - limit, _CUT_STEP)
-            if drop < prefix:
-                # cut the shared prefix by the same amount in every row: each keeps its tokens
-                # nearest the cursor and the rows still share a prefix
-                ids = [x[drop:] for x in ids]
-                prefix -= drop
-            else:  # the rows differ too early: cut each on its own
-                ids = [x[_round_up(max(0, len(x) - limit), _CUT_STEP) :] for x in ids]
-                prefix = _shared_prefix(ids) if share else 0
-        return Encoding(ids, prefix, new, heal)
+        return Encoding(ids, _shared_prefix(ids) if share else 0, new, heal)
+
+    def _cut(self, ids: list[list[int]], limit: int) -> list[list[int]]:
+        """One prompt's rows (it and its mutants) cut from the left to ``limit`` tokens, in steps
+        of ``_CUT_STEP`` tokens, so the first kept token stays put while typing."""
+        longest = max(len(x) for x in ids)
+        if longest <= limit:
+            return ids
+        drop = _round_up(longest - limit, _CUT_STEP)
+        if self.share_prefix and len(ids) > 1 and drop < _shared_prefix(ids):
+            # cut the shared prefix by the same amount in every row: each keeps its tokens
+            # nearest the cursor and the rows still share a prefix
+            return [x[drop:] for x in ids]
+        return [x[_round_up(max(0, len(x) - limit), _CUT_STEP) :] for x in ids]  # each on its own
 
     def plan_prefill(
         self,
@@ -594,21 +626,42 @@ class HFBackend(Backend):
         return ids[:cut], tail
 
     def fim_inputs(
-        self, prompts: Sequence[str], suffixes: Sequence[str] | None, max_new_tokens: int
+        self,
+        prompts: Sequence[str],
+        suffixes: Sequence[str] | None,
+        max_new_tokens: int,
+        groups: Sequence[int] | None = None,
     ) -> list[str] | None:
         """The rows' texts in the FIM template, prefix and suffix cut to fit the context
         (see the module's docstring); None: left to right (no template, or no code after any
-        cursor)."""
+        cursor). A row without code after its cursor stays left to right in a batch of FIM rows,
+        as it is alone; ``groups`` (see ``encode``): each prompt's rows are cut on their own."""
         template = self.fim_template
         if template is None or suffixes is None or not any(s.strip() for s in suffixes):
             return None
+        return [
+            row
+            for lo, hi in _runs(groups, len(prompts))
+            for row in self._fim_rows(template, prompts[lo:hi], suffixes[lo:hi], max_new_tokens)
+        ]
+
+    def _fim_rows(
+        self, template: FimTemplate, prompts: Sequence[str], suffixes: Sequence[str], max_new_tokens: int
+    ) -> list[str]:
+        """One prompt's rows (``fim_inputs``): those with code after the cursor in the template."""
+        rows = list(prompts)
+        fim = [i for i, s in enumerate(suffixes) if s.strip()]
+        if not fim:
+            return rows
+        texts, tails = [prompts[i] for i in fim], [suffixes[i] for i in fim]
         if not self._m.context:
-            return [template.prompt(p, s) for p, s in zip(prompts, suffixes, strict=True)]
-        kept_suffix, prefix_room, pre = self._fim_cut(template, prompts, suffixes, max_new_tokens)
+            for i, text, tail in zip(fim, texts, tails, strict=True):
+                rows[i] = template.prompt(text, tail)
+            return rows
+        kept_suffix, prefix_room, pre = self._fim_cut(template, texts, tails, max_new_tokens)
         # the same number of tokens off every prefix's start: the rows keep sharing their head
         drop = max(len(p) - r for p, r in zip(pre, prefix_room, strict=True))
-        rows = []
-        for p, tail, text in zip(pre, kept_suffix, prompts, strict=True):
+        for i, p, tail, text in zip(fim, pre, kept_suffix, texts, strict=True):
             if drop <= 0:
                 head = text
             elif drop >= len(p):
@@ -616,7 +669,7 @@ class HFBackend(Backend):
             else:  # from the first token at or after the next step (``_CUT_STEP_CHARS``)
                 at = _round_up(p[drop][0], _CUT_STEP_CHARS)
                 head = text[next((a for a, _ in p[drop:] if a >= at), len(text)) :]
-            rows.append(template.prompt(head, tail))
+            rows[i] = template.prompt(head, tail)
         return rows
 
     def _fim_cut(
@@ -656,6 +709,7 @@ class HFBackend(Backend):
         opts: GenerationOptions,
         suffixes: Sequence[str] | None = None,
         deciding: tuple[int, Decide] | None = None,
+        groups: Sequence[int] | None = None,
     ) -> tuple[list[Generation], int | None]:
         """One batched ``generate``: build the batch (FIM rows when there is a template and a
         suffix), prefill the shared prefix once, generate every row, collect each row's trimmed
@@ -666,8 +720,8 @@ class HFBackend(Backend):
         from ._rows import Healing, RowStops
 
         m = self._m
-        inputs = self.fim_inputs(prompts, suffixes, opts.max_new_tokens) or prompts
-        enc = self.encode(inputs, opts.max_new_tokens)
+        inputs = self.fim_inputs(prompts, suffixes, opts.max_new_tokens, groups) or prompts
+        enc = self.encode(inputs, opts.max_new_tokens, groups)
         # rows prefilled on their own (see ``_prefill_rows``) share with the first row as much as
         # each has in common with it, not only what every row has in common
         shares = _shares(enc.ids, enc.max_new, m.context) if self.share_prefix and m.cascade else None
@@ -1059,6 +1113,16 @@ def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
     while k < n and a[k] == b[k]:
         k += 1
     return k
+
+
+def _runs(groups: Sequence[int] | None, n: int) -> list[tuple[int, int]]:
+    """(start, end) of each run of ``groups`` rows over ``n`` rows (None: one run of all)."""
+    if groups is None:
+        return [(0, n)]
+    if any(g < 1 for g in groups) or sum(groups) != n:
+        raise ValueError(f"groups {list(groups)} do not cover {n} rows")
+    ends = list(itertools.accumulate(groups))
+    return list(zip([0, *ends[:-1]], ends, strict=True))
 
 
 def _round_up(n: int, step: int) -> int:

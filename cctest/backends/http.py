@@ -454,9 +454,14 @@ class HTTPBackend(Backend):
         )
 
     async def complete(
-        self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
+        self,
+        prompts: Sequence[str],
+        *,
+        suffixes: Sequence[str] | None = None,
+        groups: Sequence[int] | None = None,
     ) -> list[Outcome]:
-        """One completion per prompt; with ``suffixes``, filled in between (module docstring)."""
+        """One completion per prompt; with ``suffixes``, filled in between (module docstring).
+        Each prompt is a request of its own, so ``groups`` changes nothing."""
         if not prompts:
             return []
         # the user's deadline starts now, before any prompt waits for a free slot
@@ -548,7 +553,10 @@ class HTTPBackend(Backend):
         deadline: float,
     ) -> list[Outcome]:
         p = self.provider
-        tails: Sequence[str | None] = suffixes if suffixes is not None else [None] * len(prompts)
+        # a row without code after its cursor is asked without a suffix, as it is alone
+        tails: Sequence[str | None] = (
+            [t if t.strip() else None for t in suffixes] if suffixes is not None else [None] * len(prompts)
+        )
         asked_suffix = suffixes is not None and self.fim_mode == "suffix"
         opts = round_options(self.options, [f"{x}\0{s}" for x, s in zip(prompts, tails, strict=True)])
         jobs = [

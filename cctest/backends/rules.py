@@ -89,7 +89,11 @@ class RuleBackend(Backend):
         return f"\n{indent}    return {expr}\n"
 
     async def complete(
-        self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
+        self,
+        prompts: Sequence[str],
+        *,
+        suffixes: Sequence[str] | None = None,
+        groups: Sequence[int] | None = None,
     ) -> list[Outcome]:
         from ..errors import BackendError
 

@@ -257,3 +257,62 @@ def test_rows_keep_the_same_suffix_when_a_mutant_is_longer(fim_model: HFBackend)
     shared = spm.encode(rows, 24).prefix
     suffix_tokens = len(tok(tails[0], add_special_tokens=False)["input_ids"])
     assert shared > suffix_tokens + lengths[0] // 2  # the rows part near the cursor, not at the suffix
+
+
+def test_a_row_without_a_suffix_stays_left_to_right_in_a_fim_batch(fim_model: HFBackend) -> None:
+    """Batched with rows that fill in the middle, a prompt with nothing after its cursor is laid
+    out, and completed, as it is alone: left to right, not as FIM with an empty suffix."""
+    rows = fim_model.fim_inputs([PREFIXES[0], PREFIXES[1]], [SUFFIXES[0], "  \n"], 24)
+    assert rows == [FAMILIES["starcoder"].prompt(PREFIXES[0], SUFFIXES[0]), PREFIXES[1]]
+    batched = asyncio.run(fim_model.complete([PREFIXES[0], PREFIXES[1]], suffixes=[SUFFIXES[0], ""]))
+    assert batched[1] == asyncio.run(fim_model.complete([PREFIXES[1]]))[0]
+    assert batched[0] == asyncio.run(fim_model.complete([PREFIXES[0]], suffixes=[SUFFIXES[0]]))[0]
+
+
+def test_groups_cut_each_prompt_to_the_context_on_its_own(fim_model: HFBackend) -> None:
+    """``groups``: a long prompt beside a short one in one call is cut as it is alone, and the
+    short one is not cut for the long one's sake (``Engine.run_many`` batches prompts so)."""
+    before = "".join(f"def before_{i}(x):\n    return x + {i}\n\n\n" for i in range(300))
+    after = "".join(f"\n\n\ndef after_{i}(x):\n    return x - {i}" for i in range(300))
+    long_rows = [before + "def last(value):\n    return ", before + "def last(other):\n    return "]
+    long_tails = [after, after]
+    short_rows, short_tails = PREFIXES[:2], ["\n\n\nprint(area(2))\n" * 40, "\n\n\nprint(area(2))\n" * 40]
+    prompts, suffixes = [*long_rows, *short_rows], [*long_tails, *short_tails]
+    together = fim_model.fim_inputs(prompts, suffixes, 24, groups=[2, 2])
+    apart = fim_model.fim_inputs(long_rows, long_tails, 24)
+    assert apart is not None
+    assert together == apart + fim_model.fim_inputs(short_rows, short_tails, 24)
+    # without the grouping the short prompt's suffix gives way to the long prompt's prefix
+    assert fim_model.fim_inputs(prompts, suffixes, 24)[2:] != together[2:]
+    # left to right, each prompt's rows are cut as they are alone
+    long_ltr = [before * 3 + "def last(value):\n    return ", before * 3 + "def last(x):\n    return "]
+    enc = fim_model.encode([*long_ltr, *PREFIXES[:2]], 24, groups=[2, 2])
+    alone = fim_model.encode(PREFIXES[:2], 24)
+    assert enc.ids[2:] == alone.ids and enc.ids[:2] == fim_model.encode(long_ltr, 24).ids
+    assert len(enc.ids[0]) < len(fim_model.tokenizer(long_ltr[0])["input_ids"])  # the long one is cut
+    # and the completions are each prompt's alone
+    got = asyncio.run(fim_model.complete(prompts, suffixes=suffixes, groups=[2, 2]))
+    assert got[2:] == asyncio.run(fim_model.complete(short_rows, suffixes=short_tails))
+    with pytest.raises(ValueError, match="do not cover"):
+        fim_model.generate(PREFIXES, groups=[1, 1])
+
+
+def test_run_many_gives_each_prompt_what_run_gives_it(hf_model: HFBackend) -> None:
+    """``cctest bench`` batches prompts (``Engine.run_many``): one with code after its cursor
+    and one without, in one call, get the completions each gets alone (the bundled model fills
+    in the middle, suffix first)."""
+    from cctest.engine import Engine
+    from cctest.types import Prompt
+
+    backend = hf_model.with_options(GenerationOptions(max_new_tokens=12))
+    engine = Engine(backend, Settings(mutants=3, decide_after=0, threads=1))
+    prompts = [
+        Prompt(text="def area(radius):\n    return ", suffix="\n\n\nprint(area(2))\n"),
+        Prompt(text="def total(items):\n    s = 0\n    for x in items:\n        "),
+    ]
+    many = asyncio.run(engine.run_many(prompts))
+    for prompt, got in zip(prompts, many, strict=True):
+        assert not isinstance(got, Exception)
+        alone = asyncio.run(engine.run(prompt))
+        assert [c.text for c in got.completions] == [c.text for c in alone.completions]
+        assert len(got.completions) > 1

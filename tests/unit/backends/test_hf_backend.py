@@ -16,7 +16,7 @@ from backend_prompts import MODULE, OTHERS, VARIANTS
 from cctest.backends import create_backend
 from cctest.backends._stop import BoundaryStopper, block_floor, indent_width
 from cctest.backends.base import GenerationOptions
-from cctest.backends.hf import _CUT_STEP, HFBackend
+from cctest.backends.hf import _CUT_STEP, _HEAL_MAX_TOKENS, HFBackend
 from cctest.config import Settings
 from cctest.errors import BackendOutOfMemory, ConfigError, ModelLoadError
 from cctest.models import bundled_model_info, bundled_model_path
@@ -111,9 +111,11 @@ def test_long_prompts_are_cut_from_the_left(hf_model: HFBackend) -> None:
     full = hf_model.tokenizer(long_prompt, add_special_tokens=False)["input_ids"]
     assert len(full) > context
     ids, _, new, heal = hf_model.encode([long_prompt], 16)
-    # the cut falls in steps of _CUT_STEP tokens (so it stays put while typing): up to a step less
-    # than fits is kept
-    assert context - new - _CUT_STEP < len(ids[0]) <= context - new
+    # the cut leaves room for the budget and a healed tail (the most any row of a batch writes),
+    # in steps of _CUT_STEP tokens (so it stays put while typing): up to a step less is kept
+    room = 16 + _HEAL_MAX_TOKENS
+    assert new <= room
+    assert context - room - _CUT_STEP < len(ids[0]) <= context - room
     # the prompt ends in "return ": its trailing space is healed (regenerated), the rest is kept
     assert heal[0] == " "
     healed = full[:-1]

@@ -46,6 +46,18 @@ async def test_openai_sends_the_suffix_field() -> None:
     assert "suffix" not in bodies[2]
 
 
+async def test_a_row_without_a_suffix_is_asked_as_it_is_alone() -> None:
+    """In one call with rows that have code after the cursor, a row without any is sent without
+    a suffix field (as it is alone), not with an empty one."""
+    bodies: list[dict[str, Any]] = []
+    async with server({"/v1/completions": recorder(bodies)}) as url:
+        async with (backend := HTTPBackend(url)):
+            await backend.complete(PREFIXES, suffixes=[SUFFIXES[0], " \n"])
+    by_prompt = {b["prompt"]: b for b in bodies}
+    assert by_prompt[PREFIXES[0]]["suffix"] == SUFFIXES[0]
+    assert "suffix" not in by_prompt[PREFIXES[1]]
+
+
 async def test_ollama_sends_the_suffix_field_without_raw() -> None:
     bodies: list[dict[str, Any]] = []
     async with server({"/api/generate": recorder(bodies)}) as url:
