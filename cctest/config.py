@@ -231,7 +231,7 @@ class Settings:
         backend=False,
     )
     decide_after: int = setting(
-        8,
+        16,
         int,
         "Repair mode with a local (`hf`) model: write every completion's first this many tokens, "
         "choose the repaired one on them, and finish only that one (the batch's other rows stop "

@@ -11,6 +11,7 @@ import pytest
 
 import cctest
 from cctest import mutators
+from cctest.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 CCTEST = Path(sys.executable).parent / "cctest"
@@ -85,7 +86,7 @@ def test_complete_decides_early_unless_told_not_to() -> None:
     whole = json.loads(
         cctest_run("complete", demo, "--json", "--max-new-tokens", "24", "--decide-after", "0").stdout
     )
-    assert early["decided_after"] == 8 and whole["decided_after"] is None
+    assert early["decided_after"] == Settings().decide_after and whole["decided_after"] is None
     assert any(c.get("cut") for c in early["completions"]) and not any(
         c.get("cut") for c in whole["completions"]
     )
