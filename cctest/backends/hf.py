@@ -1046,17 +1046,23 @@ def _enable_shared_prefix(model: Any) -> bool:
 
 
 def _token_spans(tokenizer: Any, texts: list[str]) -> list[list[tuple[int, int]]]:
-    """Each text's tokens as (start, end) character offsets."""
+    """Each text's tokens as (start, end) character offsets. Equal texts (the code after the
+    cursor, which most rows of a request share) are tokenized once; a fast tokenizer's own
+    encoder gives the offsets directly (the transformers wrapper around it converts every
+    encoding, which cost as much as the tokenizing)."""
     if not texts:
         return []
-    if getattr(tokenizer, "is_fast", False):
-        enc = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
-        return [[(int(a), int(b)) for a, b in spans] for spans in enc["offset_mapping"]]
-    spans = []
-    for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]:  # a slow tokenizer: decode
-        ends = [len(tokenizer.decode(ids[: j + 1])) for j in range(len(ids))]
-        spans.append(list(zip([0, *ends[:-1]], ends, strict=True)))
-    return spans
+    unique = list(dict.fromkeys(texts))
+    got: dict[str, list[tuple[int, int]]] = {}
+    backend = getattr(tokenizer, "backend_tokenizer", None) if getattr(tokenizer, "is_fast", False) else None
+    if backend is not None:
+        encoded = backend.encode_batch(unique, add_special_tokens=False)
+        got = {t: e.offsets for t, e in zip(unique, encoded, strict=True)}
+    else:  # a slow tokenizer: decode
+        for t, ids in zip(unique, tokenizer(unique, add_special_tokens=False)["input_ids"], strict=True):
+            ends = [len(tokenizer.decode(ids[: j + 1])) for j in range(len(ids))]
+            got[t] = list(zip([0, *ends[:-1]], ends, strict=True))
+    return [got[t] for t in texts]
 
 
 def _spans_near(tokenizer: Any, texts: list[str], n: int, *, end: bool) -> list[list[tuple[int, int]]]:

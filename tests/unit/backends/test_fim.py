@@ -316,3 +316,14 @@ def test_run_many_gives_each_prompt_what_run_gives_it(hf_model: HFBackend) -> No
         alone = asyncio.run(engine.run(prompt))
         assert [c.text for c in got.completions] == [c.text for c in alone.completions]
         assert len(got.completions) > 1
+
+
+def test_token_spans_are_the_tokenizers_offsets_with_equal_texts_read_once(fim_model: HFBackend) -> None:
+    from cctest.backends.hf import _token_spans
+
+    tok = fim_model.tokenizer
+    texts = [SUFFIXES[0], PREFIXES[0], SUFFIXES[0], "", SUFFIXES[0]]
+    spans = _token_spans(tok, texts)
+    want = tok(texts, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+    assert [list(map(tuple, s)) for s in spans] == [list(map(tuple, w)) for w in want]
+    assert spans[0] is spans[2] is spans[4]  # one tokenization for the three equal texts
