@@ -176,11 +176,20 @@ def prepare_run_dir(out: Path, config: _Config, resume: bool) -> list[dict[str, 
     return []
 
 
+def _verdicts(result: Any, eligible: list[bool], thresholds: Sequence[float]) -> dict[str, Any]:
+    """A result's similarity matrix, below-median counts, and outliers and repair per T."""
+    matrix = [list(row) for row in result.similarity]
+    counts = list(result.verdict.counts)
+    return {
+        "similarity": [[round(x, 6) for x in row] for row in matrix],
+        "counts": counts,
+        "per_T": {t_key(t): decide(matrix, counts, eligible, t) for t in thresholds},
+    }
+
+
 def _record(
     task: Problem, index: int, result: Any, thresholds: Sequence[float], eligible: list[bool]
 ) -> dict[str, Any]:
-    matrix = [list(row) for row in result.similarity]
-    counts = list(result.verdict.counts)
     return {
         **_task_fields(task, index),
         "error": None,
@@ -200,9 +209,7 @@ def _record(
             }
             for i, c in enumerate(result.completions)
         ],
-        "similarity": [[round(x, 6) for x in row] for row in matrix],
-        "counts": counts,
-        "per_T": {t_key(t): decide(matrix, counts, eligible, t) for t in thresholds},
+        **_verdicts(result, eligible, thresholds),
         "tests": None,
         "timings_ms": {k: round(v, 3) for k, v in result.timings_ms.items()},
     }
@@ -220,9 +227,6 @@ def _early_record(
     schemes = [m.scheme for m in result.mutants]
     if schemes != [m["scheme"] for m in full["mutants"]]:  # not the same variants: no comparison
         return {"after": after, "error": f"other mutants ({', '.join(schemes)})"}
-    matrix = [list(row) for row in result.similarity]
-    counts = list(result.verdict.counts)
-    eligible = eligible_mask(result.mutants, result.completions)
     chosen = result.verdict.chosen
     whole = result.completions[chosen].text if chosen is not None else None
     return {
@@ -231,9 +235,7 @@ def _early_record(
         "decided_after": result.decided_after,  # None: every row ended within ``after`` tokens
         "completions": [c.text for c in result.completions],  # the first tokens; the chosen one whole
         "cut": [i for i, c in enumerate(result.completions) if c.cut],
-        "similarity": [[round(x, 6) for x in row] for row in matrix],
-        "counts": counts,
-        "per_T": {t_key(t): decide(matrix, counts, eligible, t) for t in thresholds},
+        **_verdicts(result, eligible_mask(result.mutants, result.completions), thresholds),
         # the row the request chose at the run's own threshold, finished alone: the same text as
         # the whole batch gives that row (greedy), checked here on every run
         "chosen": chosen,
