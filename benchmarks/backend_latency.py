@@ -2,6 +2,7 @@
 
     python benchmarks/backend_latency.py                 # the bundled model, 64 new tokens, k = 10
     python benchmarks/backend_latency.py --threads 2 --repeats 7 --model DIR
+    python benchmarks/backend_latency.py --device cuda --model llama135m   # a random-weight shape
 
 Measured side by side (interleaved, median of --repeats rounds):
 
@@ -33,6 +34,9 @@ import time
 from pathlib import Path
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from repair_latency import model_dir  # noqa: E402
 
 from cctest.backends.base import GenerationOptions
 from cctest.backends.hf import HFBackend
@@ -117,7 +121,11 @@ async def timed(backend: HFBackend, batches: list[list[str]]) -> tuple[float, fl
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", default=None, help="model directory (default: the bundled model)")
+    p.add_argument(
+        "--model",
+        default="bundled",
+        help="bundled (default), llama135m or llama1b (random weights of those shapes), or a model directory",
+    )
     p.add_argument("-k", "--mutants", type=int, default=10)
     p.add_argument("--max-new-tokens", type=int, default=64)
     p.add_argument("--repeats", type=int, default=5)
@@ -125,9 +133,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="auto")
     p.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     args = p.parse_args(argv)
+    with model_dir(args.model) as path:
+        return measure(args, path)
 
+
+def measure(args: argparse.Namespace, path: Path | None) -> int:
     base = HFBackend(
-        args.model,
+        path,
         options=GenerationOptions(max_new_tokens=args.max_new_tokens),
         threads=args.threads,
         device=args.device,
