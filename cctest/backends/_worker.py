@@ -6,9 +6,9 @@ spin for a while before they sleep, so the next region starts at once; but once 
 more OpenMP threads than there are cores (a team of the main thread besides one of a worker
 thread, or one per thread of a pool) libgomp spins only briefly and puts them to sleep after every
 region. A decoding step of a small model is hundreds of tiny parallel regions, and each then waits
-for a sleeping thread to be woken: on 2 cores a repair-mode request of the bundled model took about
-1.6 times as long as in a process whose model ran on one thread only (``benchmarks/repair_latency.py``
-measures a request and a plain completion this way). ``asyncio.to_thread`` runs each call on
+for a sleeping thread to be woken: on 2 cores a repair-mode request took a median 1.70× as long
+on the bundled model and 1.28× on a 135M one beside a live thread that had run torch work
+(``benchmarks/model_thread.py``). ``asyncio.to_thread`` runs each call on
 whichever thread of the loop's pool is free, which makes such teams; so every call that runs a
 model goes to this one thread instead: ``arun`` from async code, ``run`` from blocking code (run
 directly when already on it, so a call from inside a call does not wait for itself).

@@ -139,3 +139,14 @@ def test_keystroke_reuse_script_runs_on_one_position() -> None:
     assert "the same repaired completion with and without reuse at 2/2 keystrokes" in out
     bad = _run("--keystrokes", "0", timeout=120, script=script)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_model_thread_script_times_a_request_alone_and_beside_a_team() -> None:
+    script = ROOT / "benchmarks" / "model_thread.py"
+    done = _run("--positions", "1", "--repeats", "1", "--max-new-tokens", "6", timeout=600, script=script)
+    assert done.returncode == 0, done.stderr
+    rows = re.findall(r"alone +(\d+) ms +beside a team +(\d+) ms +([\d.]+)x", done.stdout)
+    assert len(rows) == 1 and all(int(a) > 0 and int(b) > 0 for a, b, _ in rows)
+    summary = r"ratio beside / alone \(bundled\): median [\d.]+x p90 [\d.]+x over 1 positions"
+    assert re.search(summary, done.stdout)
+    assert _run("--positions", "0", timeout=120, script=script).returncode == 2
