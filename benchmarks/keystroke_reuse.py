@@ -46,9 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mutant_supply import stdlib_positions  # noqa: E402
-from repair_latency import model_dir, percentile  # noqa: E402
+from repair_latency import model_backends, percentile  # noqa: E402
 
-from cctest.backends.base import GenerationOptions  # noqa: E402
 from cctest.backends.hf import HFBackend  # noqa: E402
 from cctest.config import Settings  # noqa: E402
 from cctest.engine import Engine, EngineResult  # noqa: E402
@@ -184,18 +183,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"k = {args.mutants}, decide_after {settings.decide_after}; {args.max_new_tokens} new tokens, "
         f"boundary stops off; torch {torch.__version__}"
     )
-    for name in [m.strip() for m in args.models.split(",") if m.strip()]:
-        with model_dir(name) as path:
-            backend = HFBackend(
-                path,
-                options=GenerationOptions(max_new_tokens=args.max_new_tokens),
-                threads=args.threads,
-                boundaries=False,
-            )
-            print(f"\n{name}: {backend.describe()}, {torch.get_num_threads()} thread(s)")
-            keys = measure(backend, settings, positions, args.keystrokes)
-            print(f"request time per keystroke ({name}):")
-            report(name, keys)
+    for name, backend in model_backends(args.models, args.max_new_tokens, args.threads):
+        print(f"\n{name}: {backend.describe()}, {torch.get_num_threads()} thread(s)")
+        keys = measure(backend, settings, positions, args.keystrokes)
+        print(f"request time per keystroke ({name}):")
+        report(name, keys)
     return 0
 
 

@@ -33,10 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mutant_supply import stdlib_positions  # noqa: E402
-from repair_latency import model_dir, percentile  # noqa: E402
+from repair_latency import model_backends, percentile  # noqa: E402
 
-from cctest.backends.base import GenerationOptions  # noqa: E402
-from cctest.backends.hf import HFBackend  # noqa: E402
 from cctest.config import Settings  # noqa: E402
 from cctest.engine import Engine  # noqa: E402
 from cctest.types import Prompt  # noqa: E402
@@ -93,36 +91,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     positions = stdlib_positions(args.positions, random.Random(args.seed))
     settings = Settings(mutants=10, max_new_tokens=args.max_new_tokens, threads=args.threads)
-    for name in [m.strip() for m in args.models.split(",") if m.strip()]:
-        with model_dir(name) as path:
-            backend = HFBackend(
-                path,
-                options=GenerationOptions(max_new_tokens=args.max_new_tokens),
-                threads=args.threads,
-                boundaries=False,
-                reuse_prefix=False,
-            )
-            engine = Engine(backend, settings)
-            asyncio.run(engine.run(Prompt(text="def f(x):\n    return x\n")))  # warm-up
+    for name, backend in model_backends(args.models, args.max_new_tokens, args.threads, reuse_prefix=False):
+        engine = Engine(backend, settings)
+        asyncio.run(engine.run(Prompt(text="def f(x):\n    return x\n")))  # warm-up
+        print(
+            f"\n{name}: {backend.describe()}, {args.threads} thread(s), {args.repeats} request(s) per state"
+        )
+        ratios = []
+        for where, before, after in positions:
+            prompt = Prompt(text=before, suffix=after)
+            alone = timed(engine, prompt, args.repeats)
+            with TorchTeam():
+                beside = timed(engine, prompt, args.repeats)
+            ratios.append(beside / alone)
             print(
-                f"\n{name}: {backend.describe()}, {args.threads} thread(s), "
-                f"{args.repeats} request(s) per state"
+                f"  {where:<26} alone {alone * 1000:7.0f} ms  beside a team {beside * 1000:7.0f} ms"
+                f"  {ratios[-1]:5.2f}x"
             )
-            ratios = []
-            for where, before, after in positions:
-                prompt = Prompt(text=before, suffix=after)
-                alone = timed(engine, prompt, args.repeats)
-                with TorchTeam():
-                    beside = timed(engine, prompt, args.repeats)
-                ratios.append(beside / alone)
-                print(
-                    f"  {where:<26} alone {alone * 1000:7.0f} ms  beside a team {beside * 1000:7.0f} ms"
-                    f"  {ratios[-1]:5.2f}x"
-                )
-            print(
-                f"ratio beside / alone ({name}): median {statistics.median(ratios):.2f}x "
-                f"p90 {percentile(ratios, 90):.2f}x over {len(ratios)} positions"
-            )
+        print(
+            f"ratio beside / alone ({name}): median {statistics.median(ratios):.2f}x "
+            f"p90 {percentile(ratios, 90):.2f}x over {len(ratios)} positions"
+        )
     return 0
 
 

@@ -159,6 +159,19 @@ def model_dir(name: str) -> Iterator[Path | None]:
         yield Path(name)
 
 
+def model_backends(
+    models: str, max_new_tokens: int, threads: int, **options: Any
+) -> Iterator[tuple[str, HFBackend]]:
+    """Per comma-separated name of ``models`` (``model_dir``), a backend writing ``max_new_tokens``
+    with boundary stops off (``options``: more ``HFBackend`` arguments); a random-weight model's
+    directory lives until the next name is taken."""
+    arguments: dict[str, Any] = {"boundaries": False, **options}
+    opts = GenerationOptions(max_new_tokens=max_new_tokens)
+    for name in [m.strip() for m in models.split(",") if m.strip()]:
+        with model_dir(name) as path:
+            yield name, HFBackend(path, options=opts, threads=threads, **arguments)
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """The q-th percentile (0-100), linear between the closest ranks."""
     ordered = sorted(values)
@@ -318,33 +331,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"decide_after {','.join(map(str, decide))}; "
         f"{args.max_new_tokens} new tokens, boundary stops off; torch {torch.__version__}"
     )
-    for name in [m.strip() for m in args.models.split(",") if m.strip()]:
-        with model_dir(name) as path:
-            # every call prefills its prompt afresh: kept from the call before, the plain side would
-            # reuse the request's prefix (or the other way round) at the same position; typing,
-            # where reuse applies, is benchmarks/keystroke_reuse.py's figure
-            backend = HFBackend(
-                path,
-                options=GenerationOptions(max_new_tokens=args.max_new_tokens),
-                threads=args.threads,
-                device=args.device,
-                boundaries=False,
-                reuse_prefix=False,
-            )
-            print(f"\n{name}: {backend.describe()}, {torch.get_num_threads()} thread(s)")
-            by_value = measure(backend, settings, positions, decide)
+    # every call prefills its prompt afresh: kept from the call before, the plain side would reuse
+    # the request's prefix (or the other way round) at the same position; typing, where reuse
+    # applies, is benchmarks/keystroke_reuse.py's figure
+    for name, backend in model_backends(
+        args.models, args.max_new_tokens, args.threads, device=args.device, reuse_prefix=False
+    ):
+        print(f"\n{name}: {backend.describe()}, {torch.get_num_threads()} thread(s)")
+        by_value = measure(backend, settings, positions, decide)
+        for d, samples in by_value.items():
+            print(f"ratio cctest / plain ({name}, decide_after {d}):")
+            report(samples, args.mutants + 1)
+        if 0 in by_value and len(by_value) > 1:  # what deciding early changed in the answer
+            whole = by_value[0]
             for d, samples in by_value.items():
-                print(f"ratio cctest / plain ({name}, decide_after {d}):")
-                report(samples, args.mutants + 1)
-            if 0 in by_value and len(by_value) > 1:  # what deciding early changed in the answer
-                whole = by_value[0]
-                for d, samples in by_value.items():
-                    if d:
-                        same = sum(a.completion == b.completion for a, b in zip(whole, samples, strict=True))
-                        n = len(samples)
-                        print(
-                            f"  decide_after {d}: the same repaired completion as 0 at {same}/{n} positions"
-                        )
+                if d:
+                    same = sum(a.completion == b.completion for a, b in zip(whole, samples, strict=True))
+                    n = len(samples)
+                    print(f"  decide_after {d}: the same repaired completion as 0 at {same}/{n} positions")
     return 0
 
 
