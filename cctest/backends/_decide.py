@@ -14,16 +14,26 @@ a one-row cache whose layers keep the keys and values in buffers with room for t
 to come (a ``DynamicLayer`` would copy the whole row at every step: about 5 ms a step on a 135M
 model at 2,000 tokens); the row's tokens, laid out without padding, then get the same positions
 (``generate`` derives them from the mask) and see the same keys as in the batch.
+
+The rows the decision cut can still be run on, for a verdict on whole completions once the answer
+is given (``CutRows``): the batch's tokens, mask and cache are kept as the first ``generate`` left
+them, and each further ``generate`` goes on from there, all rows together, as the undecided batch
+would have. It is work that can wait: it stops as soon as another call is queued for the model
+thread (``_worker.waiting``) and goes on after it, from where it stopped.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from transformers import DynamicCache
 
+from . import _worker
 from ._prefix_attention import SharedPrefixLayer, own_cache
+from .base import Outcome, Unfinished
 
 
 def one_row_cache(cache: Any, row: int, keep: torch.Tensor, room: int) -> DynamicCache:
@@ -42,4 +52,39 @@ def one_row_cache(cache: Any, row: int, keep: torch.Tensor, room: int) -> Dynami
     return own_cache(kv, room)
 
 
-__all__ = ["one_row_cache"]
+@dataclass
+class Cut:
+    """A batch stopped by an early decision, as its last ``generate`` left it."""
+
+    seqs: torch.Tensor  # every row: its (padded) prompt and its new tokens so far
+    mask: torch.Tensor  # over ``seqs``
+    cache: Any  # the batch's key/value cache: every column of ``seqs`` but the last
+    stops: Any  # the last ``generate``'s RowStops: the rows it finished, and where
+    start: int  # where the new tokens begin
+    encoding: Any  # the batch's ``Encoding``
+    stoppers: list[Any]
+    options: Any  # GenerationOptions
+    watch: bool  # whether the rows' stopping criterion ran
+
+
+class CutRows(Unfinished):
+    """``Unfinished`` for a local model: ``step(cut)`` runs the batch on (on the model thread) until
+    every row has ended (it returns every row's completion) or another call waits (None)."""
+
+    def __init__(self, step: Callable[[Cut], list[Outcome] | None], cut: Cut) -> None:
+        self._step = step
+        self._cut: Cut | None = cut
+
+    async def finish(self) -> list[Outcome] | None:
+        while (cut := self._cut) is not None:
+            done = await _worker.arun(self._step, cut)
+            if done is not None:
+                self._cut = None
+                return done
+        return None
+
+    def close(self) -> None:
+        self._cut = None
+
+
+__all__ = ["Cut", "CutRows", "one_row_cache"]

@@ -41,6 +41,7 @@ class RowStops(StoppingCriteria):
         self.texts, self.tokenizer, self.eos_ids, self.budget = texts, tokenizer, eos_ids, budget
         self.done = [False] * len(heal)
         self.full = [False] * len(heal)  # finished by the token budget
+        self.ended_at: list[int | None] = [None] * len(heal)  # new tokens when it was marked
 
     def __call__(self, seqs: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
         new_tokens = seqs[:, self.start :].tolist()
@@ -49,10 +50,31 @@ class RowStops(StoppingCriteria):
                 continue
             if tail and len(new_tokens[i]) - healing_tokens(self.texts, new_tokens[i], tail) >= self.budget:
                 self.done[i] = self.full[i] = True
-                continue
-            text = healed(decode(self.tokenizer, new_tokens[i], self.eos_ids), tail)
-            self.done[i] = self.stoppers[i].stop_index(text) is not None
+            else:
+                text = healed(decode(self.tokenizer, new_tokens[i], self.eos_ids), tail)
+                self.done[i] = self.stoppers[i].stop_index(text) is not None
+            if self.done[i]:
+                self.ended_at[i] = len(new_tokens[i])
         return torch.tensor(self.done, dtype=torch.bool, device=seqs.device)  # type: ignore[return-value]
+
+    def carry(self, before: RowStops) -> None:
+        """Go on from ``before`` (the same rows, stopped by an earlier ``generate``): its finished
+        rows stay finished where they were."""
+        for i, at in enumerate(before.ended_at):
+            if at is not None:
+                self.done[i], self.full[i], self.ended_at[i] = True, before.full[i], at
+
+
+class YieldToWaiting(StoppingCriteria):
+    """Stops every row as soon as ``waiting()`` is not zero (another call wants the thread)."""
+
+    def __init__(self, waiting: Callable[[], int]) -> None:
+        self.waiting = waiting
+        self.yielded = False
+
+    def __call__(self, seqs: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
+        self.yielded = self.yielded or self.waiting() > 0
+        return torch.full((seqs.shape[0],), self.yielded, dtype=torch.bool, device=seqs.device)  # type: ignore[return-value]
 
 
 class Healing(LogitsProcessor):
@@ -111,4 +133,4 @@ def healing_tokens(texts: list[str], new_ids: list[int], tail: str) -> int:
     return len(new_ids)
 
 
-__all__ = ["Healing", "RowStops", "decode", "healed", "healing_tokens"]
+__all__ = ["Healing", "RowStops", "YieldToWaiting", "decode", "healed", "healing_tokens"]

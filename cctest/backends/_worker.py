@@ -17,6 +17,9 @@ Models are locked one call at a time anyway (``_Model.lock``); one thread for al
 runs two models' calls one after the other (side-by-side benchmark runs, two views of a server).
 Code that runs torch on other threads of the same process (its own tensors on the main thread)
 brings its own team back, and with it the slower regime.
+
+Work that can wait (finishing the rows an early decision cut, for the defect log's verdict) asks
+``waiting()`` between its steps and gives the thread up as soon as a call is queued behind it.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import functools
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -36,6 +39,8 @@ _NAME = "cctest-model"
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
 _ident: int | None = None  # the pool's thread, once it has run something
+_queued = 0  # calls submitted that have not started
+_count = threading.Lock()
 
 
 def _executor() -> ThreadPoolExecutor:
@@ -53,8 +58,8 @@ def _mark() -> None:
 
 def _forget() -> None:
     """In a forked child the pool's thread does not exist: the next call starts another."""
-    global _pool, _ident, _lock
-    _pool, _ident, _lock = None, None, threading.Lock()
+    global _pool, _ident, _lock, _queued, _count
+    _pool, _ident, _lock, _queued, _count = None, None, threading.Lock(), 0, threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
@@ -65,11 +70,43 @@ def on_model_thread() -> bool:
     return _ident is not None and threading.get_ident() == _ident
 
 
+def waiting() -> int:
+    """How many calls are queued for the model thread and have not started."""
+    return _queued
+
+
+def _submit(call: Callable[[], T]) -> Future[T]:
+    """``call`` queued for the model thread, counted in ``waiting()`` until it starts (or is
+    cancelled before it does)."""
+    global _queued
+    ran = False
+
+    def started() -> T:
+        nonlocal ran
+        global _queued
+        with _count:
+            _queued -= 1
+            ran = True
+        return call()
+
+    def ended(future: Future[T]) -> None:
+        global _queued
+        with _count:
+            if not ran:  # cancelled in the queue
+                _queued -= 1
+
+    with _count:
+        _queued += 1
+    future = _executor().submit(started)
+    future.add_done_callback(ended)
+    return future
+
+
 def run(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """``fn(*args, **kwargs)`` on the model thread, waiting for it (its exceptions are raised here)."""
     if on_model_thread():
         return fn(*args, **kwargs)
-    return _executor().submit(fn, *args, **kwargs).result()
+    return _submit(functools.partial(fn, *args, **kwargs)).result()
 
 
 async def arun(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
@@ -77,8 +114,7 @@ async def arun(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     Cancelling the await does not stop a call that has started, as with ``to_thread``."""
     if on_model_thread():  # an event loop run on the model thread itself: it cannot wait for itself
         return fn(*args, **kwargs)
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_executor(), functools.partial(fn, *args, **kwargs))
+    return await asyncio.wrap_future(_submit(functools.partial(fn, *args, **kwargs)))
 
 
-__all__ = ["arun", "on_model_thread", "run"]
+__all__ = ["arun", "on_model_thread", "run", "waiting"]

@@ -27,12 +27,28 @@ PLAIN_CHAT_STOP = "\n### "
 Decide = Callable[[list[Outcome]], int | None]
 
 
+class Unfinished(abc.ABC):
+    """The rows an early decision cut (``Decided.rest``), kept so they can be run on to their ends:
+    the verdict on whole completions, once the answer is given. Holding one holds the batch's
+    model state (its key/value cache); ``close`` lets it go."""
+
+    @abc.abstractmethod
+    async def finish(self) -> list[Outcome] | None:
+        """Every row's whole completion, as an undecided ``complete`` gives it; None once closed.
+        Work that can wait: it gives the model up to any call queued behind it and goes on after."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Let the kept state go (``finish`` then returns None)."""
+
+
 class Decided(NamedTuple):
     """What ``Backend.complete_deciding`` returns."""
 
     outcomes: list[Outcome]  # one per prompt; all but ``chosen`` may end where the decision was made
     chosen: int | None  # the row ``decide`` chose, finished alone; None: ``decide`` was not asked
     cut: tuple[int, ...] = ()  # the rows that had not ended when the decision stopped them
+    rest: Unfinished | None = None  # the ``cut`` rows, to run on (None: the backend cannot)
 
 
 def plain_chat_template(messages: Sequence[Message]) -> str:

@@ -66,7 +66,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._cache import LRU
 from ..config import Settings
@@ -85,6 +85,9 @@ from .base import (
     plain_chat_template,
 )
 from .fim import FAMILIES, FimTemplate, resolve
+
+if TYPE_CHECKING:
+    from ._decide import Cut
 
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
 _HEAL_MAX_TOKENS = 4  # at most this many trailing tokens are regenerated
@@ -402,11 +405,18 @@ class HFBackend(Backend):
         self, prompts: list[str], suffixes: Sequence[str] | None, after: int, decide: Decide
     ) -> Decided:
         try:
-            generations, chosen = self.generate_deciding(prompts, after, decide, suffixes=suffixes)
+            generations, chosen, rest = self._generate_guarded(
+                prompts, self.options, suffixes, (after, decide)
+            )
         except BackendOutOfMemory:  # halving the batch (``generate_safe``) needs every row whole
             return Decided(self._complete_sync(prompts, suffixes), None)
         cut = tuple(i for i, g in enumerate(generations) if g.finish_reason == "decided")
-        return Decided([g.text for g in generations], chosen, cut)
+        kept = None
+        if rest is not None:
+            from ._decide import CutRows
+
+            kept = CutRows(self._run_on, rest)
+        return Decided([g.text for g in generations], chosen, cut, kept)
 
     @property
     def chat_template(self) -> str | None:
@@ -513,7 +523,8 @@ class HFBackend(Backend):
         shared-prefix cache a row is taken from)."""
         if not prompts:
             return [], None
-        return self._generate_guarded(list(prompts), options or self.options, suffixes, (after, decide))
+        got = self._generate_guarded(list(prompts), options or self.options, suffixes, (after, decide))
+        return got[0], got[1]
 
     def _generate_guarded(
         self,
@@ -522,7 +533,7 @@ class HFBackend(Backend):
         suffixes: Sequence[str] | None,
         deciding: tuple[int, Decide] | None,
         groups: Sequence[int] | None = None,
-    ) -> tuple[list[Generation], int | None]:
+    ) -> tuple[list[Generation], int | None, Cut | None]:
         """``_generate_locked`` on the model thread (``_worker``) under the model's lock, out of
         memory as BackendOutOfMemory."""
         if suffixes is not None and len(suffixes) != len(prompts):
@@ -710,11 +721,12 @@ class HFBackend(Backend):
         suffixes: Sequence[str] | None = None,
         deciding: tuple[int, Decide] | None = None,
         groups: Sequence[int] | None = None,
-    ) -> tuple[list[Generation], int | None]:
+    ) -> tuple[list[Generation], int | None, Cut | None]:
         """One batched ``generate``: build the batch (FIM rows when there is a template and a
         suffix), prefill the shared prefix once, generate every row, collect each row's trimmed
         completion. ``deciding`` (after, decide): stop every row after that many new tokens and
-        finish the row ``decide`` chooses alone (``_finish_row``); returns the row, or None."""
+        finish the row ``decide`` chooses alone (``_finish_row``); returns the row, or None, and
+        the batch as it stopped when it cut rows (``_run_on`` goes on with it), or None."""
         import torch
 
         from ._rows import Healing, RowStops
@@ -745,7 +757,7 @@ class HFBackend(Backend):
                 kwargs[m.cache_kw] = past
             if not first:
                 out = m.model.generate(input_ids=batch.input_ids, attention_mask=batch.mask, **kwargs)
-                return self._collect(out, batch.start, enc, stoppers, stops), None
+                return self._collect(out, batch.start, enc, stoppers, stops), None, None
             kwargs.update(max_new_tokens=first, return_dict_in_generate=True)
             out = m.model.generate(input_ids=batch.input_ids, attention_mask=batch.mask, **kwargs)
             seqs = out.sequences
@@ -753,18 +765,81 @@ class HFBackend(Backend):
             new = seqs[:, batch.start :].tolist()
             ended = [stops.done[i] or any(t in m.eos_ids for t in row) for i, row in enumerate(new)]
             if all(ended) or deciding is None:
-                return generations, None
+                return generations, None, None
             chosen = deciding[1]([g.text for g in generations])
             for i, done in enumerate(ended):
                 if not done and i != chosen:
                     generations[i] = dataclasses.replace(generations[i], finish_reason="decided")
+            full_mask = torch.cat([batch.mask, batch.mask.new_ones(len(new), len(new[0]))], dim=-1)
+            rest = None
+            if any(g.finish_reason == "decided" for g in generations):
+                from ._decide import Cut
+
+                # the batch as it stopped: ``_finish_row`` copies the chosen row's part of the cache
+                rest = Cut(seqs, full_mask, out[m.cache_kw], stops, batch.start, enc, stoppers, opts, watch)
             if chosen is None or ended[chosen]:
-                return generations, chosen
-            mask = torch.cat([batch.mask[chosen], batch.mask.new_ones(len(new[chosen]))]).bool()
+                return generations, chosen, rest
+            mask = full_mask[chosen].bool()
             generations[chosen] = self._finish_row(
                 seqs[chosen][mask], mask, out[m.cache_kw], chosen, enc, stoppers[chosen], opts, watch
             )
-            return generations, chosen
+            return generations, chosen, rest
+
+    def _run_on(self, cut: Cut) -> list[Outcome] | None:
+        """The batch an early decision stopped (``_decide.Cut``), run on together as the undecided
+        batch would have: every row's completion once every row has ended or the budget is spent;
+        None when another call for the model thread came first (``cut`` then holds how far it got,
+        to go on from). On the model thread, under the model's lock."""
+        import torch
+
+        from ._rows import Healing, RowStops, YieldToWaiting
+
+        if not _worker.on_model_thread():
+            return _worker.run(self._run_on, cut)
+        m, enc, opts = self._m, cut.encoding, cut.options
+        texts = m.token_texts()
+        with m.lock, _attention_kernels(m.device), torch.inference_mode():
+            stops = RowStops(
+                cut.start, enc.heal, cut.stoppers, texts, m.tokenizer, m.eos_ids, opts.max_new_tokens
+            )
+            stops.carry(cut.stops)
+            left = enc.max_new - (cut.seqs.shape[1] - cut.start)
+            if left > 0 and not self._all_ended(cut.seqs[:, cut.start :].tolist(), stops):
+                healing = Healing(cut.start, enc.heal, texts, m.allowed) if any(enc.heal) else None
+                yielding = YieldToWaiting(_worker.waiting)
+                kwargs = self._generate_kwargs(
+                    opts, left, stops if cut.watch else None, healing, seeded=False
+                )
+                kwargs["stopping_criteria"].append(yielding)
+                kwargs.update(return_dict_in_generate=True)
+                kwargs[m.cache_kw] = cut.cache
+                try:
+                    out = m.model.generate(input_ids=cut.seqs, attention_mask=cut.mask, **kwargs)
+                except Exception as exc:
+                    if _is_oom(exc):
+                        _free_cuda_cache()
+                        raise BackendOutOfMemory(
+                            "the model ran out of memory running on the rows an early decision cut."
+                        ) from exc
+                    raise
+                grown = out.sequences.shape[1] - cut.seqs.shape[1]
+                cut.mask = torch.cat([cut.mask, cut.mask.new_ones(cut.mask.shape[0], grown)], dim=-1)
+                cut.seqs, cut.cache, cut.stops = out.sequences, out[m.cache_kw], stops
+                written = cut.seqs.shape[1] - cut.start
+                if yielding.yielded and written < enc.max_new:
+                    if not self._all_ended(cut.seqs[:, cut.start :].tolist(), stops):
+                        return None
+            # a row finished in an earlier ``generate`` wrote on in a later one: what it wrote
+            # after it finished is padding, as in one ``generate``
+            final = cut.seqs.clone()
+            for i, at in enumerate(stops.ended_at):
+                if at is not None:
+                    final[i, cut.start + at :] = m.pad_id
+            return [g.text for g in self._collect(final, cut.start, enc, cut.stoppers, stops)]
+
+    def _all_ended(self, new: list[list[int]], stops: Any) -> bool:
+        eos = self._m.eos_ids
+        return all(stops.done[i] or any(t in eos for t in row) for i, row in enumerate(new))
 
     def _finish_row(
         self,

@@ -116,3 +116,80 @@ def test_a_backend_that_cannot_decide_completes_every_row(decide_after: int) -> 
         Engine(RuleBackend(), Settings(mutants=4, decide_after=decide_after)).run("def f(a, b):\n    return ")
     )
     assert result.decided_after is None and result.completion
+
+
+def _run_on(
+    backend: HFBackend, prompts: list[str], after: int, row: int, **kw: object
+) -> tuple[object, object]:
+    """An early decision for ``row``, then the cut rows run on: (what it answered, every row whole)."""
+
+    async def go() -> tuple[object, object]:
+        got = await backend.complete_deciding(prompts, after=after, decide=lambda partial: row, **kw)  # type: ignore[arg-type]
+        assert got.chosen == row and got.cut and got.rest is not None
+        return got, await got.rest.finish()
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("row", [0, 2])
+def test_the_cut_rows_run_on_to_what_the_whole_batch_writes(tiny: HFBackend, row: int) -> None:
+    backend = tiny.with_options(GenerationOptions(max_new_tokens=14), boundaries=False)
+    whole = [g.text for g in backend.generate(PROMPTS)]
+    got, finished = _run_on(backend, PROMPTS, 4, row)
+    assert finished == whole
+    assert got.outcomes[row] == whole[row]  # type: ignore[attr-defined]
+    assert any(len(o) < len(w) for o, w in zip(got.outcomes, whole, strict=True))  # type: ignore[attr-defined]
+
+
+def test_the_cut_rows_run_on_with_boundaries_healing_and_fill_in_the_middle(hf_model: HFBackend) -> None:
+    """Rows that end at a boundary or at EOS while the others go on end there, as in one batch."""
+    backend = hf_model.with_options(GenerationOptions(max_new_tokens=24))
+    whole = [str(o) for o in asyncio.run(backend.complete(VARIANTS))]
+    assert _run_on(backend, VARIANTS, 3, 1)[1] == whole
+    suffixes = ["\n    return found\n"] * len(VARIANTS)
+    fim = backend.with_options(boundaries=False)
+    whole = [str(o) for o in asyncio.run(fim.complete(VARIANTS, suffixes=suffixes))]
+    assert _run_on(fim, VARIANTS, 5, 0, suffixes=suffixes)[1] == whole
+
+
+def test_running_the_cut_rows_on_gives_way_to_a_call_queued_behind_it(tiny: HFBackend) -> None:
+    """A call queued for the model thread while the cut rows run on is served before they end
+    (after one more step of theirs), and they then go on to the same completions."""
+    backend = tiny.with_options(GenerationOptions(max_new_tokens=40), boundaries=False)
+    whole = [g.text for g in backend.generate(PROMPTS)]
+    alone = [g.text for g in backend.generate(PROMPTS[:1])]
+
+    async def go() -> tuple[list[str], object, object]:
+        got = await backend.complete_deciding(PROMPTS, after=2, decide=lambda partial: 0)
+        assert got.rest is not None
+        order: list[str] = []
+
+        async def settle() -> object:
+            done = await got.rest.finish()  # type: ignore[union-attr]
+            order.append("settled")
+            return done
+
+        async def other() -> object:
+            await asyncio.sleep(0)  # queued after the first step of ``settle``
+            done = await backend.complete(PROMPTS[:1])
+            order.append("other")
+            return done
+
+        settled, answered = await asyncio.gather(settle(), other())
+        return order, settled, answered
+
+    order, settled, answered = asyncio.run(go())
+    assert order == ["other", "settled"]
+    assert answered == alone and settled == whole
+
+
+def test_closed_cut_rows_are_let_go(tiny: HFBackend) -> None:
+    backend = tiny.with_options(GenerationOptions(max_new_tokens=14), boundaries=False)
+
+    async def go() -> object:
+        got = await backend.complete_deciding(PROMPTS, after=4, decide=lambda partial: 0)
+        assert got.rest is not None
+        got.rest.close()
+        return await got.rest.finish()
+
+    assert asyncio.run(go()) is None

@@ -31,6 +31,37 @@ def test_run_and_arun_use_one_thread_from_any_caller() -> None:
     assert seen[0] != threading.get_ident()  # not the caller's
 
 
+def test_waiting_counts_the_calls_queued_and_not_started() -> None:
+    """What work that can wait asks between its steps; a call cancelled in the queue leaves it."""
+    started, release = threading.Event(), threading.Event()
+
+    def block() -> int:
+        started.set()
+        release.wait(10)
+        return 1
+
+    async def go() -> list[int]:
+        seen = []
+        first = asyncio.ensure_future(_worker.arun(block))
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        seen.append(_worker.waiting())  # the running call is not waiting
+        second = asyncio.ensure_future(_worker.arun(_ident))
+        third = asyncio.ensure_future(_worker.arun(_ident))
+        await asyncio.sleep(0.01)
+        seen.append(_worker.waiting())
+        third.cancel()
+        await asyncio.sleep(0.01)
+        seen.append(_worker.waiting())
+        release.set()
+        await first
+        await second
+        seen.append(_worker.waiting())
+        return seen
+
+    assert asyncio.run(go()) == [0, 2, 1, 0]
+
+
 def test_a_call_from_the_model_thread_runs_at_once() -> None:
     def outer() -> tuple[int, int, bool]:
         inner = _worker.run(_ident)  # would wait for itself forever if it were queued
