@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from . import detect, repair
 from .backends._stop import fit_completion
-from .backends.base import Backend
+from .backends.base import Backend, Unfinished
 from .config import Settings
 from .demutate import demutate, rename, uses_any
 from .errors import BackendError
@@ -71,8 +71,27 @@ class Engine:
         """
         request = self._prepare(prompt, k, schemes, original)
         if self.settings.decide_after and original is None and len(request.texts) > 1:
-            return await self._run_deciding(request)
+            result, settling = await self._run_deciding(request)
+            if settling is not None:
+                settling.close()
+            return result
         return self._finish(request, await self._complete(request), wall=True)
+
+    async def run_settling(
+        self,
+        prompt: Prompt | str,
+        *,
+        k: int | None = None,
+        schemes: Sequence[str] | None = None,
+    ) -> tuple[EngineResult, Settling | None]:
+        """``run``, and when it decided early and cut completions, what makes the verdict on whole
+        completions afterwards (``Settling.result``): the answer comes from the first tokens, the
+        defect log's verdict from the whole completions. None: the result is whole already (or
+        the backend cannot run cut rows on)."""
+        request = self._prepare(prompt, k, schemes, None)
+        if self.settings.decide_after and len(request.texts) > 1:
+            return await self._run_deciding(request)
+        return self._finish(request, await self._complete(request), wall=True), None
 
     def variants(self, prompt: Prompt | str, *, k: int | None = None) -> list[str]:
         """The texts a ``run`` of ``prompt`` sends to the backend: the prompt, then its mutants."""
@@ -142,7 +161,7 @@ class Engine:
         request.timings["complete"] = (time.perf_counter() - t) * 1000
         return raw
 
-    async def _run_deciding(self, request: _Request) -> EngineResult:
+    async def _run_deciding(self, request: _Request) -> tuple[EngineResult, Settling | None]:
         """``run`` deciding early (the setting ``decide_after``): the backend writes every row's
         first tokens, detection and repair run on them (``decide``), and only the chosen row is
         finished. The verdict is the one made on those first tokens; the chosen completion is then
@@ -163,7 +182,7 @@ class Engine:
         )
         request.timings["complete"] = (time.perf_counter() - t) * 1000
         if not judged:  # every row ended before the decision: all whole
-            return self._finish(request, got.outcomes, wall=True)
+            return self._finish(request, got.outcomes, wall=True), None
         early = judged[-1]
         for i in got.cut:
             early.completions[i] = dataclasses.replace(early.completions[i], cut=True)
@@ -176,7 +195,9 @@ class Engine:
             done = _completion(early.completions[chosen].source, text, mutant.renames if mutant else {})
             if done.is_result:
                 early.completions[chosen] = done
-        return self._result(request, early, wall=True, decided_after=s.decide_after)
+        result = self._result(request, early, wall=True, decided_after=s.decide_after)
+        settling = Settling(self, request, result, got.rest) if got.rest is not None else None
+        return result, settling
 
     async def _alone(self, request: _Request) -> EngineResult | Exception:
         """``_complete`` and ``_finish`` for one prompt of ``run_many``; its failure as the result."""
@@ -304,6 +325,45 @@ class Engine:
             timings_ms=timings,
             decided_after=decided_after,
         )
+
+
+class Settling:
+    """The verdict on whole completions after an early decision answered (``Engine.run_settling``):
+    the completions it cut are run on to their ends (work that can wait: the backend gives the
+    model up to any call queued behind it), then compared again."""
+
+    def __init__(self, engine: Engine, request: _Request, answered: EngineResult, rest: Unfinished) -> None:
+        self._engine, self._request, self._rest = engine, request, rest
+        self.answered = answered
+
+    async def result(self) -> EngineResult | None:
+        """``answered`` with every completion whole: its outliers are those of the whole
+        completions, as an undecided run finds them; its chosen completion is still the one it
+        answered with. None once ``close``d. Raises BackendError when the model fails."""
+        t = time.perf_counter()
+        raw = await self._rest.finish()
+        if raw is None:
+            return None
+        answered = self.answered
+        request = dataclasses.replace(self._request, timings=dict(answered.timings_ms))
+        judged = self._engine._judge(request, raw)
+        request.timings["settle"] = (time.perf_counter() - t) * 1000
+        verdict = dataclasses.replace(judged.verdict, chosen=answered.chosen)
+        completions = list(judged.completions)
+        if answered.chosen is not None:  # what was answered (the same text, finished alone)
+            completions[answered.chosen] = answered.completions[answered.chosen]
+        return dataclasses.replace(
+            answered,
+            completions=tuple(completions),
+            similarity=tuple(tuple(row) for row in judged.matrix),
+            verdict=verdict,
+            timings_ms=request.timings,
+            settled=True,
+        )
+
+    def close(self) -> None:
+        """Give the kept model state up without running on (``result`` then returns None)."""
+        self._rest.close()
 
 
 def eligible_mask(mutants: Sequence[Mutant], completions: Sequence[Completion]) -> list[bool]:

@@ -115,6 +115,10 @@ class EngineResult:
     # decided early: the verdict was made on every completion's first this many tokens, and only
     # the chosen completion was written on (the others end there); None: every one is whole
     decided_after: int | None = None
+    # decided early, then every completion run on to its end (``Engine.run_settling``): the
+    # completions and the outliers are the whole ones, the chosen completion is still the one the
+    # early decision answered with
+    settled: bool = False
 
     @property
     def outliers(self) -> tuple[int, ...]:
@@ -160,4 +164,5 @@ class EngineResult:
             "original_is_outlier": self.original_is_outlier,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
             "decided_after": self.decided_after,
+            "settled": self.settled,
         }

@@ -110,12 +110,46 @@ def test_the_engine_decides_on_the_first_tokens(hf_model: HFBackend) -> None:
     assert (decided.outliers, decided.chosen) == (first.outliers, first.chosen)
 
 
+def test_the_engine_settles_the_verdict_on_whole_completions(hf_model: HFBackend) -> None:
+    """``run_settling``: the answer is decided on the first tokens; the settled verdict is the one
+    an undecided run makes on whole completions, with the answered completion as its choice."""
+    backend = hf_model.with_options(
+        GenerationOptions(max_new_tokens=24), boundaries=False, token_healing=False
+    )
+    prompt = Prompt(text=VARIANTS[0], suffix="\n    return found\n")
+    early, settling = asyncio.run(Engine(backend, Settings(mutants=6, decide_after=4)).run_settling(prompt))
+    whole = asyncio.run(Engine(backend, Settings(mutants=6, decide_after=0)).run(prompt))
+    assert settling is not None and any(c.cut for c in early.completions)
+    settled = asyncio.run(settling.result())
+    assert settled is not None and settled.settled and not early.settled
+    assert settled.decided_after == 4 and settled.to_dict()["settled"] is True
+    assert [c.text for c in settled.completions] == [c.text for c in whole.completions]
+    assert not any(c.cut for c in settled.completions)
+    assert settled.similarity == whole.similarity and settled.outliers == whole.outliers
+    assert settled.is_suspect == whole.is_suspect
+    assert settled.chosen == early.chosen and settled.completion == early.completion
+    assert "settle" in settled.timings_ms and "settle" not in early.timings_ms
+    # a settling closed before it ran has nothing to say; an undecided run has no settling
+    _, closed = asyncio.run(Engine(backend, Settings(mutants=6, decide_after=4)).run_settling(prompt))
+    assert closed is not None
+    closed.close()
+    assert asyncio.run(closed.result()) is None
+    plain = asyncio.run(Engine(backend, Settings(mutants=6, decide_after=0)).run_settling(prompt))
+    assert plain[1] is None and plain[0].completions == whole.completions
+
+
 @pytest.mark.parametrize("decide_after", [0, 8])
 def test_a_backend_that_cannot_decide_completes_every_row(decide_after: int) -> None:
     result = asyncio.run(
         Engine(RuleBackend(), Settings(mutants=4, decide_after=decide_after)).run("def f(a, b):\n    return ")
     )
     assert result.decided_after is None and result.completion
+    _, settling = asyncio.run(
+        Engine(RuleBackend(), Settings(mutants=4, decide_after=decide_after)).run_settling(
+            "def f(a, b):\n    return "
+        )
+    )
+    assert settling is None
 
 
 def _run_on(
