@@ -19,7 +19,7 @@ from pygls.workspace import TextDocument
 from cctest._cache import LRU
 from cctest.backends.base import Backend
 from cctest.config import Settings
-from cctest.engine import Engine
+from cctest.engine import Engine, Settling
 from cctest.errors import BackendError, BackendTimeout
 from cctest.types import EngineResult, Prompt
 
@@ -33,6 +33,9 @@ from .verdicts import VerdictNotifier
 log = logging.getLogger("lsp_server")
 
 MAX_BACKGROUND = 2  # monitor-mode checks running at once; more are skipped (and counted)
+# repair-mode verdicts settling at once (each holds its batch's model state); past that, a result
+# is recorded with its early verdict (and counted)
+MAX_SETTLING = 2
 
 T = TypeVar("T")
 
@@ -91,6 +94,7 @@ class JobRunner:
         self.verdicts = verdicts
         self.spawn = spawn
         self.background_checks = 0
+        self.settling = 0
 
     async def run(self, uri: str, prompt: Prompt, settings: Settings, request_id: str) -> JobResult:
         """The job for ``prompt``; raises BackendError (BackendTimeout past the deadline)."""
@@ -103,13 +107,46 @@ class JobRunner:
             self.cache.put(cache_key(prompt, settings), job)
             self._check_in_background(job, prompt, settings, uri, request_id, backend)
             return job
-        result = await _within(seconds, settings, _repaired(backend, prompt, settings))
+        result, settling = await _within(seconds, settings, _repaired(backend, prompt, settings))
         self.health.ok()
         self.stats.engine_run(result)
         job = JobResult(completion=result.completion, result=result, mode="repair")
         self.cache.put(cache_key(prompt, settings), job)
+        if settling is not None and self.settling < MAX_SETTLING:
+            self.settling += 1
+            # the defect log's verdict on whole completions, after the answer: a write under way
+            task = self.spawn(self._settle(job, settling, settings, uri, request_id), write=True)
+            job.ticket.record = task
+            task.add_done_callback(job.ticket.written)
+            return job
+        if settling is not None:
+            settling.close()
+            self.stats.counters["settle_skipped"] += 1
         self.recorder.maybe_record(result, job.ticket, job.mode, request_id, uri, settings)
         return job
+
+    async def _settle(
+        self, job: JobResult, settling: Settling, settings: Settings, uri: str, request_id: str
+    ) -> int | None:
+        """Repair mode decided early: the cut completions run on (giving the model up to every
+        request that comes meanwhile), the verdict on whole completions is recorded and sent. If
+        that fails, the early verdict is recorded. Returns the record's id (None: none)."""
+        early = job.result
+        try:
+            settled = await settling.result()
+        except Exception as exc:  # the model failed (out of memory): the early verdict stands
+            log.info("settling the verdict for %s failed: %s", uri, exc)
+            self.stats.counters["settle_failed"] += 1
+            settled = None
+        finally:
+            self.settling -= 1
+        if settled is not None:
+            self.stats.counters["settled"] += 1
+            job.result = settled
+            self.verdicts.notify(uri, request_id, job.mode, settled)
+        job.ticket.record = None  # this task, until the write (if any) takes its place
+        self.recorder.maybe_record(settled or early, job.ticket, job.mode, request_id, uri, settings)
+        return await job.ticket.record_of()
 
     def _check_in_background(
         self, job: JobResult, prompt: Prompt, settings: Settings, uri: str, request_id: str, backend: Backend
@@ -148,10 +185,12 @@ async def _plain_completion(backend: Backend, prompt: Prompt, settings: Settings
     return first
 
 
-async def _repaired(backend: Backend, prompt: Prompt, settings: Settings) -> EngineResult:
+async def _repaired(
+    backend: Backend, prompt: Prompt, settings: Settings
+) -> tuple[EngineResult, Settling | None]:
     if settings.debounce_ms:
         await asyncio.sleep(settings.debounce_ms / 1000)  # a newer request cancels us here
-    return await Engine(backend, settings).run(prompt)
+    return await Engine(backend, settings).run_settling(prompt)
 
 
 async def _within(seconds: float, settings: Settings, work: Awaitable[T]) -> T:

@@ -23,6 +23,9 @@ _REPORTED = {
     "accepted": "accepted",
     "monitorChecks": "monitor_checks",
     "monitorSkipped": "monitor_skipped",
+    "settled": "settled",
+    "settleSkipped": "settle_skipped",
+    "settleFailed": "settle_failed",
 }
 
 

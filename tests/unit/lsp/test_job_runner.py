@@ -55,9 +55,8 @@ class GatedBackend(Backend):
 
 class Harness:
     def __init__(self, tmp_path: Path, backend: Backend | None = None, **settings: Any) -> None:
-        self.settings = Settings(
-            backend="rules", defect_log=str(tmp_path / "d.sqlite3"), schemes=("REL_R", "REL_C"), **settings
-        )
+        settings.setdefault("schemes", ("REL_R", "REL_C"))
+        self.settings = Settings(backend="rules", defect_log=str(tmp_path / "d.sqlite3"), **settings)
         self.stats = Stats()
         self.messages: list[str] = []
         self.verdicts: list[dict[str, Any]] = []
@@ -165,3 +164,49 @@ async def test_a_backend_past_the_deadline_is_a_timeout(tmp_path: Path) -> None:
     with pytest.raises(BackendTimeout, match="no completion within 0.05 seconds"):
         await h.runner.run("file:///s.py", _prompt("y = "), h.settings, "r10")
     assert backend.calls == 1
+
+
+@pytest.fixture(scope="module")
+def bundled() -> Any:
+    from cctest.backends.base import GenerationOptions
+    from cctest.backends.hf import HFBackend
+
+    return HFBackend(None, options=GenerationOptions(max_new_tokens=24), threads=1, boundaries=False)
+
+
+SETTLING_TEXT = (
+    "import os\n\n\ndef count_lines(path):\n    total = 0\n    for name in os.listdir(path):\n"
+    "        total += 1\n    return total\n\n\n"
+    "def largest(paths):\n    best = None\n    for p in paths:\n        "
+)
+
+
+async def test_repair_answers_early_then_records_and_sends_the_verdict_on_whole_completions(
+    tmp_path: Path, bundled: Any
+) -> None:
+    """Deciding early, the answer is the early choice; the verdict recorded (logAll) and sent
+    afterwards is the one on whole completions, as an undecided run makes it."""
+    from cctest.engine import Engine
+
+    h = Harness(
+        tmp_path, backend=bundled, mutants=6, decide_after=4, log_all=True, schemes=Settings().schemes
+    )
+    prompt = _prompt(SETTLING_TEXT)
+    job = await h.runner.run("file:///s.py", prompt, h.settings, "r1")
+    early = job.result
+    assert early is not None and early.decided_after == 4 and not early.settled
+    assert any(c.cut for c in early.completions)
+    assert job.ticket.record is not None  # the settling, a write under way
+    [record], total = await h.recorder.records({"limit": 10, "offset": 0, "uri": None, "since": None})
+    whole = await Engine(bundled, h.settings.replace(decide_after=0)).run(prompt)
+    settled = job.result
+    assert settled is not None and settled.settled and settled.completion == job.completion
+    assert [c.text for c in settled.completions] == [c.text for c in whole.completions]
+    assert settled.outliers == whole.outliers
+    assert total == 1 and record.request_id == "r1"
+    assert [c["text"] for c in record.completions] == [c.text for c in whole.completions]
+    assert not any(c.get("cut") for c in record.completions)
+    assert job.ticket.record_id == record.id and job.ticket.suspect == settled.is_suspect
+    assert h.stats.counters["settled"] == 1
+    [verdict] = h.verdicts  # the late verdict (the answer's own is the request's to send)
+    assert verdict["requestId"] == "r1" and verdict["outliers"] == len(whole.outliers)
