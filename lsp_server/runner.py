@@ -143,7 +143,7 @@ class JobRunner:
         if settled is not None:
             self.stats.counters["settled"] += 1
             job.result = settled
-            self.verdicts.notify(uri, request_id, job.mode, settled)
+            self.verdicts.notify_later(uri, request_id, job.mode, settled)
         job.ticket.record = None  # this task, until the write (if any) takes its place
         self.recorder.maybe_record(settled or early, job.ticket, job.mode, request_id, uri, settings)
         return await job.ticket.record_of()
@@ -173,7 +173,7 @@ class JobRunner:
         self.stats.engine_run(result)
         job.result = result
         self.recorder.maybe_record(result, job.ticket, job.mode, request_id, uri, settings)
-        self.verdicts.notify(uri, request_id, job.mode, result)
+        self.verdicts.notify_later(uri, request_id, job.mode, result)
 
 
 async def _plain_completion(backend: Backend, prompt: Prompt, settings: Settings) -> str:

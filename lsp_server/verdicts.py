@@ -1,8 +1,10 @@
 """``cctest/verdict`` notifications: the verdict of an answered request, for a client's status line.
 
-Sent after the answer (the client reads the answer first), and again in monitor mode when the
-background check's verdict is in. ``engineMs`` (the engine's own time, model included) is there
-when this request ran the engine.
+Sent after the answer (the client reads the answer first), and again when a later verdict is in:
+in monitor mode the background check's, in repair mode deciding early the one on whole
+completions. A later verdict is sent only while its request is still the last one answered (the
+client shows one verdict, the last answer's). ``engineMs`` (the engine's own time, model
+included) is there when this request ran the engine.
 """
 
 from __future__ import annotations
@@ -43,11 +45,21 @@ class VerdictNotifier:
 
     def __init__(self, send: Callable[[str, dict[str, Any]], None]) -> None:
         self._send = send
+        self._answered: str | None = None  # the last request whose answer's verdict was sent
 
     def notify(
         self, uri: str, request_id: str, mode: str, result: EngineResult | None, fresh: bool = False
     ) -> None:
-        params = verdict_params(uri, request_id, mode, result, fresh)
+        """The verdict of a request just answered."""
+        self._answered = request_id
+        self._post(verdict_params(uri, request_id, mode, result, fresh))
+
+    def notify_later(self, uri: str, request_id: str, mode: str, result: EngineResult) -> None:
+        """A request's later verdict; dropped when another request has been answered since."""
+        if self._answered in (None, request_id):
+            self._post(verdict_params(uri, request_id, mode, result))
+
+    def _post(self, params: dict[str, Any]) -> None:
         # after the answer, not before it: the handler returns first, this runs on the next tick
         asyncio.get_running_loop().call_later(0, self._deliver, params)
 

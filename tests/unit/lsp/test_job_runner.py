@@ -14,6 +14,7 @@ from cctest._cache import LRU
 from cctest.backends.base import Backend, Outcome
 from cctest.backends.rules import RuleBackend
 from cctest.config import Settings
+from cctest.engine import Engine
 from cctest.errors import BackendError, BackendTimeout
 from cctest.types import Prompt
 from lsp_server.backends import BackendHolder
@@ -186,7 +187,6 @@ async def test_repair_answers_early_then_records_and_sends_the_verdict_on_whole_
 ) -> None:
     """Deciding early, the answer is the early choice; the verdict recorded (logAll) and sent
     afterwards is the one on whole completions, as an undecided run makes it."""
-    from cctest.engine import Engine
 
     h = Harness(
         tmp_path, backend=bundled, mutants=6, decide_after=4, log_all=True, schemes=Settings().schemes
@@ -210,3 +210,15 @@ async def test_repair_answers_early_then_records_and_sends_the_verdict_on_whole_
     assert h.stats.counters["settled"] == 1
     [verdict] = h.verdicts  # the late verdict (the answer's own is the request's to send)
     assert verdict["requestId"] == "r1" and verdict["outliers"] == len(whole.outliers)
+
+
+async def test_a_later_verdict_is_sent_only_while_its_request_is_the_last_answered(tmp_path: Path) -> None:
+    sent: list[dict[str, Any]] = []
+    notifier = VerdictNotifier(lambda method, params: sent.append(params))
+    result = await Engine(RuleBackend(), Settings(mutants=2)).run(PLAIN_TEXT)
+    notifier.notify("file:///a.py", "r1", "repair", result)
+    notifier.notify_later("file:///a.py", "r1", "repair", result)  # still the last answer: sent
+    notifier.notify("file:///a.py", "r2", "repair", result)
+    notifier.notify_later("file:///a.py", "r1", "repair", result)  # r2 was answered since: dropped
+    await asyncio.sleep(0.01)
+    assert [p["requestId"] for p in sent] == ["r1", "r1", "r2"]
