@@ -269,7 +269,9 @@ def decided_early(records: Sequence[Mapping[str, Any]], thresholds: Sequence[flo
     completion's first N tokens, against those made on the whole completions, over the same
     prompts (those whose early request succeeded with the same mutants). A completion is judged by
     its whole text's tests either way (the decision stops a row; the chosen row is finished
-    alone, the same text the run has for it). None: no record has such a verdict."""
+    alone, the same text the run has for it), and the settled verdict beside them: the outliers
+    among the completions the decision cut run on to their ends, with the early choice (the
+    verdict for a defect log, made after the early answer). None: no record has such a verdict."""
     mine = [r for r in records if isinstance(r.get("early"), Mapping) and r["early"].get("error") is None]
     if not mine:
         return None
@@ -277,6 +279,13 @@ def decided_early(records: Sequence[Mapping[str, Any]], thresholds: Sequence[flo
     whole = summarize(bare, thresholds)
     early = [{**b, "per_T": r["early"]["per_T"]} for b, r in zip(bare, mine, strict=True)]
     first = summarize(early, thresholds)
+    # the verdict for a defect log: the outliers among the whole completions the decision cut, the
+    # choice the early one; a prompt without a settled entry had nothing cut (its early verdict was
+    # on whole completions already); one that cut rows but has no settled verdict (its settling
+    # failed, the backend could not run them on, or the run predates settling) keeps its early
+    # verdict, counted as ``unsettled``
+    settled = [{**b, "per_T": _settled(r["early"])["per_T"]} for b, r in zip(bare, mine, strict=True)]
+    last = summarize(settled, thresholds)
 
     def figures(s: Mapping[str, Any]) -> dict[str, Any]:
         return {
@@ -287,6 +296,7 @@ def decided_early(records: Sequence[Mapping[str, Any]], thresholds: Sequence[flo
         }
 
     chosen = [r["early"].get("chosen_as_full") for r in mine]
+    as_full = [_settled(r["early"]).get("as_full") for r in mine if _settled(r["early"]) is not r["early"]]
     return {
         "after": mine[0]["early"]["after"],
         "prompts": len(mine),
@@ -296,7 +306,17 @@ def decided_early(records: Sequence[Mapping[str, Any]], thresholds: Sequence[flo
         "pass_at_1_original": whole["pass_at_1"]["original"],
         "every_row": figures(whole),
         "early": figures(first),
+        "settled": figures(last),
+        "settled_as_full": {"same": as_full.count(True), "different": as_full.count(False)},
+        "unsettled": sum(1 for r in mine if r["early"].get("cut") and _settled(r["early"]) is r["early"]),
     }
+
+
+def _settled(early: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An early record's settled entry; the early record itself where there is none (nothing was
+    cut) or it failed."""
+    settled = early.get("settled")
+    return settled if isinstance(settled, Mapping) and settled.get("error") is None else early
 
 
 def _timings(records: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:

@@ -70,15 +70,21 @@ def _exact_match_row(summary: Mapping[str, Any], ts: list[str]) -> list[list[str
 
 
 def _early_table(de: Mapping[str, Any], ts: list[str]) -> dict[str, tuple[list[str], list[list[str]]]]:
-    """``--decide-after N``: the verdicts on the first N tokens beside those on whole completions."""
+    """``--decide-after N``: the verdicts on the first N tokens beside those on whole completions
+    and the settled ones (the early choice, the outliers of the cut completions run on)."""
     whole, first = de["every_row"], de["early"]
+    # a run recorded before the settled verdict was: the early one stands in for it
+    last = de.get("settled", first)
     rows = [
         ["outliers, whole", *[str(whole["outliers_per_T"][t]) for t in ts]],
         [f"outliers, first {de['after']} tokens", *[str(first["outliers_per_T"][t]) for t in ts]],
+        ["outliers, settled", *[str(last["outliers_per_T"][t]) for t in ts]],
         ["F1, whole", *[fmt(whole["flag_vs_failure"][t]["f1"]) for t in ts]],
         [f"F1, first {de['after']} tokens", *[fmt(first["flag_vs_failure"][t]["f1"]) for t in ts]],
+        ["F1, settled (the defect log's verdict)", *[fmt(last["flag_vs_failure"][t]["f1"]) for t in ts]],
         ["repaired pass@1, whole", *[_pct(whole["pass_at_1_repaired"][t]) for t in ts]],
         [f"repaired pass@1, first {de['after']} tokens", *[_pct(first["pass_at_1_repaired"][t]) for t in ts]],
+        ["repaired pass@1, settled", *[_pct(last["pass_at_1_repaired"][t]) for t in ts]],
     ]
     same = de["chosen_as_full"]
     title = (
@@ -86,6 +92,13 @@ def _early_table(de: Mapping[str, Any], ts: list[str]) -> dict[str, tuple[list[s
         f"{de['prompts']} prompts, {de['decided']} decided early, {de['errors']} failed; "
         f"the chosen row's text as the run's at {same['same']} of {same['same'] + same['different']}"
     )
+    if "settled_as_full" in de:  # a summary written before the settled verdict has none
+        full = de["settled_as_full"]
+        title += (
+            f"; settled (the cut completions run on to their ends) as the run's completions at "
+            f"{full['same']} of {full['same'] + full['different']}, {de['unsettled']} cut without one "
+            "(their early verdict stands in)"
+        )
     return {title: (["", *[f"T={t}" for t in ts]], rows)}
 
 

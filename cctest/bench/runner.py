@@ -244,6 +244,55 @@ def _early_record(
     }
 
 
+async def _ask_early(early: Any, task: Problem, record: dict[str, Any], config: RunConfig) -> dict[str, Any]:
+    """The editor's repair mode on ``task`` (``early``: an engine deciding after
+    ``config.decide_after`` tokens) beside the run's ``record``: the early verdict, and when the
+    decision cut completions, the settled one (``"settled"``) on those completions run on to
+    their ends (the verdict for a defect log, after the answer). No ``"settled"``: nothing was cut
+    (or the backend cannot run cut rows on), so the early verdict is the only one."""
+    after, thresholds = config.decide_after, config.thresholds
+    try:
+        asked, settling = await early.run_settling(
+            Prompt(text=task.prompt, suffix=task.suffix), k=config.k, schemes=tuple(config.schemes)
+        )
+    except BackendError as exc:
+        return {"after": after, "error": str(exc)}
+    out = _early_record(record, asked, after, thresholds)
+    if settling is not None:
+        try:
+            if out["error"] is None:
+                out["settled"] = await _settled_record(record, out, settling, thresholds)
+        finally:
+            settling.close()
+    return out
+
+
+async def _settled_record(
+    full: dict[str, Any], early: dict[str, Any], settling: Any, thresholds: Sequence[float]
+) -> dict[str, Any]:
+    """The verdict on whole completions after the early answer (``settling``: its ``Settling``):
+    the outliers among the whole completions, with each T's choice the early record's (the answer
+    the editor got), and whether those completions are the run's record ``full``'s texts."""
+    from ..engine import eligible_mask
+
+    try:
+        settled = await settling.result()
+    except BackendError as exc:
+        return {"error": str(exc)}
+    if settled is None:  # closed before it ran: only the early verdict
+        return {"error": "closed"}
+    verdicts = _verdicts(settled, eligible_mask(settled.mutants, settled.completions), thresholds)
+    for t, v in verdicts["per_T"].items():
+        v["chosen"] = early["per_T"][t]["chosen"]
+    texts = [c.text for c in settled.completions]
+    return {
+        "error": None,
+        **verdicts,
+        "as_full": texts == [c["text"] for c in full["completions"]],
+        "settle_ms": round(settled.timings_ms.get("settle", 0.0), 3),
+    }
+
+
 def _task_fields(task: Problem, index: int) -> dict[str, Any]:
     return {
         "task_id": task.task_id,
@@ -356,16 +405,7 @@ async def run_benchmark(
                         eligible = eligible_mask(result.mutants, result.completions)
                         record = _record(task, index, result, thresholds, eligible)
                         if config.decide_after:
-                            try:
-                                asked = await early.run(
-                                    Prompt(text=task.prompt, suffix=task.suffix),
-                                    k=config.k,
-                                    schemes=tuple(config.schemes),
-                                )
-                                after = config.decide_after
-                                record["early"] = _early_record(record, asked, after, thresholds)
-                            except BackendError as exc:
-                                record["early"] = {"after": config.decide_after, "error": str(exc)}
+                            record["early"] = await _ask_early(early, task, record, config)
                     pending.add(tested(task, record))
             await pending.drain()
     finally:

@@ -188,9 +188,30 @@ def test_doctests() -> None:
 def test_decided_early_judges_early_flags_by_the_whole_completions_tests() -> None:
     """``--decide-after``: the flags and the choice made on the first tokens, over the same
     prompts, each completion judged by its whole text's tests (the run's)."""
-    early_a = {"after": 8, "error": None, "decided_after": 8, "chosen": 2, "chosen_as_full": True}
+    early_a = {
+        "after": 8,
+        "error": None,
+        "decided_after": 8,
+        "cut": [1, 3],
+        "chosen": 2,
+        "chosen_as_full": True,
+    }
     early_a["per_T"] = {"1": {"outliers": [2], "chosen": 2}, "3": {"outliers": [1], "chosen": 1}}
-    early_b = {"after": 8, "error": None, "decided_after": None, "chosen": 1, "chosen_as_full": False}
+    # A's cut completions run on to their ends: other outliers, the early choice kept
+    early_a["settled"] = {"error": None, "as_full": True}
+    early_a["settled"]["per_T"] = {
+        "1": {"outliers": [1], "chosen": 2},
+        "3": {"outliers": [1, 2], "chosen": 1},
+    }
+    # B decided nothing (every row ended within 8 tokens): no settled entry, its early verdict stands
+    early_b = {
+        "after": 8,
+        "error": None,
+        "decided_after": None,
+        "cut": [],
+        "chosen": 1,
+        "chosen_as_full": False,
+    }
     early_b["per_T"] = {"1": {"outliers": [0], "chosen": 1}, "3": {"outliers": [], "chosen": 0}}
     records = [{**RECORDS[0], "early": early_a}, {**RECORDS[1], "early": early_b}]
     s = summarize(records, [1, 3])
@@ -211,6 +232,23 @@ def test_decided_early_judges_early_flags_by_the_whole_completions_tests() -> No
     assert de["early"]["pass_at_1_repaired"] == {"1": 1.0, "3": 0.0}
     assert de["early"]["outliers_per_T"] == {"1": 2, "3": 1}
     assert de["early"]["original_flagged_per_T"] == {"1": 1, "3": 0}
+    # settled, T=1: A flags row 1 (fails: TP), B row 0 (fails: TP); T=3: A flags rows 1 (TP) and
+    # 2 (passes: FP), B flags nothing (its row 0 fails: FN)
+    settled = de["settled"]["flag_vs_failure"]
+    assert {k: settled["1"][k] for k in ("tp", "fp", "fn", "tn")} == {"tp": 2, "fp": 0, "fn": 0, "tn": 4}
+    assert {k: settled["3"][k] for k in ("tp", "fp", "fn", "tn")} == {"tp": 1, "fp": 1, "fn": 1, "tn": 3}
+    assert de["settled"]["outliers_per_T"] == {"1": 2, "3": 2}
+    assert de["settled"]["original_flagged_per_T"] == {"1": 1, "3": 0}
+    # the choice is the early one: the answer the editor got
+    assert de["settled"]["pass_at_1_repaired"] == de["early"]["pass_at_1_repaired"]
+    assert (de["settled_as_full"], de["unsettled"]) == ({"same": 1, "different": 0}, 0)
+    # rows cut but no settled verdict (a settling that failed, or none): counted, the early stands in
+    unsettled = {k: v for k, v in early_a.items() if k != "settled"}
+    for early in ({**early_a, "settled": {"error": "the model ran out of memory"}}, unsettled):
+        records[0] = {**RECORDS[0], "early": early}
+        de = summarize(records, [1, 3])["decided_early"]
+        assert (de["settled_as_full"], de["unsettled"]) == ({"same": 0, "different": 0}, 1)
+        assert de["settled"] == de["early"]
     # a failed early request: out of the comparison, counted
     records[1] = {**RECORDS[1], "early": {"after": 8, "error": "the model ran out of memory"}}
     de = summarize(records, [1, 3])["decided_early"]

@@ -367,12 +367,29 @@ def test_decide_after_asks_each_prompt_as_the_editor_does(tmp_path: Path) -> Non
             assert early["chosen"] not in early["cut"]
         if early["chosen"] is not None:
             assert early["chosen_as_full"] is True
+        # the cut completions run on to their ends: the run's whole completions, so the run's
+        # outliers, with the early choice; nothing cut: no settled entry (the early verdict is whole)
+        assert ("settled" in early) == bool(early["cut"])
+        if early["cut"]:
+            settled = early["settled"]
+            assert settled["error"] is None and settled["as_full"] is True
+            assert settled["similarity"] == record["similarity"]
+            for t, v in settled["per_T"].items():
+                assert v["outliers"] == record["per_T"][t]["outliers"]
+                assert v["chosen"] == early["per_T"][t]["chosen"]
+    assert any("settled" in r["early"] for r in records)
     assert json.loads((run / "config.json").read_text())["decide_after"] == 4
     summary = json.loads((run / "summary.json").read_text())
     de = summary["decided_early"]
     assert (de["after"], de["prompts"], de["errors"]) == (4, 2, 0)
     assert de["every_row"]["flag_vs_failure"] == summary["flag_vs_failure"]
-    assert "Deciding after 4 tokens" in (run / "report.html").read_text()
+    # every settled verdict on the run's completions: the defect log's figures are the whole run's
+    assert de["unsettled"] == 0 and de["settled_as_full"]["different"] == 0
+    assert de["settled"]["flag_vs_failure"] == de["every_row"]["flag_vs_failure"]
+    assert de["settled"]["outliers_per_T"] == de["every_row"]["outliers_per_T"]
+    assert de["settled"]["pass_at_1_repaired"] == de["early"]["pass_at_1_repaired"]
+    html = (run / "report.html").read_text()
+    assert "Deciding after 4 tokens" in html and "F1, settled (the defect log&#x27;s verdict)" in html
 
 
 def test_failed_prompts_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
