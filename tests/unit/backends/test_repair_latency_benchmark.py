@@ -150,3 +150,23 @@ def test_model_thread_script_times_a_request_alone_and_beside_a_team() -> None:
     summary = r"ratio beside / alone \(bundled\): median [\d.]+x p90 [\d.]+x over 1 positions"
     assert re.search(summary, done.stdout)
     assert _run("--positions", "0", timeout=120, script=script).returncode == 2
+
+
+def test_settle_cost_script_times_the_answer_the_settling_and_the_next_request() -> None:
+    script = ROOT / "benchmarks" / "settle_cost.py"
+    args = ("--positions", "2", "--max-new-tokens", "12", "--decide-after", "3", "-k", "4")
+    done = _run(*args, timeout=600, script=script)
+    assert done.returncode == 0, done.stderr
+    rows = re.findall(
+        r"plain +(\d+) +answer +(\d+) +settle +(\d+) +next alone +(\d+) +while settling +(\d+) ms",
+        done.stdout,
+    )
+    cut = len(rows)
+    assert cut + done.stdout.count("nothing cut") == 2 and cut >= 1
+    assert all(int(x) > 0 for row in rows for x in row)
+    for label in ("answer / plain", "settle / plain", "next while settling / next alone"):
+        assert re.search(
+            rf"{label} \(bundled\): median [\d.]+x p90 [\d.]+x over {cut} positions", done.stdout
+        )
+    bad = _run("--decide-after", "0", timeout=120, script=script)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
