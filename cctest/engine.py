@@ -69,13 +69,14 @@ class Engine:
         language server's monitor mode), so it is not requested again.
         Raises BackendError only when no prompt at all could be completed because of errors.
         """
-        request = self._prepare(prompt, k, schemes, original)
-        if self.settings.decide_after and original is None and len(request.texts) > 1:
-            result, settling = await self._run_deciding(request)
-            if settling is not None:
-                settling.close()
-            return result
-        return self._finish(request, await self._complete(request), wall=True)
+        with self.backend.requesting():
+            request = self._prepare(prompt, k, schemes, original)
+            if self.settings.decide_after and original is None and len(request.texts) > 1:
+                result, settling = await self._run_deciding(request)
+                if settling is not None:
+                    settling.close()
+                return result
+            return self._finish(request, await self._complete(request), wall=True)
 
     async def run_settling(
         self,
@@ -88,10 +89,11 @@ class Engine:
         completions afterwards (``Settling.result``): the answer comes from the first tokens, the
         defect log's verdict from the whole completions. None: the result is whole already (or
         the backend cannot run cut rows on)."""
-        request = self._prepare(prompt, k, schemes, None)
-        if self.settings.decide_after and len(request.texts) > 1:
-            return await self._run_deciding(request)
-        return self._finish(request, await self._complete(request), wall=True), None
+        with self.backend.requesting():
+            request = self._prepare(prompt, k, schemes, None)
+            if self.settings.decide_after and len(request.texts) > 1:
+                return await self._run_deciding(request)
+            return self._finish(request, await self._complete(request), wall=True), None
 
     def variants(self, prompt: Prompt | str, *, k: int | None = None) -> list[str]:
         """The texts a ``run`` of ``prompt`` sends to the backend: the prompt, then its mutants."""

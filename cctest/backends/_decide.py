@@ -19,7 +19,8 @@ The rows the decision cut can still be run on, for a verdict on whole completion
 is given (``CutRows``): the batch's tokens, mask and cache are kept as the first ``generate`` left
 them, and each further ``generate`` goes on from there, all rows together, as the undecided batch
 would have. It is work that can wait: it stops as soon as another call is queued for the model
-thread (``_worker.waiting``) and goes on after it, from where it stopped.
+thread or a request is under way (``_worker.waiting``), and goes on once none is, from where it
+stopped.
 """
 
 from __future__ import annotations
@@ -76,7 +77,10 @@ class CutRows(Unfinished):
         self._cut: Cut | None = cut
 
     async def finish(self) -> list[Outcome] | None:
-        while (cut := self._cut) is not None:
+        while self._cut is not None:
+            await _worker.idle()  # a request under way goes first, whole
+            if (cut := self._cut) is None:
+                break
             done = await _worker.arun(self._step, cut)
             if done is not None:
                 self._cut = None

@@ -19,16 +19,18 @@ Code that runs torch on other threads of the same process (its own tensors on th
 brings its own team back, and with it the slower regime.
 
 Work that can wait (finishing the rows an early decision cut, for the defect log's verdict) asks
-``waiting()`` between its steps and gives the thread up as soon as a call is queued behind it.
+``waiting()`` between its steps and gives the thread up as soon as a call is queued behind it, or
+a request is under way (``requesting``); it starts again once none is (``idle``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
@@ -75,6 +77,26 @@ def waiting() -> int:
     return _queued
 
 
+@contextlib.contextmanager
+def requesting() -> Iterator[None]:
+    """A request is under way (its mutants made, its model call, its verdict): while inside,
+    ``waiting()`` counts one more, so work that can wait leaves the thread (and the CPU) to it."""
+    global _queued
+    with _count:
+        _queued += 1
+    try:
+        yield
+    finally:
+        with _count:
+            _queued -= 1
+
+
+async def idle(poll: float = 0.005) -> None:
+    """Return once nothing waits for the model thread (``waiting()`` is 0), polling."""
+    while waiting():
+        await asyncio.sleep(poll)
+
+
 def _submit(call: Callable[[], T]) -> Future[T]:
     """``call`` queued for the model thread, counted in ``waiting()`` until it starts (or is
     cancelled before it does)."""
@@ -117,4 +139,4 @@ async def arun(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     return await asyncio.wrap_future(_submit(functools.partial(fn, *args, **kwargs)))
 
 
-__all__ = ["arun", "on_model_thread", "run", "waiting"]
+__all__ = ["arun", "idle", "on_model_thread", "requesting", "run", "waiting"]

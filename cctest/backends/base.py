@@ -11,6 +11,7 @@ each out, with the same batching and error contract.
 from __future__ import annotations
 
 import abc
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -116,6 +117,12 @@ class Backend(abc.ABC):
         A backend that cannot stop rows early (the default) completes every row and never asks.
         """
         return Decided(await self.complete(prompts, suffixes=suffixes), None)
+
+    def requesting(self) -> contextlib.AbstractContextManager[None]:
+        """Entered while an engine request is under way on this backend (mutants, model call,
+        verdict): a backend whose work that can wait (``Unfinished.finish``) would compete with
+        it for the CPU pauses that work meanwhile."""
+        return contextlib.nullcontext()
 
     async def chat(self, conversations: Sequence[Sequence[Message]]) -> list[Outcome]:
         """One answer (or error) per conversation, in order: what an instruction model replies.

@@ -386,6 +386,11 @@ class HFBackend(Backend):
             return []
         return await _worker.arun(self._complete_sync, list(prompts), suffixes, groups)
 
+    def requesting(self) -> contextlib.AbstractContextManager[None]:
+        """Cut rows running on (``_run_on``) pause while a request is under way: on a CPU they
+        would take the cores its mutation and its verdict need."""
+        return _worker.requesting()
+
     async def complete_deciding(
         self,
         prompts: Sequence[str],

@@ -60,6 +60,9 @@ def test_waiting_counts_the_calls_queued_and_not_started() -> None:
         return seen
 
     assert asyncio.run(go()) == [0, 2, 1, 0]
+    with _worker.requesting():  # a request under way counts as one waiting
+        assert _worker.waiting() == 1
+    assert _worker.waiting() == 0
 
 
 def test_a_call_from_the_model_thread_runs_at_once() -> None:
