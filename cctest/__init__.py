@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # "X as X": re-exported, for type checkers only
     from .document import prompt_at as prompt_at
     from .document import read_source as read_source
     from .engine import Engine as Engine
+    from .engine import Settling as Settling
     from .errors import BackendError as BackendError
     from .errors import CCTestError as CCTestError
     from .errors import InputError as InputError
@@ -64,6 +65,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "Engine": "cctest.engine",
+    "Settling": "cctest.engine",
     "Settings": "cctest.config",
     "create_backend": "cctest.backends",
     "Backend": "cctest.backends.base",

@@ -234,9 +234,10 @@ class Settings:
         16,
         int,
         "Repair mode with a local (`hf`) model: write every completion's first this many tokens, "
-        "choose the repaired one on them, and finish only that one (the batch's other rows stop "
-        "there, so their flags are about those tokens). 0: finish every completion before "
-        "choosing (`cctest bench` always does, and monitor mode, which only checks).",
+        "choose the repaired one on them, and finish only that one before answering; the language "
+        "server then writes the others to their ends in the background (pausing for every newer "
+        "request) and records the verdict on the whole completions. 0: finish every completion "
+        "before choosing (`cctest bench` always does, and monitor mode, which only checks).",
         minimum=0,
         maximum=4096,
         backend=False,
