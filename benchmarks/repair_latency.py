@@ -96,6 +96,15 @@ def position_arguments(ap: argparse.ArgumentParser, positions: int) -> None:
     ap.add_argument("--threads", type=int, default=2)
 
 
+def sampled(args: argparse.Namespace, **settings: Any) -> tuple[list[tuple[str, str, str]], Settings]:
+    """The seeded stdlib positions of ``position_arguments``' options, and the settings they give
+    (k, the token budget, threads; ``settings``: more)."""
+    positions = stdlib_positions(args.positions, random.Random(args.seed))
+    return positions, Settings(
+        mutants=args.mutants, max_new_tokens=args.max_new_tokens, threads=args.threads, **settings
+    )
+
+
 @dataclass
 class Sample:
     where: str
@@ -315,14 +324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     import torch
 
-    positions = stdlib_positions(args.positions, random.Random(args.seed))
-    settings = Settings(
-        mutants=args.mutants,
-        max_new_tokens=args.max_new_tokens,
-        threads=args.threads,
-        mutant_pool=args.mutant_pool,
-        spare_suffix=args.spare_suffix,
-        near_sites=args.near_sites,
+    positions, settings = sampled(
+        args, mutant_pool=args.mutant_pool, spare_suffix=args.spare_suffix, near_sites=args.near_sites
     )
     print(
         f"{args.positions} stdlib positions (seed {args.seed}); k = {args.mutants}, "

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import random
 import statistics
 import sys
 import time
@@ -36,8 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mutant_supply import stdlib_positions  # noqa: E402
-from repair_latency import model_backends, percentile, position_arguments  # noqa: E402
+from repair_latency import model_backends, percentile, position_arguments, sampled  # noqa: E402
 
 from cctest.backends.hf import HFBackend  # noqa: E402
 from cctest.config import Settings  # noqa: E402
@@ -92,13 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    positions = stdlib_positions(args.positions, random.Random(args.seed))
-    settings = Settings(
-        mutants=args.mutants,
-        max_new_tokens=args.max_new_tokens,
-        threads=args.threads,
-        decide_after=args.decide_after,
-    )
+    positions, settings = sampled(args, decide_after=args.decide_after)
     for name, backend in model_backends(args.models, args.max_new_tokens, args.threads, reuse_prefix=False):
         engine = Engine(backend, settings)
         asyncio.run(engine.run(Prompt(text="def f(x):\n    return x\n")))  # warm-up
