@@ -369,6 +369,15 @@ class Settings:
     log_all: bool = setting(
         False, bool, "Record every request in the defect log, not only suspected defects.", backend=False
     )
+    settle_verdicts: bool = setting(
+        True,
+        bool,
+        "Repair mode deciding early (`decideAfter`): after the answer, write the completions the "
+        "decision cut to their ends in the background (pausing for every newer request) and record "
+        "the verdict on the whole completions. Off: record the verdict made on the first "
+        "`decideAfter` tokens, and spend no model time after the answer.",
+        backend=False,
+    )
     debounce_ms: int = setting(
         0,
         int,

@@ -112,7 +112,7 @@ class JobRunner:
         self.stats.engine_run(result)
         job = JobResult(completion=result.completion, result=result, mode="repair")
         self.cache.put(cache_key(prompt, settings), job)
-        if settling is not None and self.settling < MAX_SETTLING:
+        if settling is not None and settings.settle_verdicts and self.settling < MAX_SETTLING:
             self.settling += 1
             # the defect log's verdict on whole completions, after the answer: a write under way
             task = self.spawn(self._settle(job, settling, settings, uri, request_id), write=True)
@@ -121,7 +121,8 @@ class JobRunner:
             return job
         if settling is not None:
             settling.close()
-            self.stats.counters["settle_skipped"] += 1
+            if settings.settle_verdicts:
+                self.stats.counters["settle_skipped"] += 1
         self.recorder.maybe_record(result, job.ticket, job.mode, request_id, uri, settings)
         return job
 

@@ -212,6 +212,25 @@ async def test_repair_answers_early_then_records_and_sends_the_verdict_on_whole_
     assert verdict["requestId"] == "r1" and verdict["outliers"] == len(whole.outliers)
 
 
+async def test_with_settle_verdicts_off_the_early_verdict_is_recorded(tmp_path: Path, bundled: Any) -> None:
+    h = Harness(
+        tmp_path,
+        backend=bundled,
+        mutants=6,
+        decide_after=4,
+        log_all=True,
+        settle_verdicts=False,
+        schemes=Settings().schemes,
+    )
+    job = await h.runner.run("file:///s.py", _prompt(SETTLING_TEXT), h.settings, "r1")
+    [record], _ = await h.recorder.records({"limit": 10, "offset": 0, "uri": None, "since": None})
+    assert job.result is not None and not job.result.settled
+    assert [c.get("cut", False) for c in record.completions] == [c.cut for c in job.result.completions]
+    assert any(c.cut for c in job.result.completions)
+    assert h.stats.counters["settled"] == 0 and h.stats.counters["settle_skipped"] == 0
+    assert h.verdicts == []
+
+
 async def test_a_later_verdict_is_sent_only_while_its_request_is_the_last_answered(tmp_path: Path) -> None:
     sent: list[dict[str, Any]] = []
     notifier = VerdictNotifier(lambda method, params: sent.append(params))
