@@ -32,12 +32,12 @@ def _spy_groups(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
 def test_grouped_decoding_gives_the_padded_batch_and_one_by_one(
     tiny: HFBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cctest.backends import hf as hf_module
+    from cctest.backends import _layout
 
     backend = tiny.with_options(GenerationOptions(max_new_tokens=12), boundaries=False)
     assert backend._m.cascade
     # a group for every own length (these prompts' rows differ by fewer tokens than a group costs)
-    monkeypatch.setattr(hf_module, "_DECODE_GROUP_TOKENS", 0)
+    monkeypatch.setattr(_layout, "_DECODE_GROUP_TOKENS", 0)
     groups = _spy_groups(monkeypatch)
     gens = backend.generate(PROMPTS)
     # the rows' own parts were kept apart, in groups of different lengths, one of them empty
@@ -53,9 +53,9 @@ def test_a_row_that_finishes_early_leaves_the_others_unchanged(
 ) -> None:
     """A stop sequence that one row writes early ends that row while the batch decodes on: every
     row's output is still what it is alone."""
-    from cctest.backends import hf as hf_module
+    from cctest.backends import _layout
 
-    monkeypatch.setattr(hf_module, "_DECODE_GROUP_TOKENS", 0)
+    monkeypatch.setattr(_layout, "_DECODE_GROUP_TOKENS", 0)
     free = tiny.with_options(GenerationOptions(max_new_tokens=12), boundaries=False).generate(PROMPTS)
     text = free[2].text
     # two characters written a few tokens into row 2's completion
@@ -162,9 +162,9 @@ def test_decode_groups_merge_rows_whose_padding_costs_less_than_a_group() -> Non
 def test_sampling_through_the_groups_is_reproducible_with_the_seed(
     tiny: HFBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cctest.backends import hf as hf_module
+    from cctest.backends import _layout
 
-    monkeypatch.setattr(hf_module, "_DECODE_GROUP_TOKENS", 0)
+    monkeypatch.setattr(_layout, "_DECODE_GROUP_TOKENS", 0)
     groups = _spy_groups(monkeypatch)
     backend = tiny.with_options(GenerationOptions(max_new_tokens=8, temperature=0.8), boundaries=False)
     first, again = backend.generate(PROMPTS), backend.generate(PROMPTS)
