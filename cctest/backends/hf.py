@@ -15,8 +15,10 @@ its own keys (``_decode_groups``). A single prompt shares nothing: it is a plain
 from the cache of its tokens but the last. A stopping criterion decodes each row after every
 token and marks it finished once its natural boundary appears (``_stop.BoundaryStopper``);
 ``generate`` ends as soon as every row has.
-One call runs four steps: build the batch, prefill the shared prefix, generate (with the per-row
-controls of ``_rows.py``: stopping and token healing), collect each row's completion.
+One call runs four steps: build the batch, prefill the shared prefix (both ``_prefill.py``, on the
+rows' layout from ``_layout.py``), generate (with the per-row controls of ``_rows.py``: stopping and
+token healing), collect each row's completion; an early decision finishes the chosen row alone
+(``_decide.py``).
 
 Token healing: a prompt that ends in whitespace (the cursor after an auto-indent, a docstring's
 closing newline) or in part of a word tokenizes unlike the same text in the middle of a file: a
@@ -46,7 +48,7 @@ Reuse across calls: while typing, a request's prompt extends the previous one's.
 the key/value cache of the last call's shared prefix (the first row's tokens but its last; for a
 single prompt the same) with its token ids, one per loaded model; the next call runs only the
 tokens past what its prefix has in common with them, on top of a copy of that cache
-(``_prefix_kv``). The cut steps keep the first kept token in place over many keystrokes, so a
+(``_prefill.prefix_kv``). The cut steps keep the first kept token in place over many keystrokes, so a
 prompt past the context reuses too. Keys are the same up to floating-point rounding (the prefix
 is run in two pieces); greedy completions are checked equal in the tests.
 
@@ -72,16 +74,9 @@ from ..config import Settings
 from ..errors import BackendError, BackendOutOfMemory, ConfigError, ModelLoadError
 from ..redact import redact_url
 from . import _worker
-from ._layout import (
-    _CALL_TOKENS,
-    _common_length,
-    _decode_groups,
-    _round_up,
-    _row_groups,
-    _runs,
-    _shared_prefix,
-    _shares,
-)
+from ._layout import _CALL_TOKENS, _round_up, _row_groups, _runs, _shared_prefix, _shares
+from ._layout import _common_length as _common_length  # re-exported, as below: tests and benchmarks
+from ._layout import _decode_groups as _decode_groups
 from ._stop import BoundaryStopper
 from .base import (
     PLAIN_CHAT_STOP,
@@ -97,13 +92,14 @@ from .fim import FAMILIES, FimTemplate, resolve
 
 if TYPE_CHECKING:
     from ._decide import Cut
+    from ._prefill import Reused
 
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
 _HEAL_MAX_TOKENS = 4  # at most this many trailing tokens are regenerated
 _CHARS_PER_TOKEN = 8  # characters read per token needed where only the tokens near a cut count
 # Where a context cut falls is rounded to steps, so that a prompt growing at the cursor keeps the
 # same first token over many keystrokes and the next request can reuse this one's key/value cache
-# (``_Reused``); an exact cut would move by a token every few keystrokes and every request would
+# (``_prefill.Reused``); an exact cut would move by a token every few keystrokes and every request would
 # prefill its whole prefix again. The model then sees up to one step less than fits: 64 tokens is
 # 3-6% of a 1-2k context, and at about 4 characters a token of code the cut moves once in some 250
 # characters typed. Token ids are cut in steps of tokens; a FIM prefix is cut on the text, at the
@@ -119,27 +115,6 @@ class Encoding(NamedTuple):
     prefix: int  # how many leading tokens every row shares
     max_new: int  # new tokens allowed (max_new_tokens plus the healed tokens, within the context)
     heal: list[str]  # per row, the prompt text the first generated tokens must write back
-
-
-class _Reused(NamedTuple):
-    """The last call's shared prefix: its token ids and, per layer, its keys and values (batch 1)."""
-
-    ids: list[int]
-    kv: list[tuple[Any, Any]]
-
-
-class _Batch(NamedTuple):
-    """An ``Encoding`` as tensors on the model's device."""
-
-    input_ids: Any  # (rows, prefix + width): [prefix][padding][suffix_i]
-    mask: Any  # 1 over tokens, 0 over the padding
-    prefix: int
-    width: int  # the longest row's own tokens
-
-    @property
-    def start(self) -> int:
-        """Where the generated tokens begin in every row."""
-        return self.prefix + self.width
 
 
 @dataclass(frozen=True)
@@ -224,8 +199,8 @@ class _Model:
         self.fim_templates: dict[str, FimTemplate | None] = {}
         self._texts: list[str] | None = None
         # the key/value cache of the last call's shared prefix (one, under the lock): the next
-        # request's prompt mostly extends it, and only the tokens past it are run (``_prefix_kv``)
-        self.reused: _Reused | None = None
+        # request's prompt mostly extends it, and only the tokens past it are run (``_prefill.prefix_kv``)
+        self.reused: Reused | None = None
         self.prefix_tokens = [0, 0]  # prefix tokens taken from ``reused``, and run, since loaded
         self._allowed: LRU[tuple[str, int], Any] = LRU(256)
 
@@ -741,15 +716,16 @@ class HFBackend(Backend):
         the batch as it stopped when it cut rows (``_run_on`` goes on with it), or None."""
         import torch
 
+        from ._prefill import build_batch, prefill
         from ._rows import Healing, RowStops
 
         m = self._m
         inputs = self.fim_inputs(prompts, suffixes, opts.max_new_tokens, groups) or prompts
         enc = self.encode(inputs, opts.max_new_tokens, groups)
-        # rows prefilled on their own (see ``_prefill_rows``) share with the first row as much as
+        # rows prefilled on their own (see ``_prefill.prefill_rows``) share with the first row as much as
         # each has in common with it, not only what every row has in common
         shares = _shares(enc.ids, enc.max_new, m.context) if self.share_prefix and m.cascade else None
-        batch = self._build_batch(enc, shares)
+        batch = build_batch(m, enc, shares)
         texts = m.token_texts()
         stoppers = [BoundaryStopper(p, opts.stop, boundaries=self.boundaries) for p in prompts]
         stops = RowStops(batch.start, enc.heal, stoppers, texts, m.tokenizer, m.eos_ids, opts.max_new_tokens)
@@ -764,7 +740,7 @@ class HFBackend(Backend):
             if not 0 < first < enc.max_new:
                 first = 0
         with torch.inference_mode():
-            past = self._prefill(batch, enc.max_new, shares)
+            past = prefill(m, batch, enc.max_new, shares, reuse_prefix=self.reuse_prefix)
             if past is not None:
                 kwargs[m.cache_kw] = past
             if not first:
@@ -887,29 +863,6 @@ class HFBackend(Backend):
         alone = Encoding([enc.ids[row]], 0, enc.max_new, heal)
         return self._collect(out, start, alone, [stopper], stops)[0]
 
-    def _build_batch(self, enc: Encoding, shares: list[int] | None = None) -> _Batch:
-        """The rows as ``[prefix][padding][suffix_i]`` token ids, with the mask over the padding.
-
-        ``shares``: per row, how many of the first row's leading tokens it shares; the prefix is
-        then the longest of them, and a row that shares less masks the rest of the prefix out
-        (its own tokens are the suffix). None: every row shares ``enc.prefix`` tokens."""
-        import torch
-
-        m = self._m
-        rows = len(enc.ids)
-        shared = shares if shares is not None else [enc.prefix] * rows
-        prefix = max(shared)
-        width = max(len(x) - d for x, d in zip(enc.ids, shared, strict=True))  # longest suffix
-        input_ids = torch.full((rows, prefix + width), m.pad_id, dtype=torch.long)
-        mask = torch.zeros((rows, prefix + width), dtype=torch.long)
-        for i, (x, d) in enumerate(zip(enc.ids, shared, strict=True)):
-            suffix = x[d:]
-            input_ids[i, :d] = torch.tensor(x[:d], dtype=torch.long)
-            input_ids[i, prefix + width - len(suffix) :] = torch.tensor(suffix, dtype=torch.long)
-            mask[i, :d] = 1
-            mask[i, prefix + width - len(suffix) :] = 1
-        return _Batch(input_ids.to(m.device), mask.to(m.device), prefix, width)
-
     def _generate_kwargs(
         self,
         opts: GenerationOptions,
@@ -939,136 +892,6 @@ class HFBackend(Backend):
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         return kwargs
-
-    def _prefill(self, batch: _Batch, max_new: int, shares: list[int] | None = None) -> Any | None:
-        """The key/value cache ``generate`` starts from: the shared prefix run through the model
-        once (its cache is what counts, not its logits), one copy that attention reads for all
-        rows, or a copy per row for a model without the attention interface; None: no prefix.
-        With ``shares`` the rows' own tokens (all but their last) are in it too."""
-        m = self._m
-        if batch.prefix == 0 and len(batch.input_ids) == 1 and batch.width > 1 and self.reuse_prefix:
-            return self._plain_cache(batch, max_new)
-        prefix_cache = None
-        if batch.prefix > 0:
-            prefix_cache = self._prefix_kv(batch.input_ids[:1, : batch.prefix])
-        if m.cascade:
-            from ._prefix_attention import shared_prefix_cache
-
-            cache = shared_prefix_cache(prefix_cache, m.layers, batch.width + max_new + 1)
-            if shares is not None and batch.width > 1:
-                self._prefill_rows(batch, shares, prefix_cache, cache, max_new)
-            return cache
-        if prefix_cache is not None and len(batch.input_ids) > 1:
-            prefix_cache.batch_repeat_interleave(len(batch.input_ids))
-        return prefix_cache
-
-    def _plain_cache(self, batch: _Batch, max_new: int) -> Any:
-        """One row without a shared prefix (a plain completion): the cache of its tokens but the
-        last (``_prefix_kv``, so the next call reuses it), which ``generate`` goes on from. With
-        the shared-prefix attention it is the row's own part of that cache (one buffer with room
-        for the new tokens, read by plain attention), not a prefix read in two parts."""
-        from ._prefix_attention import own_cache
-
-        head = self._prefix_kv(batch.input_ids[:, :-1])
-        if not self._m.cascade:
-            return head
-        return own_cache([(got.keys, got.values) for got in head.layers], max_new + 1)
-
-    def _prefix_kv(self, ids: Any) -> Any:
-        """The key/value cache (a batch-1 ``DynamicCache``) of ``ids`` ([1, n] on the model's
-        device). Where the last call's prefix (``_Model.reused``) begins them, only the tokens
-        past what both share are run, on top of a copy of its cache cut to that length; the
-        result is kept for the next call in its place (one prefix per model). The keys depend on
-        the token ids and the model only, so every view of the model shares it. Chunked, the
-        same keys are computed in other groupings of floating-point sums: equal up to rounding."""
-        from transformers import DynamicCache
-        from transformers.cache_utils import DynamicLayer
-
-        m = self._m
-        keep = {"logits_to_keep": 1} if m.keeps_logits else {}
-        if not self.reuse_prefix:
-            return m.model(input_ids=ids, use_cache=True, **keep)[m.cache_kw]
-        new = [int(t) for t in ids[0].tolist()]
-        old, m.reused = m.reused, None  # nothing kept if this call fails (out of memory)
-        n = _common_length(old.ids, new) if old is not None else 0
-        m.prefix_tokens[0] += n
-        m.prefix_tokens[1] += len(new) - n
-        if old is None or n == 0:
-            cache = m.model(input_ids=ids, use_cache=True, **keep)[m.cache_kw]
-        else:
-            cache = DynamicCache()
-            for index, (k, v) in enumerate(old.kv):
-                cache.update(k[..., :n, :], v[..., :n, :], index)
-            if n < len(new):
-                m.model(input_ids=ids[:, n:], use_cache=True, **{m.cache_kw: cache}, **keep)
-        layers = list(getattr(cache, "layers", ()))
-        # only plain full-attention layers: a sliding window's or a quantized layer's keys are
-        # not the prefix's keys, column for column
-        if layers and len(layers) == m.layers and all(type(layer) is DynamicLayer for layer in layers):
-            kv = [(layer.keys, layer.values) for layer in layers]
-            if all(k is not None and k.shape[-2] == len(new) for k, _ in kv):
-                m.reused = _Reused(new, kv)
-        return cache
-
-    def _prefill_rows(
-        self, batch: _Batch, shares: list[int], prefix_cache: Any, cache: Any, max_new: int = 0
-    ) -> None:
-        """Every row's own tokens but its last into ``cache``, in groups of rows of about the same
-        length (``_row_groups``), so a row that parts from the first row early (a renamed
-        parameter) does not make every row of the batch as long as it; ``generate`` then feeds
-        the last token of every row, together. The cache keeps the rows' own keys in groups too
-        (``_decode_groups``: each as long as its longest row's own tokens, with room for
-        ``max_new`` more), so decoding does not read the padding up to the longest row either."""
-        import torch
-
-        from ._prefix_attention import shared_prefix_cache
-
-        m = self._m
-        p, w = batch.prefix, batch.width
-        before_last = p + w - 1  # the column of every row's last token
-        own = [int(n) for n in batch.mask[:, p:before_last].sum(-1).tolist()]
-        # per layer, each row's own keys and values (None: it owns none besides its last token)
-        got_k: list[list[Any]] = [[None] * len(own) for _ in range(m.layers)]
-        got_v: list[list[Any]] = [[None] * len(own) for _ in range(m.layers)]
-        positions = (batch.mask.cumsum(-1) - 1).clamp(min=0)
-        keep = {"logits_to_keep": 1} if m.keeps_logits else {}
-        for group in _row_groups(own, _CALL_TOKENS):
-            width = max(own[i] for i in group)
-            if width == 0:
-                continue
-            rows = torch.tensor(group, device=batch.input_ids.device)
-            cols = slice(before_last - width, before_last)
-            # the prefix the group's rows read is as long as the most any of them shares: the rest
-            # is masked out for all of them, and attention need not see it
-            seen = max(shares[i] for i in group)
-            part = shared_prefix_cache(prefix_cache, m.layers, width, seen)
-            m.model(
-                input_ids=batch.input_ids[rows, cols],
-                attention_mask=torch.cat([batch.mask[rows, :seen], batch.mask[rows, cols]], dim=-1),
-                position_ids=positions[rows, cols],
-                use_cache=True,
-                **{m.cache_kw: part},
-                **keep,
-            )
-            layers: list[Any] = part.layers  # SharedPrefixLayer: .keys/.values are the rows' own
-            for layer, got in enumerate(layers):
-                for j, i in enumerate(group):  # views of the row's own (right-aligned) columns
-                    got_k[layer][i] = got.keys[j, :, width - own[i] :]
-                    got_v[layer][i] = got.values[j, :, width - own[i] :]
-        decode = _decode_groups(own)
-        for layer in range(m.layers):
-            like = next(k for k in got_k[layer] if k is not None)
-            parts = []
-            for group in decode:
-                width = max(own[i] for i in group)
-                k = like.new_zeros((len(group), like.shape[0], width, like.shape[-1]))
-                v = torch.zeros_like(k)
-                for j, i in enumerate(group):
-                    if own[i]:
-                        k[j, :, width - own[i] :] = got_k[layer][i]
-                        v[j, :, width - own[i] :] = got_v[layer][i]
-                parts.append((torch.tensor(group, device=k.device), k, v))
-            cache.layers[layer].set_groups(parts, max_new + 1)
 
     def _collect(
         self, out: Any, start: int, enc: Encoding, stoppers: list[BoundaryStopper], stops: Any

@@ -417,6 +417,7 @@ def test_rows_share_what_each_has_in_common_with_the_first(
     comment later, another prompt at once) are prefilled on their own, in groups, each reading
     the first row's prefix as far as it shares it: the same greedy tokens as one by one and as
     a plain left-padded batch, and every row's tokens in the batch are its own, in order."""
+    from cctest.backends import _prefill
     from cctest.backends import hf as hf_module
 
     backend = hf_model.with_options(GenerationOptions(max_new_tokens=24), boundaries=False)
@@ -424,17 +425,17 @@ def test_rows_share_what_each_has_in_common_with_the_first(
     enc = backend.encode(prompts, 24)
     shares = hf_module._shares(enc.ids, enc.max_new, backend.context)
     assert shares is not None and len(set(shares)) >= 3 and shares[-1] == 0
-    batch = backend._build_batch(enc, shares)
+    batch = _prefill.build_batch(backend._m, enc, shares)
     for i, x in enumerate(enc.ids):
         assert batch.input_ids[i][batch.mask[i] == 1].tolist() == x
     prefilled: list[list[int]] = []
-    real = HFBackend._prefill_rows
+    real = _prefill.prefill_rows
 
-    def spy(self: HFBackend, batch: object, shares: list[int], *args: object) -> None:
+    def spy(m: object, batch: object, shares: list[int], *args: object) -> None:
         prefilled.append(shares)
-        real(self, batch, shares, *args)  # type: ignore[arg-type]
+        real(m, batch, shares, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(HFBackend, "_prefill_rows", spy)
+    monkeypatch.setattr(_prefill, "prefill_rows", spy)
     gens = backend.generate(prompts)
     assert prefilled == [shares]
     singles = [backend.generate([p])[0] for p in prompts]
