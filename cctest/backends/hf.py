@@ -712,7 +712,7 @@ class HFBackend(Backend):
         """One batched ``generate``: build the batch (FIM rows when there is a template and a
         suffix), prefill the shared prefix once, generate every row, collect each row's trimmed
         completion. ``deciding`` (after, decide): stop every row after that many new tokens and
-        finish the row ``decide`` chooses alone (``_finish_row``); returns the row, or None, and
+        finish the row ``decide`` chooses alone (``_decide.finish_row``); returns the row, or None, and
         the batch as it stopped when it cut rows (``_run_on`` goes on with it), or None."""
         import torch
 
@@ -763,105 +763,23 @@ class HFBackend(Backend):
             if any(g.finish_reason == "decided" for g in generations):
                 from ._decide import Cut
 
-                # the batch as it stopped: ``_finish_row`` copies the chosen row's part of the cache
+                # the batch as it stopped: ``finish_row`` copies the chosen row's part of the cache
                 rest = Cut(seqs, full_mask, out[m.cache_kw], stops, batch.start, enc, stoppers, opts, watch)
             if chosen is None or ended[chosen]:
                 return generations, chosen, rest
+            from ._decide import finish_row
+
             mask = full_mask[chosen].bool()
-            generations[chosen] = self._finish_row(
-                seqs[chosen][mask], mask, out[m.cache_kw], chosen, enc, stoppers[chosen], opts, watch
+            generations[chosen] = finish_row(
+                self, seqs[chosen][mask], mask, out[m.cache_kw], chosen, enc, stoppers[chosen], opts, watch
             )
             return generations, chosen, rest
 
     def _run_on(self, cut: Cut) -> list[Outcome] | None:
-        """The batch an early decision stopped (``_decide.Cut``), run on together as the undecided
-        batch would have: every row's completion once every row has ended or the budget is spent;
-        None when another call for the model thread came first (``cut`` then holds how far it got,
-        to go on from). On the model thread, under the model's lock."""
-        import torch
+        """The batch an early decision stopped, run on together (``_decide.run_on``)."""
+        from ._decide import run_on
 
-        from ._rows import Healing, RowStops, YieldToWaiting
-
-        if not _worker.on_model_thread():
-            return _worker.run(self._run_on, cut)
-        m, enc, opts = self._m, cut.encoding, cut.options
-        texts = m.token_texts()
-        with m.lock, _attention_kernels(m.device), torch.inference_mode():
-            stops = RowStops(
-                cut.start, enc.heal, cut.stoppers, texts, m.tokenizer, m.eos_ids, opts.max_new_tokens
-            )
-            stops.carry(cut.stops)
-            left = enc.max_new - (cut.seqs.shape[1] - cut.start)
-            if left > 0 and not self._all_ended(cut.seqs[:, cut.start :].tolist(), stops):
-                healing = Healing(cut.start, enc.heal, texts, m.allowed) if any(enc.heal) else None
-                yielding = YieldToWaiting(_worker.waiting)
-                kwargs = self._generate_kwargs(
-                    opts, left, stops if cut.watch else None, healing, seeded=False
-                )
-                kwargs["stopping_criteria"].append(yielding)
-                kwargs.update(return_dict_in_generate=True)
-                kwargs[m.cache_kw] = cut.cache
-                try:
-                    out = m.model.generate(input_ids=cut.seqs, attention_mask=cut.mask, **kwargs)
-                except Exception as exc:
-                    if _is_oom(exc):
-                        _free_cuda_cache()
-                        raise BackendOutOfMemory(
-                            "the model ran out of memory running on the rows an early decision cut."
-                        ) from exc
-                    raise
-                grown = out.sequences.shape[1] - cut.seqs.shape[1]
-                cut.mask = torch.cat([cut.mask, cut.mask.new_ones(cut.mask.shape[0], grown)], dim=-1)
-                cut.seqs, cut.cache, cut.stops = out.sequences, out[m.cache_kw], stops
-                written = cut.seqs.shape[1] - cut.start
-                if yielding.yielded and written < enc.max_new:
-                    if not self._all_ended(cut.seqs[:, cut.start :].tolist(), stops):
-                        return None
-            # a row finished in an earlier ``generate`` wrote on in a later one: what it wrote
-            # after it finished is padding, as in one ``generate``
-            final = cut.seqs.clone()
-            for i, at in enumerate(stops.ended_at):
-                if at is not None:
-                    final[i, cut.start + at :] = m.pad_id
-            return [g.text for g in self._collect(final, cut.start, enc, cut.stoppers, stops)]
-
-    def _all_ended(self, new: list[list[int]], stops: Any) -> bool:
-        eos = self._m.eos_ids
-        return all(stops.done[i] or any(t in eos for t in row) for i, row in enumerate(new))
-
-    def _finish_row(
-        self,
-        ids: Any,
-        mask: Any,
-        cache: Any,
-        row: int,
-        enc: Encoding,
-        stopper: BoundaryStopper,
-        opts: GenerationOptions,
-        watch: bool,
-    ) -> Generation:
-        """Row ``row`` of a batch stopped early, generated on alone to its end: ``ids`` its tokens
-        without the padding (prompt and new tokens so far), ``mask`` the batch's columns it holds
-        (the last new token's included), ``cache`` the batch's. Its stopping and healing controls
-        start again from the same place (they read the row's text, not a state), sampling goes on
-        from the generator's state."""
-        from ._decide import one_row_cache
-        from ._rows import Healing, RowStops
-
-        m = self._m
-        texts = m.token_texts()
-        written = int(mask.sum()) - len(enc.ids[row])  # new tokens so far
-        start = len(enc.ids[row])
-        heal = [enc.heal[row]]
-        stops = RowStops(start, heal, [stopper], texts, m.tokenizer, m.eos_ids, opts.max_new_tokens)
-        healing = Healing(start, heal, texts, m.allowed) if heal[0] else None
-        rest = enc.max_new - written
-        kwargs = self._generate_kwargs(opts, rest, stops if watch else None, healing, seeded=False)
-        kwargs[m.cache_kw] = one_row_cache(cache, row, mask[:-1], rest + 1)
-        ids = ids[None]
-        out = m.model.generate(input_ids=ids, attention_mask=ids.new_ones(ids.shape), **kwargs)
-        alone = Encoding([enc.ids[row]], 0, enc.max_new, heal)
-        return self._collect(out, start, alone, [stopper], stops)[0]
+        return run_on(self, cut)
 
     def _generate_kwargs(
         self,
