@@ -15,10 +15,10 @@ its own keys (``_decode_groups``). A single prompt shares nothing: it is a plain
 from the cache of its tokens but the last. A stopping criterion decodes each row after every
 token and marks it finished once its natural boundary appears (``_stop.BoundaryStopper``);
 ``generate`` ends as soon as every row has.
-One call runs four steps: build the batch, prefill the shared prefix (both ``_prefill.py``, on the
-rows' layout from ``_layout.py``), generate (with the per-row controls of ``_rows.py``: stopping and
-token healing), collect each row's completion; an early decision finishes the chosen row alone
-(``_decide.py``).
+One call runs four steps: build the batch (the rows tokenized, healed and cut to the context by
+``_encode.py``) and prefill the shared prefix (both ``_prefill.py``, on the rows' layout from
+``_layout.py``), generate (with the per-row controls of ``_rows.py``: stopping and token healing),
+collect each row's completion; an early decision finishes the chosen row alone (``_decide.py``).
 
 Token healing: a prompt that ends in whitespace (the cursor after an auto-indent, a docstring's
 closing newline) or in part of a word tokenizes unlike the same text in the middle of a file: a
@@ -67,14 +67,17 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from .._cache import LRU
 from ..config import Settings
 from ..errors import BackendError, BackendOutOfMemory, ConfigError, ModelLoadError
 from ..redact import redact_url
-from . import _worker
-from ._layout import _CALL_TOKENS, _round_up, _row_groups, _runs, _shared_prefix, _shares
+from . import _encode, _worker
+from ._encode import _CUT_STEP as _CUT_STEP  # re-exported, as below: tests
+from ._encode import _CUT_STEP_CHARS, Encoding
+from ._encode import _HEAL_MAX_TOKENS as _HEAL_MAX_TOKENS
+from ._layout import _CALL_TOKENS, _round_up, _row_groups, _runs, _shares
 from ._layout import _common_length as _common_length  # re-exported, as below: tests and benchmarks
 from ._layout import _decode_groups as _decode_groups
 from ._stop import BoundaryStopper
@@ -95,26 +98,7 @@ if TYPE_CHECKING:
     from ._prefill import Reused
 
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
-_HEAL_MAX_TOKENS = 4  # at most this many trailing tokens are regenerated
 _CHARS_PER_TOKEN = 8  # characters read per token needed where only the tokens near a cut count
-# Where a context cut falls is rounded to steps, so that a prompt growing at the cursor keeps the
-# same first token over many keystrokes and the next request can reuse this one's key/value cache
-# (``_prefill.Reused``); an exact cut would move by a token every few keystrokes and every request would
-# prefill its whole prefix again. The model then sees up to one step less than fits: 64 tokens is
-# 3-6% of a 1-2k context, and at about 4 characters a token of code the cut moves once in some 250
-# characters typed. Token ids are cut in steps of tokens; a FIM prefix is cut on the text, at the
-# first token starting at or after a multiple of ``_CUT_STEP_CHARS`` (about as many characters).
-_CUT_STEP = 64
-_CUT_STEP_CHARS = 256
-
-
-class Encoding(NamedTuple):
-    """A batch ready for ``generate``."""
-
-    ids: list[list[int]]  # each prompt's tokens, healed tail removed, cut from the left to fit
-    prefix: int  # how many leading tokens every row shares
-    max_new: int  # new tokens allowed (max_new_tokens plus the healed tokens, within the context)
-    heal: list[str]  # per row, the prompt text the first generated tokens must write back
 
 
 @dataclass(frozen=True)
@@ -545,45 +529,15 @@ class HFBackend(Backend):
     def encode(
         self, prompts: Sequence[str], max_new_tokens: int, groups: Sequence[int] | None = None
     ) -> Encoding:
-        """The batch for ``prompts``: token ids after healing and left truncation, the shared
-        prefix length, the number of new tokens that fits in the context, and the healed tails.
-
-        ``groups``: the rows come in runs that are one prompt and its mutants each (``complete``'s
-        ``groups``); each run is cut to the context on its own, so a prompt is cut the same in
-        any batch (None: one run). The cut leaves room for the most any row writes (the budget
-        and a healed tail), whatever the batch's other rows heal."""
-        m = self._m
-        ids = [list(x) for x in m.tokenizer(list(prompts), add_special_tokens=False)["input_ids"]]
-        heal = [""] * len(ids)
-        extra = 0  # the most tokens a row gives back to healing: they do not count as new
-        if self.token_healing:
-            for i, (prompt, x) in enumerate(zip(prompts, ids, strict=True)):
-                ids[i], heal[i] = self._heal(prompt, x)
-                extra = max(extra, len(x) - len(ids[i]))
-        ids = [x or [m.start_id] for x in ids]
-        new = max_new_tokens + extra
-        if m.context:
-            new = max(1, min(new, m.context // 2))
-            room = max(1, min(max_new_tokens + _HEAL_MAX_TOKENS, m.context // 2))
-            runs = _runs(groups, len(ids))
-            ids = [row for lo, hi in runs for row in self._cut(ids[lo:hi], m.context - room)]
-        # one row shares with nothing: a "prefix" of all but its last token would only send every
-        # decoding step through the two-part attention, about twice the cost of a plain row
-        share = self.share_prefix and len(ids) > 1
-        return Encoding(ids, _shared_prefix(ids) if share else 0, new, heal)
-
-    def _cut(self, ids: list[list[int]], limit: int) -> list[list[int]]:
-        """One prompt's rows (it and its mutants) cut from the left to ``limit`` tokens, in steps
-        of ``_CUT_STEP`` tokens, so the first kept token stays put while typing."""
-        longest = max(len(x) for x in ids)
-        if longest <= limit:
-            return ids
-        drop = _round_up(longest - limit, _CUT_STEP)
-        if self.share_prefix and len(ids) > 1 and drop < _shared_prefix(ids):
-            # cut the shared prefix by the same amount in every row: each keeps its tokens
-            # nearest the cursor and the rows still share a prefix
-            return [x[drop:] for x in ids]
-        return [x[_round_up(max(0, len(x) - limit), _CUT_STEP) :] for x in ids]  # each on its own
+        """The batch for ``prompts``, healed and cut to the context (``_encode.encode``)."""
+        return _encode.encode(
+            self._m,
+            prompts,
+            max_new_tokens,
+            groups,
+            token_healing=self.token_healing,
+            share_prefix=self.share_prefix,
+        )
 
     def plan_prefill(
         self,
@@ -605,23 +559,6 @@ class HFBackend(Backend):
         own = [len(x) - d - 1 for x, d in zip(enc.ids, shares, strict=True)]
         groups = _row_groups(own, _CALL_TOKENS)
         return max(shares) + sum(len(g) * max(own[i] for i in g) for g in groups) + len(enc.ids)
-
-    def _heal(self, prompt: str, ids: list[int]) -> tuple[list[int], str]:
-        """``ids`` without the tail to regenerate, and that tail's text: the trailing run of
-        whitespace tokens, or else the last token alone (a word the cursor may be inside)."""
-        texts = self._m.token_texts()
-        cut = len(ids)
-        while cut > 0 and len(ids) - cut < _HEAL_MAX_TOKENS:
-            piece = texts[ids[cut - 1]] if ids[cut - 1] < len(texts) else ""
-            if not piece or (cut < len(ids) and not piece.isspace()):
-                break  # a special token, or a word before trailing whitespace: it stays
-            cut -= 1
-            if not piece.isspace():
-                break  # the last token is a word or punctuation: only it is healed
-        tail = "".join(texts[i] for i in ids[cut:])
-        if not tail or "\ufffd" in tail or not prompt.endswith(tail):
-            return ids, ""  # not a clean cut of the text (bytes of one character split across tokens)
-        return ids[:cut], tail
 
     def fim_inputs(
         self,
