@@ -2,7 +2,7 @@
 
 Token healing (``_heal``) and the left cut in steps (``_cut``) are described in the module
 docstring of ``hf.py``. Torch-free (it needs only the tokenizer), so ``hf.py`` imports it at load;
-the FIM rows are laid out before they are encoded.
+the FIM rows are laid out before they are encoded, in ``_fim_layout.py``.
 """
 
 from __future__ import annotations

@@ -15,10 +15,11 @@ its own keys (``_decode_groups``). A single prompt shares nothing: it is a plain
 from the cache of its tokens but the last. A stopping criterion decodes each row after every
 token and marks it finished once its natural boundary appears (``_stop.BoundaryStopper``);
 ``generate`` ends as soon as every row has.
-One call runs four steps: build the batch (the rows tokenized, healed and cut to the context by
-``_encode.py``) and prefill the shared prefix (both ``_prefill.py``, on the rows' layout from
-``_layout.py``), generate (with the per-row controls of ``_rows.py``: stopping and token healing),
-collect each row's completion; an early decision finishes the chosen row alone (``_decide.py``).
+One call runs four steps: build the batch (the rows laid out in a FIM template by
+``_fim_layout.py``, tokenized, healed and cut to the context by ``_encode.py``) and prefill the
+shared prefix (both ``_prefill.py``, on the rows' layout from ``_layout.py``), generate (with the
+per-row controls of ``_rows.py``: stopping and token healing), collect each row's completion; an
+early decision finishes the chosen row alone (``_decide.py``).
 
 Token healing: a prompt that ends in whitespace (the cursor after an auto-indent, a docstring's
 closing newline) or in part of a word tokenizes unlike the same text in the middle of a file: a
@@ -73,11 +74,11 @@ from .._cache import LRU
 from ..config import Settings
 from ..errors import BackendError, BackendOutOfMemory, ConfigError, ModelLoadError
 from ..redact import redact_url
-from . import _encode, _worker
+from . import _encode, _fim_layout, _worker
 from ._encode import _CUT_STEP as _CUT_STEP  # re-exported, as below: tests
-from ._encode import _CUT_STEP_CHARS, Encoding
 from ._encode import _HEAL_MAX_TOKENS as _HEAL_MAX_TOKENS
-from ._layout import _CALL_TOKENS, _round_up, _row_groups, _runs, _shares
+from ._encode import Encoding
+from ._layout import _CALL_TOKENS, _row_groups, _runs, _shares
 from ._layout import _common_length as _common_length  # re-exported, as below: tests and benchmarks
 from ._layout import _decode_groups as _decode_groups
 from ._stop import BoundaryStopper
@@ -98,7 +99,6 @@ if TYPE_CHECKING:
     from ._prefill import Reused
 
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
-_CHARS_PER_TOKEN = 8  # characters read per token needed where only the tokens near a cut count
 
 
 @dataclass(frozen=True)
@@ -334,7 +334,10 @@ class HFBackend(Backend):
         template = self.fim_template
         if template is None or not self._m.context or not suffix.strip():
             return suffix
-        return self._fim_cut(template, [prompt], [suffix], self.options.max_new_tokens)[0][0]
+        cut = _fim_layout.fim_cut(
+            self._m, template, [prompt], [suffix], self.options.max_new_tokens, suffix_share=self.suffix_share
+        )
+        return cut[0][0]
 
     def describe(self) -> str:
         return f"hf {self._m.path.name} on {self._m.device} ({str(self._m.dtype).removeprefix('torch.')})"
@@ -567,76 +570,17 @@ class HFBackend(Backend):
         max_new_tokens: int,
         groups: Sequence[int] | None = None,
     ) -> list[str] | None:
-        """The rows' texts in the FIM template, prefix and suffix cut to fit the context
-        (see the module's docstring); None: left to right (no template, or no code after any
-        cursor). A row without code after its cursor stays left to right in a batch of FIM rows,
-        as it is alone; ``groups`` (see ``encode``): each prompt's rows are cut on their own."""
-        template = self.fim_template
-        if template is None or suffixes is None or not any(s.strip() for s in suffixes):
-            return None
-        return [
-            row
-            for lo, hi in _runs(groups, len(prompts))
-            for row in self._fim_rows(template, prompts[lo:hi], suffixes[lo:hi], max_new_tokens)
-        ]
-
-    def _fim_rows(
-        self, template: FimTemplate, prompts: Sequence[str], suffixes: Sequence[str], max_new_tokens: int
-    ) -> list[str]:
-        """One prompt's rows (``fim_inputs``): those with code after the cursor in the template."""
-        rows = list(prompts)
-        fim = [i for i, s in enumerate(suffixes) if s.strip()]
-        if not fim:
-            return rows
-        texts, tails = [prompts[i] for i in fim], [suffixes[i] for i in fim]
-        if not self._m.context:
-            for i, text, tail in zip(fim, texts, tails, strict=True):
-                rows[i] = template.prompt(text, tail)
-            return rows
-        kept_suffix, prefix_room, pre = self._fim_cut(template, texts, tails, max_new_tokens)
-        # the same number of tokens off every prefix's start: the rows keep sharing their head
-        drop = max(len(p) - r for p, r in zip(pre, prefix_room, strict=True))
-        for i, p, tail, text in zip(fim, pre, kept_suffix, texts, strict=True):
-            if drop <= 0:
-                head = text
-            elif drop >= len(p):
-                head = ""
-            else:  # from the first token at or after the next step (``_CUT_STEP_CHARS``)
-                at = _round_up(p[drop][0], _CUT_STEP_CHARS)
-                head = text[next((a for a, _ in p[drop:] if a >= at), len(text)) :]
-            rows[i] = template.prompt(head, tail)
-        return rows
-
-    def _fim_cut(
-        self, template: FimTemplate, prompts: Sequence[str], suffixes: Sequence[str], max_new_tokens: int
-    ) -> tuple[list[str], list[int], list[list[tuple[int, int]]]]:
-        """Each suffix as cut to fit the model's context beside its prompt in ``template``, the
-        room (in tokens) left for each prompt, and the prompts' token spans. The suffixes are
-        cut alike: a suffix keeps what the longest prompt leaves it, so in a batch whose mutants
-        are longer than the prompt by a step's worth, the prompt's row sees up to ``_CUT_STEP``
-        fewer tokens of it than the prompt alone would."""
-        tok, context = self._m.tokenizer, self._m.context
-        new = max(1, min(max_new_tokens + _HEAL_MAX_TOKENS, context // 2))
-        overhead = len(tok(template.overhead(), add_special_tokens=False)["input_ids"])
-        room = max(2, context - new - overhead - 4)  # a few tokens' slack: the cut text re-tokenizes
-        # only the tokens nearest the cursor can be kept: the prompts' last ``room``, the suffixes'
-        # first (a prompt is often a whole file; tokenizing all of it took most of this call)
-        pre = _spans_near(tok, list(prompts), room, end=True)
-        suf = _spans_near(tok, list(suffixes), room, end=False)
-        kept_suffix: list[str] = []
-        prefix_room: list[int] = []
-        # a short prefix leaves the suffix more room, counted in steps of ``_CUT_STEP`` tokens of
-        # the prefix: the suffix's cut (the rows' head in suffix-first order) stays put while
-        # typing makes the prefix longer. It is counted from the longest of the rows' prefixes,
-        # so every row keeps as much of the suffix: a mutant a few tokens longer than the prompt
-        # (dead code, a print) would else keep less of it and, suffix first, part from the
-        # prompt's row before the whole prefix
-        spare = room - _round_up(max((len(p) for p in pre), default=0), _CUT_STEP)
-        for spans, text in zip(suf, suffixes, strict=True):
-            keep = min(len(spans), max(int(room * self.suffix_share), spare))
-            kept_suffix.append(text[: spans[keep - 1][1]] if 0 < keep < len(spans) else text if keep else "")
-            prefix_room.append(room - keep)
-        return kept_suffix, prefix_room, pre
+        """The rows' texts in the FIM template, cut to fit the context; None: left to right
+        (``_fim_layout.fim_inputs``)."""
+        return _fim_layout.fim_inputs(
+            self._m,
+            self.fim_template,
+            prompts,
+            suffixes,
+            max_new_tokens,
+            groups,
+            suffix_share=self.suffix_share,
+        )
 
     def _generate_locked(
         self,
@@ -808,48 +752,6 @@ def _enable_shared_prefix(model: Any) -> bool:
         return enable(model)
     except Exception:  # an architecture or transformers version it does not fit: repeat the prefix
         return False
-
-
-def _token_spans(tokenizer: Any, texts: list[str]) -> list[list[tuple[int, int]]]:
-    """Each text's tokens as (start, end) character offsets. Equal texts (the code after the
-    cursor, which most rows of a request share) are tokenized once; a fast tokenizer's own
-    encoder gives the offsets directly (the transformers wrapper around it converts every
-    encoding, which cost as much as the tokenizing)."""
-    if not texts:
-        return []
-    unique = list(dict.fromkeys(texts))
-    got: dict[str, list[tuple[int, int]]] = {}
-    backend = getattr(tokenizer, "backend_tokenizer", None) if getattr(tokenizer, "is_fast", False) else None
-    if backend is not None:
-        encoded = backend.encode_batch(unique, add_special_tokens=False)
-        got = {t: e.offsets for t, e in zip(unique, encoded, strict=True)}
-    else:  # a slow tokenizer: decode
-        for t, ids in zip(unique, tokenizer(unique, add_special_tokens=False)["input_ids"], strict=True):
-            ends = [len(tokenizer.decode(ids[: j + 1])) for j in range(len(ids))]
-            got[t] = list(zip([0, *ends[:-1]], ends, strict=True))
-    return [got[t] for t in texts]
-
-
-def _spans_near(tokenizer: Any, texts: list[str], n: int, *, end: bool) -> list[list[tuple[int, int]]]:
-    """Token spans (character offsets into each whole text) that cover at least each text's last
-    ``n`` tokens (``end``) or its first ``n``: only the part of the texts near that end is
-    tokenized where it holds more than ``n`` tokens (a token is seldom more than
-    ``_CHARS_PER_TOKEN`` characters), else all of it. Every text is cut at the same character
-    from its start, so texts that begin alike still tokenize alike; a cut can change only the
-    first token or two, which are beyond the ``n`` that count.
-    """
-    window = (n + 8) * _CHARS_PER_TOKEN
-    if texts and end:
-        cut = max(0, min(len(t) for t in texts) - window)
-        if cut:
-            spans = _token_spans(tokenizer, [t[cut:] for t in texts])
-            if all(len(s) > n + 2 for s in spans):
-                return [[(a + cut, b + cut) for a, b in s] for s in spans]
-    elif texts and any(len(t) > window for t in texts):
-        spans = _token_spans(tokenizer, [t[:window] for t in texts])
-        if all(len(t) <= window or len(s) > n + 2 for t, s in zip(texts, spans, strict=True)):
-            return spans
-    return _token_spans(tokenizer, texts)
 
 
 def _model_dir(model: str | Path | None) -> Path:

@@ -216,24 +216,24 @@ def test_only_the_text_near_the_cursor_is_tokenized_and_the_rows_are_the_same(
 ) -> None:
     """The cut reads only the end of a long prompt and the start of a long suffix, and lays the
     rows out exactly as tokenizing the whole texts does."""
-    from cctest.backends import hf as hf_module
+    from cctest.backends import _fim_layout
 
     before = "".join(f"def before_{i}(x):\n    return x + {i}\n\n\n" for i in range(400))
     after = "".join(f"\n\n\ndef after_{i}(x):\n    return x - {i}" for i in range(400))
     prefixes = [before + "def last(value):\n    return ", before + "def last(other):\n    return "]
     suffixes = [after, after.replace("after_1(", "later_1(")]
     read: list[int] = []
-    real = hf_module._token_spans
+    real = _fim_layout._token_spans
 
     def spy(tokenizer: object, texts: list[str]) -> list[list[tuple[int, int]]]:
         read.append(max(map(len, texts)))
         return real(tokenizer, texts)
 
-    monkeypatch.setattr(hf_module, "_token_spans", spy)
+    monkeypatch.setattr(_fim_layout, "_token_spans", spy)
     near = fim_model.fim_inputs(prefixes, suffixes, 24)
     assert read and max(read) < 0.6 * len(before)  # neither side was read whole
     read.clear()
-    monkeypatch.setattr(hf_module, "_spans_near", lambda tok, texts, n, end: real(tok, texts))
+    monkeypatch.setattr(_fim_layout, "_spans_near", lambda tok, texts, n, end: real(tok, texts))
     assert near == fim_model.fim_inputs(prefixes, suffixes, 24)
 
 
@@ -319,7 +319,7 @@ def test_run_many_gives_each_prompt_what_run_gives_it(hf_model: HFBackend) -> No
 
 
 def test_token_spans_are_the_tokenizers_offsets_with_equal_texts_read_once(fim_model: HFBackend) -> None:
-    from cctest.backends.hf import _token_spans
+    from cctest.backends._fim_layout import _token_spans
 
     tok = fim_model.tokenizer
     texts = [SUFFIXES[0], PREFIXES[0], SUFFIXES[0], "", SUFFIXES[0]]
