@@ -35,7 +35,7 @@ from transformers import DynamicCache
 from ..errors import BackendOutOfMemory
 from . import _worker
 from ._prefix_attention import SharedPrefixLayer, own_cache
-from ._rows import Healing, RowStops, YieldToWaiting
+from ._rows import Healing, RowStops, YieldToWaiting, collect, generate_kwargs
 from ._stop import BoundaryStopper
 from .base import GenerationOptions, Outcome, Unfinished
 from .hf import Encoding, _attention_kernels, _free_cuda_cache, _is_oom
@@ -122,12 +122,12 @@ def finish_row(
     stops = RowStops(start, heal, [stopper], texts, m.tokenizer, m.eos_ids, opts.max_new_tokens)
     healing = Healing(start, heal, texts, m.allowed) if heal[0] else None
     rest = enc.max_new - written
-    kwargs = backend._generate_kwargs(opts, rest, stops if watch else None, healing, seeded=False)
+    kwargs = generate_kwargs(m, backend.seed, opts, rest, stops if watch else None, healing, seeded=False)
     kwargs[m.cache_kw] = one_row_cache(cache, row, mask[:-1], rest + 1)
     ids = ids[None]
     out = m.model.generate(input_ids=ids, attention_mask=ids.new_ones(ids.shape), **kwargs)
     alone = Encoding([enc.ids[row]], 0, enc.max_new, heal)
-    return backend._collect(out, start, alone, [stopper], stops)[0]
+    return collect(m, out, start, alone, [stopper], stops)[0]
 
 
 def run_on(backend: HFBackend, cut: Cut) -> list[Outcome] | None:
@@ -148,7 +148,9 @@ def run_on(backend: HFBackend, cut: Cut) -> list[Outcome] | None:
         if left > 0 and not _all_ended(m.eos_ids, cut.seqs[:, cut.start :].tolist(), stops):
             healing = Healing(cut.start, enc.heal, texts, m.allowed) if any(enc.heal) else None
             yielding = YieldToWaiting(_worker.waiting)
-            kwargs = backend._generate_kwargs(opts, left, stops if cut.watch else None, healing, seeded=False)
+            kwargs = generate_kwargs(
+                m, backend.seed, opts, left, stops if cut.watch else None, healing, seeded=False
+            )
             kwargs["stopping_criteria"].append(yielding)
             kwargs.update(return_dict_in_generate=True)
             kwargs[m.cache_kw] = cut.cache
@@ -174,7 +176,7 @@ def run_on(backend: HFBackend, cut: Cut) -> list[Outcome] | None:
         for i, at in enumerate(stops.ended_at):
             if at is not None:
                 final[i, cut.start + at :] = m.pad_id
-        return [g.text for g in backend._collect(final, cut.start, enc, cut.stoppers, stops)]
+        return [g.text for g in collect(m, final, cut.start, enc, cut.stoppers, stops)]
 
 
 def _all_ended(eos: set[int], new: list[list[int]], stops: Any) -> bool:

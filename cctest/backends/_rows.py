@@ -9,18 +9,27 @@ and when it is done:
 * ``Healing`` (a logits processor) lets a row whose prompt lost its last tokens to token healing
   write only tokens that continue that tail, until the tail is written back.
 
+``generate_kwargs`` gives ``generate`` these controls with its other arguments, and ``collect``
+reads each row's completion from what ``generate`` returned.
+
 Imported by ``hf.py`` when it first generates (it needs torch and transformers).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
-from transformers import LogitsProcessor, StoppingCriteria
+from transformers import LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
 
 from ._stop import BoundaryStopper
+from .hf import Generation
+
+if TYPE_CHECKING:
+    from ._encode import Encoding
+    from .base import GenerationOptions
+    from .hf import _Model
 
 
 class RowStops(StoppingCriteria):
@@ -133,4 +142,66 @@ def healing_tokens(texts: list[str], new_ids: list[int], tail: str) -> int:
     return len(new_ids)
 
 
-__all__ = ["Healing", "RowStops", "YieldToWaiting", "decode", "healed", "healing_tokens"]
+def generate_kwargs(
+    m: _Model,
+    seed: int,
+    opts: GenerationOptions,
+    max_new: int,
+    stops: Any | None,
+    healing: Any | None,
+    *,
+    seeded: bool = True,
+) -> dict[str, Any]:
+    """``generate``'s arguments: lengths, EOS, the row controls, greedy or sampling (from the
+    backend's seed; ``seeded`` False: from the generator's state, to go on sampling)."""
+    kwargs: dict[str, Any] = {
+        "max_new_tokens": max_new,
+        "pad_token_id": m.pad_id,
+        "eos_token_id": sorted(m.eos_ids) or None,
+        "stopping_criteria": StoppingCriteriaList([stops] if stops is not None else []),
+        "logits_processor": LogitsProcessorList([healing] if healing is not None else []),
+    }
+    if opts.temperature > 0:
+        if seeded:
+            torch.manual_seed(seed)
+        kwargs.update(do_sample=True, temperature=opts.temperature, top_p=opts.top_p, top_k=0)
+    else:
+        kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+    return kwargs
+
+
+def collect(
+    m: _Model, out: Any, start: int, enc: Encoding, stoppers: list[BoundaryStopper], stops: Any
+) -> list[Generation]:
+    """Each row's completion: its new tokens up to EOS, decoded, the healed tail dropped,
+    trimmed at its stop point, with what ended it."""
+    texts = m.token_texts()
+    results = []
+    for i, stopper in enumerate(stoppers):
+        new_ids = out[i, start:].tolist()
+        n_new = next((j for j, t in enumerate(new_ids) if t in m.eos_ids), None)
+        hit_eos = n_new is not None and not stops.full[i]  # a row the budget ended is padded with EOS
+        new_ids = new_ids[:n_new] if n_new is not None else new_ids
+        text = healed(decode(m.tokenizer, new_ids, m.eos_ids), enc.heal[i])
+        cut = stopper.stop_index(text)
+        results.append(
+            Generation(
+                text=stopper.trim(text) if cut is not None else text,
+                finish_reason="stop" if (hit_eos or cut is not None) else "length",
+                prompt_tokens=len(enc.ids[i]),
+                completion_tokens=len(new_ids) - healing_tokens(texts, new_ids, enc.heal[i]),
+            )
+        )
+    return results
+
+
+__all__ = [
+    "Healing",
+    "RowStops",
+    "YieldToWaiting",
+    "collect",
+    "decode",
+    "generate_kwargs",
+    "healed",
+    "healing_tokens",
+]

@@ -18,8 +18,8 @@ token and marks it finished once its natural boundary appears (``_stop.BoundaryS
 One call runs four steps: build the batch (the rows laid out in a FIM template by
 ``_fim_layout.py``, tokenized, healed and cut to the context by ``_encode.py``) and prefill the
 shared prefix (both ``_prefill.py``, on the rows' layout from ``_layout.py``), generate (with the
-per-row controls of ``_rows.py``: stopping and token healing), collect each row's completion; an
-early decision finishes the chosen row alone (``_decide.py``).
+per-row controls of ``_rows.py``: stopping and token healing), collect each row's completion
+(``_rows.collect``); an early decision finishes the chosen row alone (``_decide.py``).
 
 Token healing: a prompt that ends in whitespace (the cursor after an auto-indent, a docstring's
 closing newline) or in part of a word tokenizes unlike the same text in the middle of a file: a
@@ -598,7 +598,7 @@ class HFBackend(Backend):
         import torch
 
         from ._prefill import build_batch, prefill
-        from ._rows import Healing, RowStops
+        from ._rows import Healing, RowStops, collect, generate_kwargs
 
         m = self._m
         inputs = self.fim_inputs(prompts, suffixes, opts.max_new_tokens, groups) or prompts
@@ -613,7 +613,7 @@ class HFBackend(Backend):
         healing = Healing(batch.start, enc.heal, texts, m.allowed) if any(enc.heal) else None
         # with nothing to look for (no boundaries, no stop sequences, no healing) no row is decoded
         watch = self.boundaries or bool(opts.stop) or healing is not None
-        kwargs = self._generate_kwargs(opts, enc.max_new, stops if watch else None, healing)
+        kwargs = generate_kwargs(m, self.seed, opts, enc.max_new, stops if watch else None, healing)
         # the tokens every row writes before the decision: ``after`` past the healed tail
         first = 0
         if deciding is not None and m.cascade and len(prompts) > 1:
@@ -626,11 +626,11 @@ class HFBackend(Backend):
                 kwargs[m.cache_kw] = past
             if not first:
                 out = m.model.generate(input_ids=batch.input_ids, attention_mask=batch.mask, **kwargs)
-                return self._collect(out, batch.start, enc, stoppers, stops), None, None
+                return collect(m, out, batch.start, enc, stoppers, stops), None, None
             kwargs.update(max_new_tokens=first, return_dict_in_generate=True)
             out = m.model.generate(input_ids=batch.input_ids, attention_mask=batch.mask, **kwargs)
             seqs = out.sequences
-            generations = self._collect(seqs, batch.start, enc, stoppers, stops)
+            generations = collect(m, seqs, batch.start, enc, stoppers, stops)
             new = seqs[:, batch.start :].tolist()
             ended = [stops.done[i] or any(t in m.eos_ids for t in row) for i, row in enumerate(new)]
             if all(ended) or deciding is None:
@@ -661,63 +661,6 @@ class HFBackend(Backend):
         from ._decide import run_on
 
         return run_on(self, cut)
-
-    def _generate_kwargs(
-        self,
-        opts: GenerationOptions,
-        max_new: int,
-        stops: Any | None,
-        healing: Any | None,
-        *,
-        seeded: bool = True,
-    ) -> dict[str, Any]:
-        """``generate``'s arguments: lengths, EOS, the row controls, greedy or sampling (from the
-        backend's seed; ``seeded`` False: from the generator's state, to go on sampling)."""
-        import torch
-        from transformers import LogitsProcessorList, StoppingCriteriaList
-
-        m = self._m
-        kwargs: dict[str, Any] = {
-            "max_new_tokens": max_new,
-            "pad_token_id": m.pad_id,
-            "eos_token_id": sorted(m.eos_ids) or None,
-            "stopping_criteria": StoppingCriteriaList([stops] if stops is not None else []),
-            "logits_processor": LogitsProcessorList([healing] if healing is not None else []),
-        }
-        if opts.temperature > 0:
-            if seeded:
-                torch.manual_seed(self.seed)
-            kwargs.update(do_sample=True, temperature=opts.temperature, top_p=opts.top_p, top_k=0)
-        else:
-            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-        return kwargs
-
-    def _collect(
-        self, out: Any, start: int, enc: Encoding, stoppers: list[BoundaryStopper], stops: Any
-    ) -> list[Generation]:
-        """Each row's completion: its new tokens up to EOS, decoded, the healed tail dropped,
-        trimmed at its stop point, with what ended it."""
-        from ._rows import decode, healed, healing_tokens
-
-        m = self._m
-        texts = m.token_texts()
-        results = []
-        for i, stopper in enumerate(stoppers):
-            new_ids = out[i, start:].tolist()
-            n_new = next((j for j, t in enumerate(new_ids) if t in m.eos_ids), None)
-            hit_eos = n_new is not None and not stops.full[i]  # a row the budget ended is padded with EOS
-            new_ids = new_ids[:n_new] if n_new is not None else new_ids
-            text = healed(decode(m.tokenizer, new_ids, m.eos_ids), enc.heal[i])
-            cut = stopper.stop_index(text)
-            results.append(
-                Generation(
-                    text=stopper.trim(text) if cut is not None else text,
-                    finish_reason="stop" if (hit_eos or cut is not None) else "length",
-                    prompt_tokens=len(enc.ids[i]),
-                    completion_tokens=len(new_ids) - healing_tokens(texts, new_ids, enc.heal[i]),
-                )
-            )
-        return results
 
 
 def _attention_kernels(device: Any) -> Any:
