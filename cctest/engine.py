@@ -69,14 +69,10 @@ class Engine:
         language server's monitor mode), so it is not requested again.
         Raises BackendError only when no prompt at all could be completed because of errors.
         """
-        with self.backend.requesting():
-            request = self._prepare(prompt, k, schemes, original)
-            if self.settings.decide_after and original is None and len(request.texts) > 1:
-                result, settling = await self._run_deciding(request)
-                if settling is not None:
-                    settling.close()
-                return result
-            return self._finish(request, await self._complete(request), wall=True)
+        result, settling = await self._run(prompt, k, schemes, original)
+        if settling is not None:  # nobody asked for the verdict on whole completions
+            settling.close()
+        return result
 
     async def run_settling(
         self,
@@ -89,9 +85,14 @@ class Engine:
         completions afterwards (``Settling.result``): the answer comes from the first tokens, the
         defect log's verdict from the whole completions. None: the result is whole already (or
         the backend cannot run cut rows on)."""
+        return await self._run(prompt, k, schemes, None)
+
+    async def _run(
+        self, prompt: Prompt | str, k: int | None, schemes: Sequence[str] | None, original: str | None
+    ) -> tuple[EngineResult, Settling | None]:
         with self.backend.requesting():
-            request = self._prepare(prompt, k, schemes, None)
-            if self.settings.decide_after and len(request.texts) > 1:
+            request = self._prepare(prompt, k, schemes, original)
+            if self.settings.decide_after and original is None and len(request.texts) > 1:
                 return await self._run_deciding(request)
             return self._finish(request, await self._complete(request), wall=True), None
 

@@ -41,7 +41,7 @@ _NAME = "cctest-model"
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
 _ident: int | None = None  # the pool's thread, once it has run something
-_queued = 0  # calls submitted that have not started
+_queued = 0  # calls submitted that have not started, and requests under way (``requesting``)
 _count = threading.Lock()
 
 
@@ -73,7 +73,8 @@ def on_model_thread() -> bool:
 
 
 def waiting() -> int:
-    """How many calls are queued for the model thread and have not started."""
+    """How many calls are queued for the model thread and have not started, plus the requests
+    under way (``requesting``): what work that can wait gives way to."""
     return _queued
 
 
