@@ -167,6 +167,16 @@ def _failed(record: Mapping[str, Any], index: int | None) -> bool:
     return outcome is None or outcome["outcome"] != "passed"
 
 
+def flag_pairs(record: Mapping[str, Any], verdict: Mapping[str, Any]) -> list[tuple[bool, bool]]:
+    """(flagged, failed) for each completion of a tested ``record`` that gave a result, flagged
+    by ``verdict`` (one T's entry of a ``per_T``: its ``outliers``)."""
+    return [
+        (i in verdict["outliers"], _failed(record, i))
+        for i, c in enumerate(record.get("completions") or [])
+        if c["is_result"]
+    ]
+
+
 def summarize(records: Sequence[Mapping[str, Any]], thresholds: Sequence[float]) -> dict[str, Any]:
     """summary.json: the paper's tables for one run, plus per-scheme breakdowns."""
     ts = [t_key(t) for t in thresholds]
@@ -215,15 +225,7 @@ def summarize(records: Sequence[Mapping[str, Any]], thresholds: Sequence[float])
         )
         for t in ts
     }
-    flag_vs_failure = {}
-    for t in ts:
-        pairs = [
-            (i in r["per_T"][t]["outliers"], _failed(r, i))
-            for r in tested
-            for i, c in enumerate(r.get("completions") or [])
-            if c["is_result"]
-        ]
-        flag_vs_failure[t] = confusion(pairs)
+    flag_vs_failure = {t: confusion(p for r in tested for p in flag_pairs(r, r["per_T"][t])) for t in ts}
     outcomes_all: Counter[str] = Counter()
     outcomes_original: Counter[str] = Counter()
     for r in tested:
@@ -317,6 +319,21 @@ def _settled(early: Mapping[str, Any]) -> Mapping[str, Any]:
     cut) or it failed."""
     settled = early.get("settled")
     return settled if isinstance(settled, Mapping) and settled.get("error") is None else early
+
+
+VERDICTS = ("whole", "early", "settled")
+
+
+def per_t_of(record: Mapping[str, Any], verdict: str) -> Mapping[str, Any] | None:
+    """A record's ``per_T`` for one of ``VERDICTS``: ``whole`` (every completion whole), ``early``
+    (``--decide-after``: the answer's, on the first tokens) or ``settled`` (the defect log's, as
+    ``decided_early`` counts it); None when the record has no such verdict."""
+    if verdict == "whole":
+        return record.get("per_T") if not record.get("error") else None
+    early = record.get("early")
+    if not isinstance(early, Mapping) or early.get("error") is not None:
+        return None
+    return (_settled(early) if verdict == "settled" else early)["per_T"]
 
 
 def _timings(records: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
