@@ -279,14 +279,14 @@ def decided_early(records: Sequence[Mapping[str, Any]], thresholds: Sequence[flo
         return None
     bare = [{k: v for k, v in r.items() if k != "early"} for r in mine]
     whole = summarize(bare, thresholds)
-    early = [{**b, "per_T": r["early"]["per_T"]} for b, r in zip(bare, mine, strict=True)]
+    early = [{**b, "per_T": per_t_of(r, "early")} for b, r in zip(bare, mine, strict=True)]
     first = summarize(early, thresholds)
     # the verdict for a defect log: the outliers among the whole completions the decision cut, the
     # choice the early one; a prompt without a settled entry had nothing cut (its early verdict was
     # on whole completions already); one that cut rows but has no settled verdict (its settling
     # failed, the backend could not run them on, or the run predates settling) keeps its early
     # verdict, counted as ``unsettled``
-    settled = [{**b, "per_T": _settled(r["early"])["per_T"]} for b, r in zip(bare, mine, strict=True)]
+    settled = [{**b, "per_T": per_t_of(r, "settled")} for b, r in zip(bare, mine, strict=True)]
     last = summarize(settled, thresholds)
 
     def figures(s: Mapping[str, Any]) -> dict[str, Any]:
