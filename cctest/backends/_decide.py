@@ -67,11 +67,11 @@ class Cut:
     seqs: torch.Tensor  # every row: its (padded) prompt and its new tokens so far
     mask: torch.Tensor  # over ``seqs``
     cache: Any  # the batch's key/value cache: every column of ``seqs`` but the last
-    stops: Any  # the last ``generate``'s RowStops: the rows it finished, and where
+    stops: RowStops  # the last ``generate``'s: the rows it finished, and where
     start: int  # where the new tokens begin
-    encoding: Any  # the batch's ``Encoding``
-    stoppers: list[Any]
-    options: Any  # GenerationOptions
+    encoding: Encoding  # the batch's
+    stoppers: list[BoundaryStopper]
+    options: GenerationOptions
     watch: bool  # whether the rows' stopping criterion ran
 
 
