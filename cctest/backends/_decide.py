@@ -145,7 +145,7 @@ def run_on(backend: HFBackend, cut: Cut) -> list[Outcome] | None:
         )
         stops.carry(cut.stops)
         left = enc.max_new - (cut.seqs.shape[1] - cut.start)
-        if left > 0 and not _all_ended(m.eos_ids, cut.seqs[:, cut.start :].tolist(), stops):
+        if left > 0 and not all(stops.ended(cut.seqs)):
             healing = Healing(cut.start, enc.heal, texts, m.allowed) if any(enc.heal) else None
             yielding = YieldToWaiting(_worker.waiting)
             kwargs = generate_kwargs(
@@ -168,7 +168,7 @@ def run_on(backend: HFBackend, cut: Cut) -> list[Outcome] | None:
             cut.seqs, cut.cache, cut.stops = out.sequences, out[m.cache_kw], stops
             written = cut.seqs.shape[1] - cut.start
             if yielding.yielded and written < enc.max_new:
-                if not _all_ended(m.eos_ids, cut.seqs[:, cut.start :].tolist(), stops):
+                if not all(stops.ended(cut.seqs)):
                     return None
         # a row finished in an earlier ``generate`` wrote on in a later one: what it wrote
         # after it finished is padding, as in one ``generate``
@@ -177,10 +177,6 @@ def run_on(backend: HFBackend, cut: Cut) -> list[Outcome] | None:
             if at is not None:
                 final[i, cut.start + at :] = m.pad_id
         return [g.text for g in collect(m, final, cut.start, enc, cut.stoppers, stops)]
-
-
-def _all_ended(eos: set[int], new: list[list[int]], stops: Any) -> bool:
-    return all(stops.done[i] or any(t in eos for t in row) for i, row in enumerate(new))
 
 
 __all__ = ["Cut", "CutRows", "finish_row", "one_row_cache", "run_on"]

@@ -66,6 +66,12 @@ class RowStops(StoppingCriteria):
                 self.ended_at[i] = len(new_tokens[i])
         return torch.tensor(self.done, dtype=torch.bool, device=seqs.device)  # type: ignore[return-value]
 
+    def ended(self, seqs: torch.Tensor) -> list[bool]:
+        """Per row of ``seqs`` (the batch as ``generate`` returned it): whether it has finished,
+        marked here or by writing EOS."""
+        rows = seqs[:, self.start :].tolist()
+        return [self.done[i] or any(t in self.eos_ids for t in row) for i, row in enumerate(rows)]
+
     def carry(self, before: RowStops) -> None:
         """Go on from ``before`` (the same rows, stopped by an earlier ``generate``): its finished
         rows stay finished where they were."""

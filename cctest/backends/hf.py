@@ -631,15 +631,15 @@ class HFBackend(Backend):
             out = m.model.generate(input_ids=batch.input_ids, attention_mask=batch.mask, **kwargs)
             seqs = out.sequences
             generations = collect(m, seqs, batch.start, enc, stoppers, stops)
-            new = seqs[:, batch.start :].tolist()
-            ended = [stops.done[i] or any(t in m.eos_ids for t in row) for i, row in enumerate(new)]
+            ended = stops.ended(seqs)
             if all(ended) or deciding is None:
                 return generations, None, None
             chosen = deciding[1]([g.text for g in generations])
             for i, done in enumerate(ended):
                 if not done and i != chosen:
                     generations[i] = dataclasses.replace(generations[i], finish_reason="decided")
-            full_mask = torch.cat([batch.mask, batch.mask.new_ones(len(new), len(new[0]))], dim=-1)
+            written = seqs.shape[1] - batch.start  # new tokens in every row so far
+            full_mask = torch.cat([batch.mask, batch.mask.new_ones(seqs.shape[0], written)], dim=-1)
             rest = None
             if any(g.finish_reason == "decided" for g in generations):
                 from ._decide import Cut
