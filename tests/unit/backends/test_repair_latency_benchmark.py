@@ -3,28 +3,15 @@ figure is reported, not tested)."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[3]
-SCRIPT = ROOT / "benchmarks" / "repair_latency.py"
+from run_benchmark_script import run_benchmark_script
 
 
-def _run(*args: str, timeout: int, script: Path = SCRIPT) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, str(script), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-        check=False,
-    )
+def _run(*args: str, timeout: int, script: str = "repair_latency.py") -> subprocess.CompletedProcess[str]:
+    return run_benchmark_script(script, *args, timeout=timeout)
 
 
 def test_repair_latency_script_runs_on_two_positions() -> None:
@@ -62,7 +49,7 @@ def test_repair_latency_script_rejects_bad_arguments(bad: list[str]) -> None:
 
 
 def test_repair_prefill_tokens_script_runs_on_two_positions() -> None:
-    script = ROOT / "benchmarks" / "repair_prefill_tokens.py"
+    script = "repair_prefill_tokens.py"
     done = _run("--positions", "2", "--by-scheme", timeout=300, script=script)
     assert done.returncode == 0, done.stderr
     assert len(re.findall(r"^  \S+:\d+ ", done.stdout, flags=re.M)) == 2  # a line per position
@@ -83,7 +70,7 @@ def test_repair_prefill_tokens_script_runs_on_two_positions() -> None:
 def test_prefix_attention_script_runs_and_both_attentions_agree() -> None:
     """The attention figure's script on one position: a line for it, and the fused attention the
     backend uses gives the cascade's output (the script prints the largest difference)."""
-    script = ROOT / "benchmarks" / "prefix_attention.py"
+    script = "prefix_attention.py"
     done = _run("--positions", "1", "--repeats", "1", "--max-new-tokens", "8", timeout=600, script=script)
     assert done.returncode == 0, done.stderr
     lines = re.findall(
@@ -100,7 +87,7 @@ def test_prefix_attention_script_runs_and_both_attentions_agree() -> None:
 def test_grouped_decode_script_runs_and_the_layouts_agree() -> None:
     """The decoding figure's script on one position with a 2-layer model: a line for it, and the
     padded and grouped caches give the same logits (the script prints the largest difference)."""
-    script = ROOT / "benchmarks" / "grouped_decode.py"
+    script = "grouped_decode.py"
     done = _run(
         "--positions", "1", "--steps", "1", "--layers", "2", "--threads", "1", timeout=600, script=script
     )
@@ -120,7 +107,7 @@ def test_grouped_decode_script_runs_and_the_layouts_agree() -> None:
 def test_keystroke_reuse_script_runs_on_one_position() -> None:
     """The keystroke-reuse figure's script on one position, two keystrokes: a line per keystroke
     with both ratios, the summary, and reuse repairs to the same completion as no reuse."""
-    script = ROOT / "benchmarks" / "keystroke_reuse.py"
+    script = "keystroke_reuse.py"
     args = ("--positions", "1", "--models", "bundled", "--keystrokes", "2", "--max-new-tokens", "8")
     done = _run(*args, "--threads", "1", timeout=600, script=script)
     assert done.returncode == 0, done.stderr
@@ -142,7 +129,7 @@ def test_keystroke_reuse_script_runs_on_one_position() -> None:
 
 
 def test_model_thread_script_times_a_request_alone_and_beside_a_team() -> None:
-    script = ROOT / "benchmarks" / "model_thread.py"
+    script = "model_thread.py"
     done = _run("--positions", "1", "--repeats", "1", "--max-new-tokens", "6", timeout=600, script=script)
     assert done.returncode == 0, done.stderr
     rows = re.findall(r"alone +(\d+) ms +beside a team +(\d+) ms +([\d.]+)x", done.stdout)
@@ -153,7 +140,7 @@ def test_model_thread_script_times_a_request_alone_and_beside_a_team() -> None:
 
 
 def test_settle_cost_script_times_the_answer_the_settling_and_the_next_request() -> None:
-    script = ROOT / "benchmarks" / "settle_cost.py"
+    script = "settle_cost.py"
     args = ("--positions", "2", "--max-new-tokens", "12", "--decide-after", "3", "-k", "4")
     done = _run(*args, timeout=600, script=script)
     assert done.returncode == 0, done.stderr

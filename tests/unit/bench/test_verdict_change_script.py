@@ -4,15 +4,12 @@ directories (records written here, their F1 worked out by hand)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[3]
-SCRIPT = ROOT / "benchmarks" / "verdict_change.py"
+from run_benchmark_script import run_benchmark_script
 
 
 def _record(
@@ -41,15 +38,7 @@ def _write(path: Path, records: list[dict[str, Any]]) -> Path:
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, str(SCRIPT), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    return run_benchmark_script("verdict_change.py", *args, timeout=120)
 
 
 def test_it_compares_the_chosen_verdict_with_the_baseline_per_prompt(tmp_path: Path) -> None:

@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from run_benchmark_script import run_benchmark_script
 
 
 def supply(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
     """benchmarks/mutant_supply.py run with ``args``, this checkout's code on the path."""
-    return subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "mutant_supply.py"), *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=timeout,
-        check=False,
-    )
+    return run_benchmark_script("mutant_supply.py", *args, timeout=timeout)
 
 
 def test_mutant_supply_script_runs_with_ten_positions() -> None:
