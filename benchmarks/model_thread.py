@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mutant_supply import stdlib_positions  # noqa: E402
-from repair_latency import model_backends, percentile  # noqa: E402
+from repair_latency import below_one, model_backends, percentile  # noqa: E402
 
 from cctest.config import Settings  # noqa: E402
 from cctest.engine import Engine  # noqa: E402
@@ -83,11 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--max-new-tokens", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
     args = ap.parse_args(argv)
-    if min(args.positions, args.repeats, args.max_new_tokens) < 1 or args.threads < 0:
-        print(
-            "--positions, --repeats and --max-new-tokens must be at least 1, --threads at least 0.",
-            file=sys.stderr,
-        )
+    if below_one(args, "--positions", "--repeats", "--max-new-tokens"):
         return 2
     positions = stdlib_positions(args.positions, random.Random(args.seed))
     settings = Settings(mutants=10, max_new_tokens=args.max_new_tokens, threads=args.threads)

@@ -96,6 +96,16 @@ def position_arguments(ap: argparse.ArgumentParser, positions: int) -> None:
     ap.add_argument("--threads", type=int, default=2)
 
 
+def below_one(args: argparse.Namespace, *options: str) -> bool:
+    """Whether one of ``options`` (e.g. ``--positions``) is below 1 or ``--threads`` below 0; if
+    so, one sentence saying so is on stderr."""
+    if min(getattr(args, o.lstrip("-").replace("-", "_")) for o in options) >= 1 and args.threads >= 0:
+        return False
+    named = ", ".join(options[:-1]) + f" and {options[-1]}" if len(options) > 1 else options[0]
+    print(f"{named} must be at least 1, --threads at least 0.", file=sys.stderr)
+    return True
+
+
 def sampled(args: argparse.Namespace, **settings: Any) -> tuple[list[tuple[str, str, str]], Settings]:
     """The seeded stdlib positions of ``position_arguments``' options, and the settings they give
     (k, the token budget, threads; ``settings``: more)."""

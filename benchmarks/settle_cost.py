@@ -35,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from repair_latency import model_backends, percentile, position_arguments, sampled  # noqa: E402
+from repair_latency import below_one, model_backends, percentile, position_arguments, sampled  # noqa: E402
 
 from cctest.backends.hf import HFBackend  # noqa: E402
 from cctest.config import Settings  # noqa: E402
@@ -84,11 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--models", default="bundled", help="bundled, llama135m, llama1b or model directories")
     ap.add_argument("--decide-after", type=int, default=Settings().decide_after)
     args = ap.parse_args(argv)
-    if min(args.positions, args.max_new_tokens, args.decide_after) < 1 or args.threads < 0:
-        print(
-            "--positions, --max-new-tokens and --decide-after must be at least 1, --threads at least 0.",
-            file=sys.stderr,
-        )
+    if below_one(args, "--positions", "--max-new-tokens", "--decide-after"):
         return 2
     positions, settings = sampled(args, decide_after=args.decide_after)
     for name, backend in model_backends(args.models, args.max_new_tokens, args.threads, reuse_prefix=False):
