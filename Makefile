@@ -1,12 +1,19 @@
 # The two commands the README opens with:
-#   make demo   a repaired completion on the bundled model
+#   make demo   a repaired completion on the bundled model: needs .venv only (no root, no apt-get)
 #   make test   every test: Python (unit + end-to-end with real LSP clients) and the VS Code extension
-.PHONY: setup setup-e2e demo test test-python test-extension lint bench
+# Setup, each step idempotent and announced with its duration:
+#   make setup       .venv with cctest (scripts/setup.sh)
+#   make setup-all   setup + bubblewrap and WordNet, as root with apt-get (scripts/setup-system.sh)
+#   make setup-e2e   setup-all + Neovim, the extension's npm packages, code-server (scripts/setup-e2e.sh)
+.PHONY: setup setup-all setup-e2e demo test test-python test-extension lint bench
 
 setup:
 	bash scripts/setup.sh
 
-setup-e2e: setup
+setup-all: setup
+	bash scripts/setup-system.sh
+
+setup-e2e: setup-all
 	bash scripts/setup-e2e.sh
 
 demo: setup
@@ -14,8 +21,9 @@ demo: setup
 
 test: setup-e2e test-python test-extension
 
-test-python: setup
-	.venv/bin/python -m pytest -q
+# one line per test file with the running count ("[ 812/2575]"), then pytest's usual summary line
+test-python: setup-all
+	.venv/bin/python -m pytest -o console_output_style=count
 
 test-extension: setup-e2e
 	@if [ -f vscode-extension/package.json ]; then cd vscode-extension && npm test; fi
