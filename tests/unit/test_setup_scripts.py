@@ -12,8 +12,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -304,3 +306,38 @@ def test_the_editable_build_warns_nothing(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Warning" not in done.stderr
     assert done.stdout.splitlines()[-1].endswith(".whl")
+
+
+EXTENSION = ROOT / "vscode-extension"
+
+
+def test_npm_has_no_install_script_left_unreviewed() -> None:
+    """npm warns about every dependency install script not covered by package.json's allowScripts."""
+    npm = shutil.which("npm")
+    if not npm or not (EXTENSION / "node_modules").is_dir():
+        pytest.skip("needs npm and the extension's node_modules (make setup-e2e)")
+    done = subprocess.run([npm, "install-scripts", "ls"], cwd=EXTENSION, capture_output=True, text=True)
+    if "Unknown command" in done.stdout + done.stderr:
+        pytest.skip("this npm has no allowScripts (before npm 11.x)")
+    assert done.returncode == 0 and "No packages with unreviewed install scripts" in done.stdout, (
+        done.stdout + done.stderr
+    )
+
+
+def test_the_extension_unit_tests_run_node_without_the_mock_timers_warning(tmp_path: Path) -> None:
+    """`npm run test:unit`'s node command, on a test that uses MockTimers: no ExperimentalWarning."""
+    node = shutil.which("node")
+    if not node:
+        pytest.skip("needs node")
+    scripts = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))["scripts"]
+    command = shlex.split(scripts["test:unit"].split("&&")[-1])
+    assert command[0] == "node" and "out/test/unit/" in command
+    test = tmp_path / "timers.test.js"
+    test.write_text(
+        "const { test, mock } = require('node:test');\n"
+        "test('t', () => { mock.timers.enable({ apis: ['setTimeout'] }); mock.timers.reset(); });\n"
+    )
+    command[command.index("out/test/unit/")] = str(test)
+    done = subprocess.run([node, *command[1:]], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ExperimentalWarning" not in done.stdout + done.stderr
