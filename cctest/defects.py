@@ -30,7 +30,7 @@ import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -278,42 +278,75 @@ class DefectStore:
         mode: str | None = None,
         model: str | None = None,
         settings: Mapping[str, Any] | None = None,
+        accepted: Sequence[str] = (),
     ) -> int:
-        """Record one engine result in one transaction; returns the record id."""
-        d = result.to_dict()
-        row = (
-            request_id,
-            now_iso(),
-            uri,
-            line,
-            col,
-            mode,
-            result.prompt.text,
-            result.prompt.suffix,
-            json.dumps(d["mutants"], ensure_ascii=False),
-            json.dumps(d["completions"], ensure_ascii=False),
-            json.dumps(d["similarity"]),
-            json.dumps(d["outliers"]),
-            int(result.is_suspect),
-            result.chosen,
-            result.completion,
-            result.original_completion,
-            model,
-            json.dumps(safe_settings(settings or {}), ensure_ascii=False, default=str),
-            json.dumps(d["timings_ms"]),
-        )
+        """Record one engine result in one transaction; returns the record id.
+
+        ``accepted``: request ids whose acceptance was stored before this record (the answer was
+        accepted before its verdict was recorded): their ``acceptances`` rows are linked to the
+        record and take its verdict, and the record is marked accepted at the first one's time.
+        """
+        columns = {
+            "request_id": request_id,
+            "time": now_iso(),
+            "uri": uri,
+            "line": line,
+            "col": col,
+            "mode": mode,
+            "prompt": result.prompt.text,
+            "suffix": result.prompt.suffix,
+            **self._verdict(result),
+            "model": model,
+            "settings": json.dumps(safe_settings(settings or {}), ensure_ascii=False, default=str),
+        }
         try:
             with self._transaction() as db:
                 cur = db.execute(
-                    "INSERT INTO defects (request_id, time, uri, line, col, mode, prompt, suffix, mutants,"
-                    " completions, similarity, outliers, suspect, chosen, chosen_completion,"
-                    " original_completion, model, settings, timings) VALUES"
-                    " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    row,
+                    f"INSERT INTO defects ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                    tuple(columns.values()),
                 )
-                return int(cur.lastrowid or 0)
+                record_id = int(cur.lastrowid or 0)
+                if accepted and self._verdict_of_acceptances(
+                    db, result, "defect_id IS NULL AND", accepted, link=record_id
+                ):
+                    db.execute(
+                        "UPDATE defects SET accepted = 1, accepted_time ="
+                        " (SELECT MIN(time) FROM acceptances WHERE defect_id = ?) WHERE id = ?",
+                        (record_id, record_id),
+                    )
+                return record_id
         except sqlite3.Error as exc:
             raise DefectLogError(f"cannot write the defect log {self.path}: {exc}.") from exc
+
+    @staticmethod
+    def _verdict(result: EngineResult) -> dict[str, Any]:
+        """The columns of a record that hold its verdict (what a settled verdict replaces)."""
+        d = result.to_dict()
+        return {
+            "mutants": json.dumps(d["mutants"], ensure_ascii=False),
+            "completions": json.dumps(d["completions"], ensure_ascii=False),
+            "similarity": json.dumps(d["similarity"]),
+            "outliers": json.dumps(d["outliers"]),
+            "suspect": int(result.is_suspect),
+            "chosen": result.chosen,
+            "chosen_completion": result.completion,
+            "original_completion": result.original_completion,
+            "timings": json.dumps(d["timings_ms"]),
+        }
+
+    @staticmethod
+    def _verdict_of_acceptances(
+        db: sqlite3.Connection, result: EngineResult, where: str, request_ids: Sequence[str], link: int | None
+    ) -> int:
+        """Give the acceptances of ``request_ids`` (``where`` narrows them) ``result``'s verdict, and
+        ``link`` them to that record when given; how many there were."""
+        ids = list(dict.fromkeys(request_ids))
+        cur = db.execute(
+            "UPDATE acceptances SET suspect = ?, repaired = ?, defect_id = COALESCE(?, defect_id)"
+            f" WHERE {where} request_id IN ({', '.join('?' * len(ids))})",
+            (int(result.is_suspect), int(result.completion != result.original_completion), link, *ids),
+        )
+        return cur.rowcount
 
     def mark_accepted(
         self,
@@ -358,6 +391,33 @@ class DefectStore:
         except sqlite3.Error as exc:
             raise DefectLogError(f"cannot write the defect log {self.path}: {exc}.") from exc
         return defect_id
+
+    def settle(self, record_id: int | None, result: EngineResult, *, accepted: Sequence[str] = ()) -> bool:
+        """A later verdict on an answer already recorded or accepted (repair mode's verdict on whole
+        completions): record ``record_id`` now holds ``result``'s verdict (whether and when it was
+        accepted are kept), and so do its acceptances and those of the request ids ``accepted``.
+        One transaction. False when the record is gone (the log was cleared meanwhile).
+        """
+        verdict = self._verdict(result)
+        try:
+            with self._transaction() as db:
+                found = False
+                if record_id is not None:
+                    cur = db.execute(
+                        f"UPDATE defects SET {', '.join(f'{c} = ?' for c in verdict)} WHERE id = ?",
+                        (*verdict.values(), record_id),
+                    )
+                    found = cur.rowcount > 0
+                if found:
+                    db.execute(
+                        "UPDATE acceptances SET suspect = ?, repaired = ? WHERE defect_id = ?",
+                        (verdict["suspect"], int(result.completion != result.original_completion), record_id),
+                    )
+                if accepted:
+                    self._verdict_of_acceptances(db, result, "", accepted, link=None)
+        except sqlite3.Error as exc:
+            raise DefectLogError(f"cannot write the defect log {self.path}: {exc}.") from exc
+        return found
 
     def clear(self) -> int:
         """Delete every record and acceptance; returns how many records were deleted."""

@@ -2,10 +2,12 @@
 
 ``DefectRecorder`` opens the log lazily at the path the current settings name (once a path failed,
 it says so once and records nothing until the path changes), writes records in a worker thread
-after the answer is sent (``maybe_record``), reports acceptances (``accepted``), and answers the
-requests that read or change the log (``records``, ``export``, ``clear``) once the writes already
-under way are done. Each answer's
-``Ticket`` remembers what an acceptance report needs about it.
+after the answer is sent (``maybe_record``), replaces a record's verdict with a later one
+(``settled``), stores acceptances (``accepted``), and answers the requests that read or change the
+log (``records``, ``export``, ``clear``) once the writes already under way are done. Each answer's
+``Ticket`` remembers what an acceptance needs about it, and chains the writes of its record, so
+they happen in the order they were asked for: an acceptance waits for the record's write under way
+(a moment), never for a verdict still being computed.
 """
 
 from __future__ import annotations
@@ -32,24 +34,28 @@ from .background import Spawn
 
 @dataclasses.dataclass(slots=True)
 class Ticket:
-    """What an acceptance report needs to know about an answer; small, so thousands are kept
+    """What an acceptance needs to know about an answer; small, so thousands are kept
     (an EngineResult, with its mutants and completions, is tens of kilobytes: only the cache
     keeps those)."""
 
     suspect: bool = False
     repaired: bool = False
-    record: asyncio.Task[int | None] | None = None  # the defect-log write while it runs
+    record: asyncio.Task[int | None] | None = None  # the last write of its record while it runs
     record_id: int | None = None  # its record, once written (the finished task is let go)
+    accepted: list[str] = dataclasses.field(default_factory=list)  # request ids accepted with it
 
     def written(self, task: asyncio.Task[int | None]) -> None:
         if not task.cancelled() and task.exception() is None:
             self.record_id = task.result()
-        self.record = None
+        if self.record is task:
+            self.record = None
 
     async def record_of(self) -> int | None:
-        """The id of this answer's defect record, once its write is done (None: not recorded)."""
+        """The id of this answer's defect record, once the write under way is done (None: not
+        recorded)."""
         if self.record is not None:
-            return await self.record
+            # shielded: an acceptance request cancelled by its client must not cancel the write
+            return await asyncio.shield(self.record)
         return self.record_id
 
 
@@ -118,17 +124,68 @@ class DefectRecorder:
         ``logAll`` is on."""
         if result is None:
             return
-        ticket.suspect = result.is_suspect
-        ticket.repaired = result.completion != result.original_completion
+        self._note(result, ticket)
         if result.is_suspect:
             self.counters["suspect"] += 1
         if result.is_suspect or settings.log_all:
-            task = self._spawn(self._record(result, request_id, uri, settings, mode), write=True)
-            ticket.record = task
-            task.add_done_callback(ticket.written)
+            self._chain(ticket, lambda _: self._record(result, request_id, uri, settings, mode, ticket))
+
+    def settled(
+        self,
+        result: EngineResult,
+        ticket: Ticket,
+        mode: str,
+        request_id: str,
+        uri: str,
+        settings: Settings,
+    ) -> None:
+        """A later verdict on an answer whose early one ``maybe_record`` had: its record (if one was
+        written) now holds this one, acceptances kept; without one, it is written now when this
+        verdict is suspect (or ``logAll``), linked to the acceptances already stored."""
+        was = ticket.suspect
+        self._note(result, ticket)
+        self.counters["suspect"] += int(result.is_suspect) - int(was)  # each answer counted once
+        log_it = result.is_suspect or settings.log_all
+
+        async def write(record_id: int | None) -> int | None:
+            if record_id is None and log_it:
+                return await self._record(result, request_id, uri, settings, mode, ticket)
+            store = self.store()
+            if store is None or (record_id is None and not ticket.accepted):
+                return record_id
+            try:
+                await asyncio.to_thread(store.settle, record_id, result, accepted=list(ticket.accepted))
+            except DefectLogError as exc:
+                self._report(f"cctest: a verdict could not be recorded: {exc}", lsp.MessageType.Error)
+            return record_id
+
+        self._chain(ticket, write)
+
+    @staticmethod
+    def _note(result: EngineResult, ticket: Ticket) -> None:
+        ticket.suspect = result.is_suspect
+        ticket.repaired = result.completion != result.original_completion
+
+    def _chain(
+        self, ticket: Ticket, write: Callable[[int | None], Awaitable[int | None]]
+    ) -> asyncio.Task[int | None]:
+        """Run ``write(record id)`` once the ticket's write under way is done (a write task that
+        ``drain`` waits for); it returns the record's id."""
+        previous = ticket.record
+
+        async def chained() -> int | None:
+            if previous is not None:  # whatever it raised (it said so), or if it was cancelled
+                await asyncio.wait([previous])
+                ticket.written(previous)  # its record's id, whether or not its callback ran yet
+            return await write(ticket.record_id)
+
+        task: asyncio.Task[int | None] = self._spawn(chained(), write=True)
+        ticket.record = task
+        task.add_done_callback(ticket.written)
+        return task
 
     async def _record(
-        self, result: EngineResult, request_id: str, uri: str, settings: Settings, mode: str
+        self, result: EngineResult, request_id: str, uri: str, settings: Settings, mode: str, ticket: Ticket
     ) -> int | None:
         store = self.store()
         if store is None:
@@ -145,6 +202,7 @@ class DefectRecorder:
                 mode=mode,
                 model=backend.describe() if backend is not None else settings.backend,
                 settings=settings.to_dict(),
+                accepted=list(ticket.accepted),
             )
         except DefectLogError as exc:
             self._report(f"cctest: a defect could not be recorded: {exc}", lsp.MessageType.Error)
@@ -181,15 +239,23 @@ class DefectRecorder:
         store = self.open_store()
         if isinstance(ident, str) and (entry := self._served.get(ident)) is not None:
             uri, ticket = entry
-            record_id = await ticket.record_of()
-            record_id = await asyncio.to_thread(
-                store.mark_accepted,
-                ident,
-                uri=uri,
-                suspect=ticket.suspect,
-                repaired=ticket.repaired,
-                defect_id=record_id,
-            )
+            if ident not in ticket.accepted:
+                ticket.accepted.append(ident)  # a verdict that comes later updates this acceptance
+
+            async def mark(record_id: int | None) -> int | None:
+                # with the verdict known now; after the record's write under way, never after a
+                # verdict still being computed (that one updates the acceptance when it comes)
+                return await asyncio.to_thread(
+                    store.mark_accepted,
+                    ident,
+                    uri=uri,
+                    suspect=ticket.suspect,
+                    repaired=ticket.repaired,
+                    defect_id=record_id,
+                )
+
+            # shielded: the acceptance is stored even if its request is cancelled meanwhile
+            record_id = await asyncio.shield(self._chain(ticket, mark))
         elif isinstance(ident, int) and not isinstance(ident, bool):
             if await asyncio.to_thread(store.get, ident) is None:
                 raise JsonRpcInvalidParams(message=f"there is no defect record {ident}.")

@@ -48,6 +48,7 @@ class JobResult:
     result: EngineResult | None  # None in monitor mode until the background check is done
     mode: str
     ticket: Ticket = dataclasses.field(default_factory=Ticket)
+    settling: asyncio.Task[None] | None = None  # repair mode: the verdict settling after the answer
 
 
 @dataclasses.dataclass
@@ -112,42 +113,41 @@ class JobRunner:
         self.stats.engine_run(result)
         job = JobResult(completion=result.completion, result=result, mode="repair")
         self.cache.put(cache_key(prompt, settings), job)
+        # the early verdict is recorded at once (an acceptance never waits for the settling, and
+        # nothing is lost if the server stops before it); the settled one replaces it when it comes
+        self.recorder.maybe_record(result, job.ticket, job.mode, request_id, uri, settings)
         if settling is not None and settings.settle_verdicts and self.settling < MAX_SETTLING:
             self.settling += 1
-            # the defect log's verdict on whole completions, after the answer: a write under way
-            task = self.spawn(self._settle(job, settling, settings, uri, request_id), write=True)
-            job.ticket.record = task
-            task.add_done_callback(job.ticket.written)
+            # not a log write: reads of the log, and acceptances, do not wait for the model
+            job.settling = self.spawn(self._settle(job, settling, settings, uri, request_id))
             return job
         if settling is not None:
             settling.close()
             if settings.settle_verdicts:
                 self.stats.counters["settle_skipped"] += 1
-        self.recorder.maybe_record(result, job.ticket, job.mode, request_id, uri, settings)
         return job
 
     async def _settle(
         self, job: JobResult, settling: Settling, settings: Settings, uri: str, request_id: str
-    ) -> int | None:
+    ) -> None:
         """Repair mode decided early: the cut completions run on (giving the model up to every
-        request that comes meanwhile), the verdict on whole completions is recorded and sent. If
-        that fails, the early verdict is recorded. Returns the record's id (None: none)."""
-        early = job.result
+        request that comes meanwhile); the verdict on whole completions replaces the early one in
+        the defect log (acceptances kept) and is sent. If that fails, the early verdict stands."""
         try:
             settled = await settling.result()
         except Exception as exc:  # the model failed (out of memory): the early verdict stands
             log.info("settling the verdict for %s failed: %s", uri, exc)
             self.stats.counters["settle_failed"] += 1
-            settled = None
+            return
         finally:
             self.settling -= 1
-        if settled is not None:
-            self.stats.counters["settled"] += 1
-            job.result = settled
-            self.verdicts.notify_later(uri, request_id, job.mode, settled)
-        job.ticket.record = None  # this task, until the write (if any) takes its place
-        self.recorder.maybe_record(settled or early, job.ticket, job.mode, request_id, uri, settings)
-        return await job.ticket.record_of()
+        if settled is None:
+            return
+        self.stats.counters["settled"] += 1
+        job.result = settled
+        # the write is under way (cctest/defects waits for it) before the client hears the verdict
+        self.recorder.settled(settled, job.ticket, job.mode, request_id, uri, settings)
+        self.verdicts.notify_later(uri, request_id, job.mode, settled)
 
     def _check_in_background(
         self, job: JobResult, prompt: Prompt, settings: Settings, uri: str, request_id: str, backend: Backend

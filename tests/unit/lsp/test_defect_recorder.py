@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import sqlite3
 from collections import Counter
 from collections.abc import Coroutine
 from pathlib import Path
@@ -100,6 +102,71 @@ def test_a_clean_answer_is_written_only_with_log_all(tmp_path: Path) -> None:
     assert h.counters["suspect"] == 0 and h.counters["recorded"] == 1
     records, total = h.recorder.open_store().list(limit=10)
     assert total == 1 and records[0].request_id == "r2"
+
+
+def _acceptances(log: Path) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(log) as db:
+        return db.execute("SELECT request_id, time, suspect, repaired, defect_id FROM acceptances").fetchall()
+
+
+def test_an_acceptance_is_stored_with_the_early_verdict_and_takes_the_settled_one(tmp_path: Path) -> None:
+    """Repair mode deciding early: the acceptance is stored at once with the verdict known then;
+    the settled verdict, when it comes, replaces the record's and the acceptance's, which stays."""
+    h = _Harness(tmp_path / "defects.db")
+
+    async def scenario() -> dict[str, Any]:
+        ticket = Ticket()
+        h.recorder.maybe_record(_result(True), ticket, "repair", "req-1", "file:///a.py", h.settings)
+        h.served.put("req-1", ("file:///a.py", ticket))
+        answer = await h.recorder.accepted("req-1")  # no settled verdict yet: it does not wait for one
+        early = h.recorder.open_store().get(answer["record"])
+        assert early is not None and early.accepted and early.suspect
+        assert _acceptances(tmp_path / "defects.db")[0][2:] == (1, 1, answer["record"])
+        h.recorder.settled(_result(False), ticket, "repair", "req-1", "file:///a.py", h.settings)
+        await h.drain()
+        return answer
+
+    answer = asyncio.run(scenario())
+    store = h.recorder.open_store()
+    [record], total = store.list(limit=10)
+    assert total == 1 and record.id == answer["record"] and record.request_id == "req-1"
+    assert not record.suspect and record.outliers == [] and record.accepted  # settled, still accepted
+    [(request_id, when, suspect, repaired, defect_id)] = _acceptances(tmp_path / "defects.db")
+    assert (request_id, suspect, repaired, defect_id) == ("req-1", 0, 0, record.id)
+    assert record.accepted_time == when
+    assert h.counters["suspect"] == 0 and h.counters["recorded"] == 1 and h.counters["accepted"] == 1
+
+
+@pytest.mark.parametrize("settles_suspect", [True, False])
+def test_an_answer_accepted_before_it_was_recorded_gets_its_settled_verdict(
+    tmp_path: Path, settles_suspect: bool
+) -> None:
+    """An early verdict not worth a record, accepted (by a request that joined it): a suspect
+    settled verdict is recorded as accepted and linked to the acceptance; a clean one updates the
+    acceptance alone."""
+    h = _Harness(tmp_path / "defects.db")
+
+    async def scenario() -> None:
+        ticket = Ticket()
+        h.recorder.maybe_record(_result(False), ticket, "repair", "req-1", "file:///a.py", h.settings)
+        h.served.put("req-2", ("file:///a.py", ticket))
+        assert await h.recorder.accepted("req-2") == {"accepted": True, "record": None}
+        settled = _result(True)
+        if not settles_suspect:  # clean, but the answer differs from the whole original completion
+            settled = dataclasses.replace(settled, verdict=_result(False).verdict)
+        h.recorder.settled(settled, ticket, "repair", "req-1", "file:///a.py", h.settings)
+        await h.drain()
+
+    asyncio.run(scenario())
+    records, _ = h.recorder.open_store().list(limit=10)
+    [(request_id, when, suspect, repaired, defect_id)] = _acceptances(tmp_path / "defects.db")
+    assert (request_id, suspect, repaired) == ("req-2", int(settles_suspect), 1)
+    if settles_suspect:
+        [record] = records
+        assert record.request_id == "req-1" and record.suspect and record.accepted
+        assert defect_id == record.id and record.accepted_time == when
+    else:
+        assert records == [] and defect_id is None
 
 
 def test_acceptance_by_record_id_and_bad_identifiers(tmp_path: Path) -> None:

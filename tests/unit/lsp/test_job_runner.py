@@ -185,8 +185,9 @@ SETTLING_TEXT = (
 async def test_repair_answers_early_then_records_and_sends_the_verdict_on_whole_completions(
     tmp_path: Path, bundled: Any
 ) -> None:
-    """Deciding early, the answer is the early choice; the verdict recorded (logAll) and sent
-    afterwards is the one on whole completions, as an undecided run makes it."""
+    """Deciding early, the answer is the early choice, recorded (logAll) at once with its early
+    verdict; the verdict sent afterwards, and then in the same record, is the one on whole
+    completions, as an undecided run makes it."""
 
     h = Harness(
         tmp_path, backend=bundled, mutants=6, decide_after=4, log_all=True, schemes=Settings().schemes
@@ -196,8 +197,12 @@ async def test_repair_answers_early_then_records_and_sends_the_verdict_on_whole_
     early = job.result
     assert early is not None and early.decided_after == 4 and not early.settled
     assert any(c.cut for c in early.completions)
-    assert job.ticket.record is not None  # the settling, a write under way
+    assert job.ticket.record is not None and job.settling is not None  # the early write; the settling
+    early_id = await job.ticket.record_of()  # written without waiting for the settling
+    assert early_id is not None
+    await job.settling
     [record], total = await h.recorder.records({"limit": 10, "offset": 0, "uri": None, "since": None})
+    assert record.id == early_id  # the same record, now holding the settled verdict
     whole = await Engine(bundled, h.settings.replace(decide_after=0)).run(prompt)
     settled = job.result
     assert settled is not None and settled.settled and settled.completion == job.completion
