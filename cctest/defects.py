@@ -6,6 +6,12 @@ by others is tightened to 0600, and directories it must create get 0700), runs i
 every record is written in ONE transaction: a process killed mid-write leaves either the whole
 record or nothing (``tests/unit/test_defects.py`` SIGKILLs a writer in a loop to check).
 
+The path must name a regular file, or nothing yet: a symbolic link, a directory, a device, a pipe
+or a socket is refused, and so is a file that is not a defect log (not SQLite, or SQLite without
+cctest's ``defects`` table), before anything about it changes. Modes are changed through a
+descriptor opened without following links, and only on a confirmed log (or the empty file just
+made) that belongs to the user.
+
 Two tables:
 
 ``defects``
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import json
 import os
 import sqlite3
@@ -41,6 +48,7 @@ from .redact import redact_settings
 from .types import EngineResult
 
 SCHEMA_VERSION = 1
+_SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database
 EXPORT_FORMATS = ("jsonl", "csv")
 
 _SCHEMA = """
@@ -139,7 +147,8 @@ def _make_private_dirs(directory: Path) -> None:
     """Create ``directory`` and each missing directory above it with mode 0700; touch nothing else.
 
     (``Path.mkdir(parents=True, mode=…)`` gives the mode to the last directory only: the ones
-    above it, ``~/.cache`` on a fresh account, would get 0755.)
+    above it, ``~/.cache`` on a fresh account, would get 0755.) Only a directory this call made is
+    chmodded, through a descriptor opened without following a symbolic link.
     """
     missing = []
     d = directory
@@ -151,36 +160,139 @@ def _make_private_dirs(directory: Path) -> None:
     for d in reversed(missing):
         try:
             d.mkdir(mode=0o700)
-            os.chmod(d, 0o700)  # mkdir's mode passes through the umask, which may not be 077
         except FileExistsError:
-            pass  # made by another process meanwhile: its mode is its own
+            continue  # made by another process meanwhile: its mode is its own
         except OSError as exc:
             raise DefectLogError(
                 f"cannot create the defect log directory {d}: {exc.strerror or exc}."
             ) from exc
+        try:
+            fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError as exc:  # replaced (by a link) since it was made: leave it alone
+            raise DefectLogError(
+                f"the defect log directory {d} changed while it was made: {exc.strerror or exc}."
+            ) from exc
+        try:
+            os.fchmod(fd, 0o700)  # mkdir's mode passes through the umask, which may not be 077
+        finally:
+            os.close(fd)
 
 
-def _make_private(path: Path) -> None:
-    """Make the defect log, and SQLite's files beside it, readable by their owner only.
+def _lstat(path: Path) -> os.stat_result | None:
+    """``path``'s own status (a link's, not its target's); None when nothing is there."""
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise DefectLogError(f"cannot use the defect log path {path}: {_reason(exc)}.") from exc
+
+
+def _reason(exc: Exception) -> str:
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+
+
+def _kind_problem(st: os.stat_result) -> str | None:
+    """What is wrong with a path whose own status is ``st`` (None: a regular file)."""
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link"
+    if stat.S_ISDIR(st.st_mode):
+        return "is a directory"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file (a device, a pipe or a socket)"
+    return None
+
+
+def _check_kind(path: Path, st: os.stat_result) -> None:
+    """Refuse anything at ``path`` but a regular file: a link, a directory, a device, a pipe."""
+    problem = _kind_problem(st)
+    if problem is not None:
+        raise DefectLogError(f"the defect log path {path} {problem}; give the path of a regular file.")
+
+
+def _open_regular(path: Path) -> int:
+    """A read-only descriptor on the regular file at ``path``, which must not be a link.
+
+    O_NONBLOCK: should the path have become a named pipe since it was checked, opening it does not
+    wait; the descriptor's own status is checked again, so what is changed later is what was opened.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            st = _lstat(path)
+            if st is not None:
+                _check_kind(path, st)
+        raise DefectLogError(f"cannot read the defect log {path}: {_reason(exc)}.") from exc
+    try:
+        _check_kind(path, os.fstat(fd))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _is_empty_or_sqlite(path: Path, fd: int) -> bool:
+    """True for an empty file (a log about to be made), False for an SQLite database; otherwise
+    the file is refused, unread beyond its first bytes and unchanged."""
+    try:
+        head = os.pread(fd, len(_SQLITE_HEADER), 0)
+    except OSError as exc:
+        raise DefectLogError(f"cannot read the defect log {path}: {_reason(exc)}.") from exc
+    if not head:
+        return True
+    if head != _SQLITE_HEADER:
+        raise DefectLogError(f"{path} is not a cctest defect log (not an SQLite database).")
+    return False
+
+
+def _sidecars(path: Path) -> tuple[Path, Path]:
+    """SQLite's files beside the log: its write-ahead log and shared-memory index."""
+    return path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")
+
+
+def _check_sidecars(path: Path) -> None:
+    for p in _sidecars(path):
+        st = _lstat(p)
+        if st is not None:
+            _check_kind(p, st)
+
+
+def _tighten(p: Path, fd: int, *, dry_run: bool = False) -> None:
+    """Make the file open at ``fd`` readable by its owner only, if it is the user's own (``dry_run``:
+    only say whether that cannot be done)."""
+    st = os.fstat(fd)
+    mode = stat.S_IMODE(st.st_mode)
+    if not mode & 0o077:
+        return
+    try:
+        if st.st_uid != os.geteuid():
+            raise PermissionError(errno.EPERM, "it belongs to another user")
+        if not dry_run:
+            os.fchmod(fd, mode & 0o700)
+    except OSError as exc:
+        raise DefectLogError(
+            f"the defect log {p} can be read by other users (mode {mode:04o}) and cannot be made "
+            f"private ({exc.strerror or exc}); chmod 600 it or use another defect log."
+        ) from exc
+
+
+def _make_private(path: Path, fd: int) -> None:
+    """Make the defect log (open at ``fd``), and SQLite's files beside it, readable by their owner only.
 
     An existing log readable by others (an older cctest, a copy) is tightened to 0600 rather than
     refused: it holds the user's code. If it cannot be (it is someone else's), that is an error.
+    Each mode is changed through a descriptor opened without following a link, on a regular file.
     """
-    for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-        try:
-            mode = stat.S_IMODE(p.stat().st_mode)
-        except FileNotFoundError:
+    _tighten(path, fd)
+    for p in _sidecars(path):
+        if _lstat(p) is None:
             continue
-        except OSError as exc:
-            raise DefectLogError(f"cannot read the defect log {p}: {exc.strerror or exc}.") from exc
-        if mode & 0o077:
-            try:
-                os.chmod(p, mode & 0o700)
-            except OSError as exc:
-                raise DefectLogError(
-                    f"the defect log {p} can be read by other users (mode {mode:04o}) and cannot be made "
-                    f"private ({exc.strerror or exc}); chmod 600 it or use another defect log."
-                ) from exc
+        side = _open_regular(p)
+        try:
+            _tighten(p, side)
+        finally:
+            os.close(side)
 
 
 def _create_private_file(path: Path) -> None:
@@ -191,12 +303,21 @@ def _create_private_file(path: Path) -> None:
     elif not parent.is_dir():
         raise DefectLogError(f"cannot create the defect log: {parent} is not a directory.")
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        # O_EXCL | O_NOFOLLOW: never open, or create through, whatever appeared at the path meanwhile
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        return  # made meanwhile (another server): checked like any existing file
     except IsADirectoryError as exc:
         raise DefectLogError(f"the defect log path {path} is a directory; give a file path.") from exc
     except OSError as exc:
         raise DefectLogError(f"cannot create the defect log {path}: {exc.strerror or exc}.") from exc
     os.close(fd)
+
+
+def _is_defect_log(db: sqlite3.Connection) -> bool:
+    """The database has cctest's ``defects`` table, with every column this version reads."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(defects)")}
+    return set(_COLUMNS) <= columns
 
 
 class DefectStore:
@@ -209,33 +330,56 @@ class DefectStore:
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path).expanduser()
         self._lock = threading.Lock()
-        if self.path.is_dir():
-            raise DefectLogError(f"the defect log path {self.path} is a directory; give a file path.")
-        if create:
+        st = _lstat(self.path)
+        if st is not None:
+            _check_kind(self.path, st)
+        elif create:
             _create_private_file(self.path)
-        elif not self.path.exists():
+        else:
             raise DefectLogError(
                 f"no defect log at {self.path}; the language server creates it when it records a defect."
             )
-        _make_private(self.path)
+        _check_sidecars(self.path)
+        fd = _open_regular(self.path)
+        try:
+            self._db = self._open(fd, create)
+        finally:
+            os.close(fd)
+
+    def _open(self, fd: int, create: bool) -> sqlite3.Connection:
+        """The connection to the log open at ``fd``, once it is known to be a defect log (or an
+        empty file to make one in, when ``create``): nothing is changed before that."""
+        empty = _is_empty_or_sqlite(self.path, fd)
+        if empty and not create:
+            raise DefectLogError(f"{self.path} is not a cctest defect log (it is empty).")
+        _tighten(self.path, fd, dry_run=True)  # someone else's log, open to all: refused unread
+        db: sqlite3.Connection | None = None
         try:
             # isolation_level=None: no implicit transactions; each write is one explicit BEGIN..COMMIT
-            self._db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
+            db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
+            # SQLite opened the path by name: it must still be the file checked, not a link put there since
+            opened, now = os.fstat(fd), _lstat(self.path)
+            if now is None or (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+                raise DefectLogError(f"the defect log {self.path} was replaced while it was opened.")
+            if not empty and not _is_defect_log(db):
+                raise DefectLogError(f"{self.path} is not a cctest defect log.")
+            _make_private(self.path, fd)
+            db.execute("PRAGMA journal_mode=WAL")
             # NORMAL in WAL mode: a committed transaction survives the process being killed (the OS
             # holds the data); only a power loss can roll back the last few commits
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA foreign_keys=ON")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=ON")
             if create:
-                self._db.executescript("BEGIN;" + _SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION};COMMIT;")
-            else:
-                names = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-                if "defects" not in names:
-                    raise DefectLogError(f"{self.path} is not a cctest defect log.")
+                db.executescript("BEGIN;" + _SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION};COMMIT;")
         except sqlite3.Error as exc:
-            with contextlib.suppress(Exception):
-                self._db.close()
+            if db is not None:
+                db.close()
             raise DefectLogError(f"cannot open the defect log {self.path}: {exc}.") from exc
+        except BaseException:
+            if db is not None:
+                db.close()
+            raise
+        return db
 
     # -- plumbing -------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -529,12 +673,19 @@ class DefectStore:
         return n
 
     def export_to(self, path: str | Path, fmt: str = "jsonl") -> int:
-        """Export to a file, written next to it first and renamed, so a crash leaves no half file."""
+        """Export to a file, written next to it first and renamed, so a crash leaves no half file.
+
+        An existing ``path`` must be a regular file: a link, a directory or a device is refused.
+        """
         target = Path(path).expanduser()
         if fmt not in EXPORT_FORMATS:
             raise DefectLogError(f"unknown export format '{fmt}'; choose jsonl or csv.")
         if not target.parent.is_dir():
             raise DefectLogError(f"cannot export to {target}: {target.parent} is not a directory.")
+        st = _lstat(target)
+        problem = None if st is None else _kind_problem(st)
+        if problem is not None:  # replacing it would change what it is, or what it names
+            raise DefectLogError(f"cannot export to {target}: it {problem}; give the path of a regular file.")
         tmp = target.with_name(f".{target.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

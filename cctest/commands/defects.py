@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -55,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "list" and (args.limit < 1 or args.offset < 0):
         raise InputError("--limit must be at least 1 and --offset at least 0.")
     path = Path(args.db or Settings().defect_log_path()).expanduser()
-    if not path.exists() and args.action != "show":  # nothing logged yet: an empty log, not an error
+    # nothing logged yet: an empty log, not an error (a link, even a dangling one, is refused below)
+    if not os.path.lexists(path) and args.action != "show":
         unwritten = f" {args.output} was not written." if args.action == "export" and args.output else ""
         print(f"# {NOTHING_LOGGED.format(path=path)}{unwritten}", file=sys.stderr)
         return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_cli_hostile_input import _bounded, _one_sentence
 
 from cctest.defects import DefectStore, normalise_time, safe_settings
 from cctest.errors import DefectLogError
@@ -123,6 +125,153 @@ def test_a_log_of_someone_else_readable_by_all_is_refused(
         shutil.rmtree(shared)
     assert proc.returncode == 0, proc.stderr
     assert "can be read by other users (mode 0644)" in proc.stdout and "chmod 600" in proc.stdout
+
+
+# -- paths that are not cctest's own regular file: refused, and nothing about them changes -----------
+
+
+def _loose(path: Path, data: bytes | None = None) -> tuple[int, bytes]:
+    """Make ``path`` (with ``data``) readable by all; its mode and bytes, to compare afterwards."""
+    if data is not None:
+        path.write_bytes(data)
+    os.chmod(path, 0o644)
+    return stat.S_IMODE(path.stat().st_mode), path.read_bytes()
+
+
+def _untouched(path: Path) -> tuple[int, bytes]:
+    return stat.S_IMODE(path.stat().st_mode), path.read_bytes()
+
+
+def _refused_by_every_command(db: Path, tmp_path: Path) -> list[str]:
+    """``list``, ``show``, ``export`` (to stdout and to a file) on ``db``: exit 2 and one sentence
+    each, no export written; the sentences."""
+    out = tmp_path / "export.jsonl"
+    sentences = []
+    for args in (["list"], ["show", "1"], ["export"], ["export", "--output", str(out)]):
+        r = _bounded("defects", "--db", str(db), *args)
+        assert (r.returncode, r.stdout) == (2, ""), (args, r.stderr)
+        sentences.append(_one_sentence(r.stderr))
+    assert not out.exists()
+    return sentences
+
+
+def test_a_symbolic_link_is_refused_and_what_it_names_is_untouched(tmp_path: Path) -> None:
+    """A link to a file readable by all (here a text file, and a real defect log) is neither followed
+    nor chmodded, by the read-only commands or by the server opening it to write; a dangling one is
+    refused too, not created through."""
+    text = tmp_path / "passwd"
+    log = tmp_path / "real.sqlite3"
+    DefectStore(log).close()
+    for target, data in ((text, b"root:x:0:0:root:/root:/bin/bash\n"), (log, None)):
+        before = _loose(target, data)
+        link = tmp_path / f"link-to-{target.name}"
+        link.symlink_to(target)
+        for sentence in _refused_by_every_command(link, tmp_path):
+            assert f"{link} is a symbolic link" in sentence
+        with pytest.raises(DefectLogError, match="is a symbolic link"):
+            DefectStore(link)
+        assert _untouched(target) == before and link.is_symlink()
+    dangling = tmp_path / "dangling.sqlite3"
+    dangling.symlink_to(tmp_path / "nowhere.sqlite3")
+    assert "is a symbolic link" in _refused_by_every_command(dangling, tmp_path)[0]
+    with pytest.raises(DefectLogError, match="is a symbolic link"):
+        DefectStore(dangling)
+    assert not (tmp_path / "nowhere.sqlite3").exists()
+
+
+def test_a_link_beside_the_log_is_refused(tmp_path: Path) -> None:
+    """SQLite's -wal file beside a real log made a link to another file: refused, that file untouched."""
+    db = tmp_path / "defects.sqlite3"
+    DefectStore(db).close()
+    other = tmp_path / "other.txt"
+    before = _loose(other, b"not yours\n")
+    db.with_name(db.name + "-wal").symlink_to(other)
+    for create in (True, False):
+        with pytest.raises(DefectLogError, match="-wal is a symbolic link"):
+            DefectStore(db, create=create)
+    assert _untouched(other) == before
+
+
+def test_a_named_pipe_is_refused_without_waiting(tmp_path: Path) -> None:
+    """Opening a fifo would wait for a writer: it is refused from its status, by the CLI and by the
+    server's store (in a subprocess under a timeout, should it wait after all)."""
+    fifo = tmp_path / "defects.sqlite3"
+    os.mkfifo(fifo, 0o644)
+    for sentence in _refused_by_every_command(fifo, tmp_path):
+        assert "is not a regular file" in sentence
+    script = "import sys; from cctest.defects import DefectStore; DefectStore(sys.argv[1])"
+    r = subprocess.run(
+        [sys.executable, "-c", script, str(fifo)], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert r.returncode == 1 and "DefectLogError" in r.stderr and "is not a regular file" in r.stderr
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and stat.S_IMODE(fifo.lstat().st_mode) == 0o644
+
+
+def test_a_file_that_is_not_a_defect_log_is_refused_unchanged(tmp_path: Path) -> None:
+    """A text file, and an SQLite database of something else, readable by all: the read-only
+    commands and the server's store refuse them with their mode and bytes as they were (the store
+    does not add its tables to another program's database); nothing is left beside them."""
+    text = tmp_path / "notes.sqlite3"
+    other = tmp_path / "app.sqlite3"
+    with contextlib.closing(sqlite3.connect(other)) as con:
+        con.execute("CREATE TABLE x (y)")
+        con.commit()
+    for path, data in ((text, b"a shopping list, not a database\n"), (other, None)):
+        before = _loose(path, data)
+        for sentence in _refused_by_every_command(path, tmp_path):
+            assert f"{path} is not a cctest defect log" in sentence
+        for create in (True, False):
+            with pytest.raises(DefectLogError, match="is not a cctest defect log"):
+                DefectStore(path, create=create)
+        assert _untouched(path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.sqlite3", "notes.sqlite3"]
+
+
+def test_the_cli_still_makes_a_real_log_private(tmp_path: Path) -> None:
+    db = tmp_path / "defects.sqlite3"
+    with DefectStore(db) as store:
+        store.add(make_result())
+    os.chmod(db, 0o644)
+    r = _bounded("defects", "--db", str(db), "list")
+    assert r.returncode == 0, r.stderr
+    assert stat.S_IMODE(db.stat().st_mode) == 0o600
+
+
+def test_a_directory_made_for_the_log_is_chmodded_but_not_one_it_found(tmp_path: Path) -> None:
+    """The parent the store makes is 0700; one that exists (made by another program, or a link to
+    one) keeps its mode."""
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chmod(theirs, 0o755)
+    (tmp_path / "linked").symlink_to(theirs)
+    DefectStore(tmp_path / "linked" / "defects.sqlite3").close()
+    assert stat.S_IMODE(theirs.stat().st_mode) == 0o755
+    DefectStore(tmp_path / "linked" / "new" / "defects.sqlite3").close()
+    assert stat.S_IMODE((theirs / "new").stat().st_mode) == 0o700
+    assert stat.S_IMODE(theirs.stat().st_mode) == 0o755
+
+
+def test_a_path_with_a_nul_byte_is_one_sentence(tmp_path: Path) -> None:
+    with pytest.raises(DefectLogError, match="cannot use the defect log path"):
+        DefectStore(str(tmp_path / "a\x00b.sqlite3"))
+
+
+def test_export_refuses_a_link_or_a_pipe_as_its_output(tmp_path: Path) -> None:
+    """Exporting replaces the output file: a link (and what it names) or a fifo is refused as it is."""
+    db = tmp_path / "defects.sqlite3"
+    with DefectStore(db) as store:
+        store.add(make_result())
+    target = tmp_path / "target.txt"
+    before = _loose(target, b"keep me\n")
+    link = tmp_path / "out.jsonl"
+    link.symlink_to(target)
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    for out, problem in ((link, "is a symbolic link"), (fifo, "is not a regular file")):
+        r = _bounded("defects", "--db", str(db), "export", "--output", str(out))
+        assert r.returncode == 2 and f"cannot export to {out}: it {problem}" in _one_sentence(r.stderr)
+    assert link.is_symlink() and stat.S_ISFIFO(fifo.lstat().st_mode) and _untouched(target) == before
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
 def test_round_trip_and_private_file(db: Path) -> None:
