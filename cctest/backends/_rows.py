@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from transformers import LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
 
+from ..safe_text import model_text
 from ._stop import BoundaryStopper
 from .hf import Generation
 
@@ -115,12 +116,12 @@ class Healing(LogitsProcessor):
 
 
 def decode(tokenizer: Any, ids: list[int], eos_ids: set[int]) -> str:
-    """The text of ``ids`` up to the first EOS."""
+    """The text of ``ids`` up to the first EOS, made safe where it enters (``model_text``)."""
     for j, t in enumerate(ids):
         if t in eos_ids:
             ids = ids[:j]
             break
-    return str(tokenizer.decode(ids, skip_special_tokens=True))
+    return model_text(str(tokenizer.decode(ids, skip_special_tokens=True)))
 
 
 def healed(text: str, tail: str) -> str:

@@ -28,7 +28,8 @@ unpacked (gzip and deflate are unpacked here, chunk by chunk, so a small "zip bo
 bound instead of filling memory), and a completion longer than ``CHARS_PER_TOKEN`` characters
 per requested token is cut there. An answer that is too large, not JSON, nested too deeply to
 parse, or without a completion where the provider puts one becomes a one-line
-BackendResponseError.
+BackendResponseError. Every answer and error detail a server sends passes through
+``cctest.safe_text.model_text`` as it is parsed (a lone surrogate, which JSON allows, becomes U+FFFD).
 
 The API key is read from the environment variable ``api_key_env`` names and sent as a Bearer
 token. A URL's ``user:password@`` is sent as HTTP Basic authentication when no API key is set; when
@@ -73,6 +74,7 @@ from ..errors import (
     ConfigError,
 )
 from ..redact import redact_url
+from ..safe_text import model_text
 from ._stop import BoundaryStopper
 from .base import Backend, GenerationOptions, Message, Outcome
 from .fim import FimTemplate, named_template
@@ -754,7 +756,7 @@ class HTTPBackend(Backend):
                 + (" (nested too deeply to read)." if isinstance(exc, RecursionError) else ".")
             ) from exc
         try:
-            return parse(data)
+            return model_text(parse(data))  # the one place a server's answer enters
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
             raise BackendResponseError(
                 f"{self._shown_url} answered JSON without a completion (expected {expects})."
@@ -809,7 +811,7 @@ def _error_detail(payload: bytes) -> str:
         msg = msg.get("message")
     if not isinstance(msg, str):
         return ""
-    msg = " ".join(msg.split()).rstrip(".")
+    msg = " ".join(model_text(msg).split()).rstrip(".")
     return msg[:160]
 
 
