@@ -2,18 +2,23 @@
 
 Each command module exports ``add_arguments(parser)`` and ``run(args) -> int`` and imports heavy
 libraries (torch, transformers) only inside ``run``, so ``cctest --help`` stays fast.
-Errors a user can cause (``CCTestError``) print one sentence on stderr and exit with 2.
+Errors a user can cause (``CCTestError``) print one sentence on stderr and exit with 2. Log lines
+(warnings and errors) go to stderr through ``RedactingFormatter``: no URL credentials, no raw
+control characters; so do the error sentences.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from . import __version__
 from .errors import CCTestError
+from .redact import RedactingFormatter
+from .safe_text import terminal_text
 
 COMMANDS = {
     "mutate": ("cctest.commands.mutate", "print the structure-consistent mutants of a prompt"),
@@ -57,13 +62,39 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _StderrLog(logging.StreamHandler):  # type: ignore[type-arg]
+    """Warnings and errors on stderr as it is when each line is written (the message alone, as
+    Python's own last-resort handler writes them), through ``RedactingFormatter``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setLevel(logging.WARNING)
+        self.setFormatter(RedactingFormatter("%(message)s"))
+
+    @property  # type: ignore[override]
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:
+        pass
+
+
+def log_to_stderr() -> None:
+    """The command line's log lines: Python's handler of last resort (used while no handler is
+    configured, as in every ``cctest`` command) becomes ``_StderrLog``."""
+    if not isinstance(logging.lastResort, _StderrLog):
+        logging.lastResort = _StderrLog()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    log_to_stderr()
     try:
         return int(args._run(args) or 0)
     except CCTestError as exc:
-        print(f"cctest: {exc}", file=sys.stderr)
+        print(f"cctest: {terminal_text(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("cctest: interrupted.", file=sys.stderr)

@@ -7,7 +7,8 @@ the defect log's settings and exports, the language server's settings log, a ben
 ``config.json``) passes it through :func:`redact_url` first; settings go through
 :func:`redact_settings`; free text (a log file, where pygls writes every message it receives at
 debug level) through :func:`redact_text`, which :class:`RedactingFormatter` applies to every log
-line. The request itself still goes to the URL as given.
+line (with ``cctest.safe_text.terminal_text``: no raw control characters either). The request
+itself still goes to the URL as given.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from .safe_text import terminal_text
 
 REDACTED = "REDACTED"
 
@@ -70,10 +73,11 @@ def redact_text(text: str) -> str:
 
 
 class RedactingFormatter(logging.Formatter):
-    """A log formatter whose lines (tracebacks included) carry no URL credentials."""
+    """A log formatter whose lines (tracebacks included) carry no URL credentials and no raw
+    control characters (a task id or a model's text quoted in a message: ``terminal_text``)."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return redact_text(super().format(record))
+        return terminal_text(redact_text(super().format(record)))
 
 
 def redact_settings(settings: Mapping[str, Any]) -> dict[str, Any]:

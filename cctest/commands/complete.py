@@ -1,4 +1,8 @@
-"""``cctest complete FILE:LINE:COL``: run the engine at a cursor and print the repaired completion."""
+"""``cctest complete FILE:LINE:COL``: run the engine at a cursor and print the repaired completion.
+
+The completion is written exactly to a pipe or a file; on a terminal its control characters (a
+model's screen clear or window-title change) are shown as ``\\xNN`` escapes (``for_stream``).
+``--json`` output is exact everywhere (JSON escapes control characters itself)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import sys
 
 from ..config import Settings
 from ..document import parse_location, prompt_at
+from ..safe_text import for_stream
 from ._common import add_backend_arguments, add_scheme_argument, read_python, settings_from_args
 
 
@@ -83,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if result.verdict.original_no_result:
         verdict = "original prompt gave no completion · repaired from a mutant"
-    sys.stdout.write(result.completion)
+    sys.stdout.write(for_stream(result.completion, sys.stdout))
     if not result.completion.endswith("\n"):
         sys.stdout.write("\n")
     print(
