@@ -255,7 +255,7 @@ class CCTestServer(LanguageServer):
         return {
             **self.numbers.snapshot(),
             "backend": self.backends.describe(),
-            "settings": wire.to_wire(self.settings),
+            "settings": redact_settings(wire.to_wire(self.settings)),
             "defectLog": str(self.settings.defect_log_path()),
             "log": self.recorder.log_stats(),
         }

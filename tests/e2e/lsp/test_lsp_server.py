@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsp_helpers import (
@@ -402,6 +405,74 @@ async def test_changing_the_defect_log_path(tmp_path: Path) -> None:
     for db, line in ((first, "2:5"), (second, "6:11")):
         listed = _cli("--db", str(db), "list")
         assert listed.returncode == 0 and f"{URI}:{line}" in listed.stdout
+
+
+async def test_an_unacceptable_defect_log_path_is_reported_and_the_server_keeps_serving(
+    tmp_path: Path,
+) -> None:
+    """``defectLog`` naming a link to a file readable by all, then a named pipe, then a text file
+    (as initializationOptions and as a workspace's configuration change): each is reported in one
+    log message, none is changed or waited on, the server keeps answering without a log, and a
+    good path works again without a restart."""
+    passwd = tmp_path / "passwd"
+    passwd.write_bytes(b"root:x:0:0:root:/root:/bin/bash\n")
+    os.chmod(passwd, 0o644)
+    link = tmp_path / "link.sqlite3"
+    link.symlink_to(passwd)
+    fifo = tmp_path / "pipe.sqlite3"
+    os.mkfifo(fifo, 0o644)
+    text = tmp_path / "notes.sqlite3"
+    text.write_bytes(b"not a database\n")
+    os.chmod(text, 0o644)
+    good = tmp_path / "good.sqlite3"
+
+    def errors(client: Any) -> list[str]:
+        return [m.message for m in client.log_messages if m.type == lsp.MessageType.Error]
+
+    async with session(rules_options(tmp_path, logAll=True, defectLog=str(link)), tmp_path) as client:
+        for n, (path, problem) in enumerate(
+            (
+                (link, "is a symbolic link"),
+                (fifo, "is not a regular file"),
+                (text, "is not a cctest defect log"),
+            )
+        ):
+            if n:
+                client.workspace_did_change_configuration(
+                    lsp.DidChangeConfigurationParams(settings={"cctest": {"defectLog": str(path)}})
+                )
+            [item] = (await inline(client, 1, 4)).items  # still serving
+            assert item.insert_text == "return a + b"
+            stats = as_dict(await custom(client, "cctest/stats"))
+            assert stats["log"] is None and stats["defectLog"] == str(path)
+            with pytest.raises(JsonRpcException, match="the defect log is unavailable"):
+                await custom(client, "cctest/defects")
+            await asyncio.sleep(0.2)
+            assert len(errors(client)) == n + 1 and f"{path} {problem}" in errors(client)[n]
+        client.workspace_did_change_configuration(
+            lsp.DidChangeConfigurationParams(settings={"cctest": {"defectLog": str(good)}})
+        )
+        await inline(client, 5, 10)
+        assert as_dict(await custom(client, "cctest/defects"))["total"] == 1
+        # exporting through a link would replace it: refused, what it names untouched
+        with pytest.raises(JsonRpcException, match="is a symbolic link"):
+            await command(client, "cctest.exportDefects", str(link), "jsonl")
+    assert (stat.S_IMODE(passwd.stat().st_mode), passwd.read_bytes()) == (
+        0o644,
+        b"root:x:0:0:root:/root:/bin/bash\n",
+    )
+    assert (stat.S_IMODE(text.stat().st_mode), text.read_bytes()) == (0o644, b"not a database\n")
+    assert link.is_symlink() and stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert stat.S_IMODE(fifo.lstat().st_mode) == 0o644
+
+
+async def test_stats_show_the_model_url_without_its_credentials(tmp_path: Path) -> None:
+    url = "http://me:s3cret@127.0.0.1:9/v1?api_key=sk-live-1&api-version=2"
+    opts = {"backend": "http", "model": url, "mode": "off", "defectLog": str(tmp_path / "d.sqlite3")}
+    async with session(opts, tmp_path) as client:
+        stats = as_dict(await custom(client, "cctest/stats"))
+    assert stats["settings"]["model"] == "http://127.0.0.1:9/v1?api_key=REDACTED&api-version=2"
+    assert "s3cret" not in json.dumps(stats) and "sk-live-1" not in json.dumps(stats)
 
 
 async def test_backend_is_rebuilt_only_for_backend_settings(tmp_path: Path) -> None:
