@@ -17,10 +17,13 @@ or cctest's own templates in ``turbulence_templates/``)::
                                           Q<n>/manually_chosen_params.txt (hand-picked rows)
     Benchmark/Q<n>/gen_function_params.py input_generator(l, seed) -> one input for parameter row l
 
-The benchmark's own code (``genparams.py``) runs in the bench's sandbox, once for all templates
-(with the packages of cctest's environment, NumPy among them, as every sandboxed program). A
-template whose generator fails, or any of whose instances has a reference failing its own checks,
-is skipped as a whole with one sentence (``errors`` here; ``skip_broken=template_of`` in the run).
+The loader reads only files inside the benchmark folder (a key of ``All_questions.json`` is a
+plain name, no symbolic link may lead out), each within its size bound (``MAX_*_BYTES``). The
+benchmark's own code (``genparams.py``) runs in the bench's sandbox, each template's in a process
+of its own under ``GENPARAMS_LIMITS`` (with the packages of cctest's environment, NumPy among
+them, as every sandboxed program). A template whose generator fails, whose filled texts are over
+their bounds, or any of whose instances has a reference failing its own checks, is skipped as a
+whole with one sentence (``errors`` here; ``skip_broken=template_of`` in the run).
 Each instance becomes one ``cctest.tasks.Task`` (``meta``: ``template``, ``instance``,
 ``params``), so running, judging (Turbulence's categories, Table II) and resuming are the shared
 task run's; the metrics are in ``cctest.suites.turbulence_metrics``.
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,13 +41,23 @@ from pathlib import Path
 from typing import Any
 
 from ..bench.kinds import Table, model_label
+from ..bench.sandbox import Limits
 from ..errors import ConfigError
 from ..tasks.model import Task
 from ..tasks.run import TasksKind, _pct
+from ..userfile import _size, read_user_text
 
 BUILTIN = Path(__file__).with_name("turbulence_templates")
 FILES = ("solution.py.template", "tests.py.template", "genparams.py", "gen_function_params.py")
 DEFAULT_PARAM_SEED = 1  # the benchmark's: the same parameter rows for every model
+# Bounds on what the loader reads from a benchmark folder (the public benchmark's largest: a
+# 20 KB All_questions.json, a 1 KB question, a 3 KB tests.py.template), so that a hostile folder
+# costs neither memory nor a huge results.jsonl.
+MAX_INDEX_BYTES = 4 << 20  # All_questions.json
+MAX_QUESTION_BYTES = 64 << 10  # one question's text, also once filled with a parameter row
+MAX_TEMPLATE_BYTES = 256 << 10  # a solution, tests, generator or hand-picked-rows file, also filled
+MAX_ROWS_BYTES = 1 << 20  # one template's parameter rows, as JSON
+_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a question key names its folder Q<key>: no path in it
 _PARAM = re.compile(r"\$(\d+)")
 _CALLED = re.compile(r"function called\s+['‘`\"]([A-Za-z_]\w*)['’`\"]")
 _IMPORT = re.compile(r"^\s*from\s+\S*generated_answer\s+import\s+.*$", re.MULTILINE)
@@ -83,8 +97,9 @@ class Template:
         return m.group(1)
 
 
-def fill(text: str, values: Sequence[Any]) -> str:
-    """Replace ``$i`` by ``values[i]`` (``$10`` is parameter 10, not ``$1`` and ``0``).
+def fill(text: str, values: Sequence[Any], limit: int | None = None) -> str:
+    """Replace ``$i`` by ``values[i]`` (``$10`` is parameter 10, not ``$1`` and ``0``); with
+    ``limit``, ``ValueError`` as soon as the filled text would be longer than that many characters.
 
     >>> fill("from index $0 to index $1, $10 times", list(range(11)))
     'from index 0 to index 1, 10 times'
@@ -92,13 +107,23 @@ def fill(text: str, values: Sequence[Any]) -> str:
     Traceback (most recent call last):
     ...
     cctest.errors.ConfigError: the template uses $2 but only 2 parameter values were given.
+    >>> fill("$0 $0 $0", ["abc"], limit=10)
+    Traceback (most recent call last):
+    ...
+    ValueError: longer than 10 characters
     """
+    texts = [str(v) for v in values]
+    length = len(text)
 
     def one(m: re.Match[str]) -> str:
+        nonlocal length
         i = int(m.group(1))
-        if i >= len(values):
-            raise ConfigError(f"the template uses ${i} but only {len(values)} parameter values were given.")
-        return str(values[i])
+        if i >= len(texts):
+            raise ConfigError(f"the template uses ${i} but only {len(texts)} parameter values were given.")
+        length += len(texts[i]) - len(m.group(0))
+        if limit is not None and length > limit:
+            raise ValueError(f"longer than {limit} characters")
+        return texts[i]
 
     return _PARAM.sub(one, text)
 
@@ -112,23 +137,50 @@ def benchmark_root(path: str | Path) -> Path:
     raise ConfigError(f"{p} is not a Turbulence benchmark (no Benchmark/All_questions.json in it).")
 
 
-def _read(path: Path) -> str:
+def _inside(root: Path, path: Path) -> Path:
+    """``path`` resolved (symbolic links followed), refused unless it lies inside ``root``."""
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path} ({exc.strerror or exc.__class__.__name__}).") from None
+        real = path.resolve()
+    except (OSError, RuntimeError):  # a loop of symbolic links
+        raise ConfigError(f"{path} cannot be resolved (a loop of symbolic links?).") from None
+    if not real.is_relative_to(root.resolve()):
+        raise ConfigError(
+            f"{path} leads outside the benchmark folder {root} (to {real}); "
+            "cctest reads a benchmark's files from inside its folder only."
+        )
+    return real
+
+
+def _read(root: Path, path: Path, limit: int, what: str) -> str:
+    """A file of the benchmark folder ``root``: inside it, a regular file of at most ``limit`` bytes."""
+    return read_user_text(_inside(root, path), limit=limit, what=what, error=ConfigError)
 
 
 def load_benchmark(path: str | Path, only: Sequence[str] | None = None) -> list[Template]:
-    """The templates of a benchmark folder, in question order (``only``: ids like ``"7"`` or ``"Q7"``)."""
+    """The templates of a benchmark folder, in question order (``only``: ids like ``"7"`` or ``"Q7"``).
+
+    Every file is read from inside the folder (no key of ``All_questions.json`` holds a path, no
+    symbolic link leads out) and within its size bound (``MAX_*_BYTES``); ``ConfigError`` otherwise.
+    """
     root = benchmark_root(path)
     index = root / "All_questions.json"
     try:
-        questions = json.loads(_read(index))
+        questions = json.loads(_read(root, index, MAX_INDEX_BYTES, "question index (All_questions.json)"))
     except ValueError:
         raise ConfigError(f"{index} is not valid JSON.") from None
     if not isinstance(questions, dict) or not all(isinstance(v, str) for v in questions.values()):
         raise ConfigError(f"{index} must map question numbers to question texts.")
+    for k, text in questions.items():
+        if not _KEY.fullmatch(k):
+            raise ConfigError(
+                f"{index} has the question key {k[:80]!r}, which is not a plain name: a key names its "
+                "folder Q<key> and may hold only letters, digits, '_' and '-' (at most 64)."
+            )
+        if len(text.encode("utf-8", "surrogatepass")) > MAX_QUESTION_BYTES:
+            raise ConfigError(
+                f"question {k} of {index} is larger than {_size(MAX_QUESTION_BYTES)}, "
+                "the limit for a question."
+            )
     keys = sorted(questions, key=lambda k: (not k.isdigit(), int(k) if k.isdigit() else 0, k))
     if only is not None:
         wanted = [w.removeprefix("Q") for w in only]
@@ -139,19 +191,30 @@ def load_benchmark(path: str | Path, only: Sequence[str] | None = None) -> list[
     templates = []
     for k in keys:
         folder = root / f"Q{k}"
-        missing = [f for f in FILES if not (folder / f).is_file()]
+        missing = [f for f in FILES if not os.path.lexists(folder / f)]
         if missing:
             raise ConfigError(f"question {k} of {root} has no {folder / missing[0]}.")
+        code = {f: _read(root, folder / f, MAX_TEMPLATE_BYTES, f"template file ({f})") for f in FILES}
         qfile, manual = folder / "question.txt.template", folder / "manually_chosen_params.txt"
         templates.append(
             Template(
                 qid=k,
-                question=(_read(qfile) if qfile.is_file() else questions[k]).strip(),
-                solution=_read(folder / "solution.py.template"),
-                tests=_read(folder / "tests.py.template"),
-                genparams=_read(folder / "genparams.py"),
-                generator=_read(folder / "gen_function_params.py"),
-                manual=_read(manual) if manual.is_file() else "",
+                question=(
+                    _read(root, qfile, MAX_QUESTION_BYTES, "question (question.txt.template)")
+                    if os.path.lexists(qfile)
+                    else questions[k]
+                ).strip(),
+                solution=code["solution.py.template"],
+                tests=code["tests.py.template"],
+                genparams=code["genparams.py"],
+                generator=code["gen_function_params.py"],
+                manual=(
+                    _read(
+                        root, manual, MAX_TEMPLATE_BYTES, "hand-picked rows file (manually_chosen_params.txt)"
+                    )
+                    if os.path.lexists(manual)
+                    else ""
+                ),
             )
         )
     return templates
@@ -159,24 +222,43 @@ def load_benchmark(path: str | Path, only: Sequence[str] | None = None) -> list[
 
 # -- parameter rows: the templates' own genparams.py, in the sandbox -----------------------------
 
+# One template's generator, alone in its own sandboxed program: one that hangs, exits or crashes
+# costs only its own template. Its last output line is "@ROWS [q, rows]" or "@FAIL [q, why]".
 _ROWS_PROGRAM = """
 import json, os
-JOBS = json.loads(%r)
+Q, GENPARAMS, MANUAL = json.loads(%r)
 SEED = json.loads(%r)
-for q, (genparams, manual) in JOBS.items():
-    os.makedirs("Q" + q, exist_ok=True)
-    with open(os.path.join("Q" + q, "manually_chosen_params.txt"), "w") as f:
-        f.write(manual)
-    try:
-        ns = {"__name__": "genparams"}
-        exec(compile(genparams, "Q%%s/genparams.py" %% q, "exec"), ns)
-        rows = ns["gen_params"](int(q) if q.isdigit() else q, SEED)
-        rows = [list(r) if isinstance(r, (list, tuple)) else [r] for r in rows]
-        line = "@ROWS " + json.dumps([q, rows])
-    except Exception as exc:  # this template's generator only: the others still run
-        line = "@FAIL " + json.dumps([q, ("%%s: %%s" %% (type(exc).__name__, exc))[:300]])
-    print(line, flush=True)
+LIMIT = %d
+os.makedirs("Q" + Q, exist_ok=True)
+with open(os.path.join("Q" + Q, "manually_chosen_params.txt"), "w") as f:
+    f.write(MANUAL)
+try:
+    ns = {"__name__": "genparams"}
+    exec(compile(GENPARAMS, "Q%%s/genparams.py" %% Q, "exec"), ns)
+    rows = ns["gen_params"](int(Q) if Q.isdigit() else Q, SEED)
+    rows = [list(r) if isinstance(r, (list, tuple)) else [r] for r in rows]
+    line = "@ROWS " + json.dumps([Q, rows])
+    if len(line) > LIMIT:
+        line = "@FAIL " + json.dumps([Q, "its parameter rows take more than %%d bytes as JSON" %% LIMIT])
+except BaseException as exc:  # SystemExit too: the generator's own failure, said as such
+    line = "@FAIL " + json.dumps([Q, ("%%s: %%s" %% (type(exc).__name__, exc))[:300]])
+print("\\n" + line, flush=True)
 """
+
+# what one template's generator may use: each runs on its own under these limits
+GENPARAMS_LIMITS = Limits(wall_seconds=60, cpu_seconds=30)
+
+
+def _last_report(output: str) -> tuple[str, Any] | None:
+    """The program's last "@ROWS"/"@FAIL" line, as (kind, value), or None."""
+    for line in reversed(output.splitlines()):
+        if line.startswith(("@ROWS ", "@FAIL ")):
+            try:
+                _, value = json.loads(line[6:])
+            except ValueError:
+                return None
+            return line[1:5], value
+    return None
 
 
 def parameter_rows(
@@ -185,37 +267,36 @@ def parameter_rows(
     *,
     errors: dict[str, str] | None = None,
 ) -> dict[str, list[list[Any]]]:
-    """Each template's parameter rows from its ``genparams.py`` (``gen_params(q_no, seed)``), run
-    in one sandboxed process; ``ConfigError`` naming the template when one fails, or, given an
-    ``errors`` dict, that sentence under the template's id there and the template left out."""
-    from ..bench.sandbox import Limits, run_program
+    """Each template's parameter rows from its ``genparams.py`` (``gen_params(q_no, seed)``), each
+    run in a sandboxed process of its own under ``GENPARAMS_LIMITS``; ``ConfigError`` naming the
+    template when one fails, or, given an ``errors`` dict, that sentence under the template's id
+    there and the template left out (the others are judged on their own generators)."""
+    from ..bench.sandbox import run_many
 
-    jobs = {t.qid: (t.genparams, t.manual) for t in templates}
-    source = _ROWS_PROGRAM % (json.dumps(jobs), json.dumps(seed))
-    run = run_program(source, Limits(wall_seconds=120, cpu_seconds=60), output_bytes=16 << 20)
+    sources = [
+        _ROWS_PROGRAM % (json.dumps([t.qid, t.genparams, t.manual]), json.dumps(seed), MAX_ROWS_BYTES)
+        for t in templates
+    ]
+    runs = run_many(sources, GENPARAMS_LIMITS, workers=2, output_bytes=MAX_ROWS_BYTES + 4096)
     rows: dict[str, list[list[Any]]] = {}
-    failed: dict[str, str] = {}
-    for line in run.output.splitlines():
-        if line.startswith("@ROWS "):
-            q, r = json.loads(line[6:])
-            rows[q] = r
-        elif line.startswith("@FAIL "):
-            q, why = json.loads(line[6:])
-            failed[q] = why
-    for t in templates:
+    for t, run in zip(templates, runs, strict=True):
         problem = None
-        if t.qid not in rows:
-            why = failed.get(t.qid) or run.detail or run.outcome
+        said = _last_report(run.output)
+        if said is None or said[0] != "ROWS":
+            why = (
+                said[1] if said is not None else f"it ended without giving rows ({run.detail or run.outcome})"
+            )
             problem = f"the parameter generator of question {t.qid} (genparams.py) failed: {why}."
-        elif not rows[t.qid] or any(len(r) < t.n_params for r in rows[t.qid]):
+        elif not said[1] or any(len(r) < t.n_params for r in said[1]):
             problem = (
                 f"the parameter generator of question {t.qid} gave rows with fewer than {t.n_params} values."
             )
-        if problem is not None:
-            if errors is None:
-                raise ConfigError(problem)
+        if problem is None:
+            rows[t.qid] = said[1]  # type: ignore[index]
+        elif errors is None:
+            raise ConfigError(problem)
+        else:
             errors[t.template_id] = problem
-            rows.pop(t.qid, None)
     return rows
 
 
@@ -269,14 +350,26 @@ def instance_task(template: Template, index: int, params: Sequence[Any], model: 
     """Question instance ``index`` of ``template`` with parameter row ``params``, as a task."""
     name = template.name
     values = list(params)
-    reference = fill(template.solution, values)
+
+    def filled(text: str, values: list[Any], limit: int, what: str) -> str:
+        try:
+            return fill(text, values, limit)
+        except ValueError:
+            raise ConfigError(
+                f"question {template.qid}'s {what} filled with parameter row {index} is longer than "
+                f"{_size(limit)} (in characters), its limit."
+            ) from None
+
+    reference = filled(template.solution, values, MAX_TEMPLATE_BYTES, "solution")
     args = _signature(reference, name)
     extra = [index + 1, name, model, 1]  # the benchmark's folder number, function, model, round
-    tests = fixed_tests(fill(template.tests, values[: template.n_params] + extra))
+    tests = fixed_tests(
+        filled(template.tests, values[: template.n_params] + extra, MAX_TEMPLATE_BYTES, "tests")
+    )
     spread = "False" if args is not None and len(args) == 1 else "True"
     return Task(
         task_id=f"{template.template_id}/{index}",
-        description=fill(template.question, values),
+        description=filled(template.question, values, MAX_QUESTION_BYTES, "question"),
         name=name,
         args=args,
         reference=reference,
@@ -303,12 +396,15 @@ def build_tasks(
     if instances < 1:
         raise ConfigError("--instances must be at least 1.")
     rows = parameter_rows(templates, seed, errors=errors)
-    return [
-        instance_task(t, i, row)
-        for t in templates
-        if t.qid in rows
-        for i, row in enumerate(rows[t.qid][:instances])
-    ]
+    tasks: list[Task] = []
+    for t in templates:
+        try:  # a template whose filled texts are over their bounds is left out as a whole
+            tasks += [instance_task(t, i, row) for i, row in enumerate(rows.get(t.qid, [])[:instances])]
+        except ConfigError as exc:
+            if errors is None:
+                raise
+            errors[t.template_id] = str(exc)
+    return tasks
 
 
 def template_texts(records: Sequence[Mapping[str, Any]]) -> dict[str, str]:

@@ -8,6 +8,9 @@ import json
 import os
 import random
 import re
+import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -393,3 +396,221 @@ def test_a_run_on_the_numpy_clone_skips_the_broken_template_and_judges_the_rest(
     assert "fails its own checks" in summary["skipped"]["Q11"]["reason"]
     html = (run / "report.html").read_text()
     assert "Skipped, and why" in html and "Q11" in html
+
+
+# -- hostile benchmark folders: sizes, paths, generators -----------------------------------------------
+
+
+def _bounded(*args: str) -> subprocess.CompletedProcess[str]:
+    """``cctest ARGS`` with at most 120 s and 2 GiB of address space (a runaway read hits either)."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    cctest = Path(sys.executable).parent / "cctest"
+    return subprocess.run(
+        [str(cctest), *args], capture_output=True, text=True, timeout=120, preexec_fn=limit, cwd=ROOT
+    )
+
+
+def _one_sentence(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cctest: ") and lines[0].endswith("."), stderr
+    return lines[0]
+
+
+def test_the_public_benchmarks_files_are_far_within_the_bounds():
+    data = _public_data()
+    index = (data / "All_questions.json").read_bytes()
+    assert 16 * len(index) < turbulence.MAX_INDEX_BYTES
+    assert all(16 * len(t.encode()) < turbulence.MAX_QUESTION_BYTES for t in json.loads(index).values())
+    sizes = {p.name: p.stat().st_size for p in (data / "Benchmark").rglob("*") if p.is_file()}
+    assert sizes and 16 * max(sizes.values()) < turbulence.MAX_QUESTION_BYTES < turbulence.MAX_TEMPLATE_BYTES
+    assert all(_KEY_OK.fullmatch(k) for k in json.loads(index))
+
+
+_KEY_OK = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def test_a_200_mb_question_is_one_sentence_before_any_model_work(tmp_path):
+    """A sparse 200 MB question.txt.template: refused by its size, not read (without the bound,
+    a run of three instances takes gigabytes and writes a results.jsonl of hundreds of MB)."""
+    clone = write_fixture(tmp_path / "clone")
+    os.truncate(clone / "Benchmark" / "Q1" / "question.txt.template", 200 << 20)
+    run = tmp_path / "run"
+    r = _bounded(
+        "bench", "turbulence", "--benchmark", str(clone), "--instances", "3", "--rounds", "1",
+        "--inputs", "5", "--backend", "rules", "--no-progress", "--out", str(run),
+    )  # fmt: skip
+    assert r.returncode == 2
+    said = _one_sentence(r.stderr)
+    assert "question.txt.template is larger than 64 KiB, the limit for a question" in said
+    assert not (run / "results.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "limit", "what"),
+    [
+        ("All_questions.json", turbulence.MAX_INDEX_BYTES, "question index"),
+        ("Q2/solution.py.template", turbulence.MAX_TEMPLATE_BYTES, "template file (solution.py.template)"),
+        ("Q2/tests.py.template", turbulence.MAX_TEMPLATE_BYTES, "template file (tests.py.template)"),
+        ("Q2/genparams.py", turbulence.MAX_TEMPLATE_BYTES, "template file (genparams.py)"),
+        (
+            "Q2/gen_function_params.py",
+            turbulence.MAX_TEMPLATE_BYTES,
+            "template file (gen_function_params.py)",
+        ),
+        ("Q1/manually_chosen_params.txt", turbulence.MAX_TEMPLATE_BYTES, "hand-picked rows file"),
+        ("Q1/question.txt.template", turbulence.MAX_QUESTION_BYTES, "question"),
+    ],
+)
+def test_every_file_the_loader_reads_is_bounded(tmp_path, name, limit, what):
+    clone = write_fixture(tmp_path)
+    path = clone / "Benchmark" / name
+    with path.open("a") as f:  # still valid text: only its size is wrong
+        f.write("\n#" + "x" * limit)
+    with pytest.raises(ConfigError, match=re.escape(f"the limit for a {what}")):
+        load_benchmark(clone)
+
+
+def test_a_question_text_in_the_index_is_bounded_too(tmp_path):
+    clone = write_fixture(tmp_path)
+    index = clone / "Benchmark" / "All_questions.json"
+    questions = json.loads(index.read_text())
+    index.write_text(json.dumps({**questions, "2": questions["2"] + " " * turbulence.MAX_QUESTION_BYTES}))
+    with pytest.raises(
+        ConfigError, match=r"question 2 of .* is larger than 64 KiB, the limit for a question\."
+    ):
+        load_benchmark(clone)
+
+
+def test_a_special_file_in_the_benchmark_is_refused_without_waiting(tmp_path):
+    clone = write_fixture(tmp_path)
+    os.mkfifo(clone / "Benchmark" / "Q1" / "manually_chosen_params.txt.fifo")
+    manual = clone / "Benchmark" / "Q1" / "manually_chosen_params.txt"
+    manual.unlink()
+    manual.symlink_to("manually_chosen_params.txt.fifo")  # inside the folder: allowed, but a pipe
+    with pytest.raises(ConfigError, match="is not a regular file"):
+        load_benchmark(clone)
+    question = clone / "Benchmark" / "Q1" / "question.txt.template"
+    question.unlink()
+    os.mkfifo(question)  # an optional file that is a pipe is refused, not taken as absent
+    with pytest.raises(ConfigError, match="is not a regular file"):
+        load_benchmark(clone, only=["1"])
+
+
+def test_parameter_values_cannot_blow_a_question_or_its_rows_up(tmp_path):
+    """A generator's rows are bounded (1 MiB as JSON), and so is each instance's filled question:
+    a template over either bound is skipped with one sentence; the other template still runs."""
+    clone = write_fixture(tmp_path)
+    genparams = clone / "Benchmark" / "Q2" / "genparams.py"
+    genparams.write_text("def gen_params(q_no, seed):\n    return [('7' * 70000,)]\n")
+    errors: dict[str, str] = {}
+    tasks = turbulence.build_tasks(load_benchmark(clone), 3, seed=1, errors=errors)
+    assert {t.meta["template"] for t in tasks} == {"Q1"} and len(tasks) == 3
+    assert errors == {
+        "Q2": "question 2's question filled with parameter row 0 is longer than 64 KiB (in characters), "
+        "its limit."
+    }
+    genparams.write_text("def gen_params(q_no, seed):\n    return [(7,)] * 400000\n")
+    errors.clear()
+    assert list(parameter_rows(load_benchmark(clone), seed=1, errors=errors)) == ["1"]
+    assert "its parameter rows take more than 1048576 bytes as JSON" in errors["Q2"]
+
+
+@pytest.mark.parametrize("key", ["/../../secret", "../secret", "/abs", "a/b", "a\\b", "", "1\x00", "." * 3])
+def test_a_question_key_that_is_a_path_is_refused(tmp_path, key):
+    """A key names the folder Q<key>: with a path in it, the loader read templates from outside
+    the benchmark folder (``/../../secret`` made it read ``<benchmark>/../secret``)."""
+    clone = write_fixture(tmp_path / "clone")
+    b = clone / "Benchmark"
+    (b / "Q").mkdir()
+    secret = clone / "secret"
+    secret.mkdir()
+    for name in turbulence.FILES:
+        (secret / name).write_text((b / "Q2" / name).read_text())
+    index = b / "All_questions.json"
+    index.write_text(json.dumps({**json.loads(index.read_text()), key: "Write a function called 'times_k'."}))
+    with pytest.raises(
+        ConfigError, match=re.escape(f"has the question key {key!r}, which is not a plain name")
+    ):
+        load_benchmark(clone)
+
+
+def test_no_symbolic_link_leads_out_of_the_benchmark_folder(tmp_path):
+    clone = write_fixture(tmp_path / "clone")
+    b = clone / "Benchmark"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name in turbulence.FILES:
+        (outside / name).write_text((b / "Q2" / name).read_text())
+    inside = (b / "Q2" / "genparams.py").read_text()
+    # a file of the folder that links to a file elsewhere
+    (b / "Q2" / "genparams.py").unlink()
+    (b / "Q2" / "genparams.py").symlink_to(outside / "genparams.py")
+    with pytest.raises(ConfigError, match=r"genparams\.py leads outside the benchmark folder"):
+        load_benchmark(clone)
+    # a question folder that links to a folder elsewhere
+    (b / "Q2" / "genparams.py").unlink()
+    (b / "Q2" / "genparams.py").write_text(inside)
+    os.rename(b / "Q2", tmp_path / "Q2-away")
+    (b / "Q2").symlink_to(outside)
+    with pytest.raises(ConfigError, match=r"Q2/solution\.py\.template leads outside the benchmark folder"):
+        load_benchmark(clone)
+    # the index itself, linked to one elsewhere
+    (b / "Q2").unlink()
+    os.rename(tmp_path / "Q2-away", b / "Q2")
+    (outside / "All_questions.json").write_text((b / "All_questions.json").read_text())
+    (b / "All_questions.json").unlink()
+    (b / "All_questions.json").symlink_to(outside / "All_questions.json")
+    with pytest.raises(ConfigError, match=r"All_questions\.json leads outside the benchmark folder"):
+        load_benchmark(clone)
+    # a link that stays inside the folder is followed
+    (b / "All_questions.json").unlink()
+    (b / "All_questions.json").write_text((outside / "All_questions.json").read_text())
+    (b / "Q2" / "gen_function_params.py").unlink()
+    (b / "Q2" / "gen_function_params.py").symlink_to(b / "Q1" / "gen_function_params.py")
+    assert load_benchmark(clone)[1].generator == (b / "Q1" / "gen_function_params.py").read_text()
+
+
+def test_each_parameter_generator_is_judged_on_its_own(tmp_path, monkeypatch, caplog):
+    """Q1's genparams.py ends the process at import (``os._exit``), Q2's sleeps past the limit,
+    Q3's calls ``sys.exit``: each is skipped naming itself, and Q4 after them is loaded and run.
+    (Run in one shared process, the first of them took every template after it down.)"""
+    from cctest.bench.sandbox import Limits
+    from cctest.cli import main
+
+    monkeypatch.setattr(turbulence, "GENPARAMS_LIMITS", Limits(wall_seconds=5, cpu_seconds=5))
+    fixture = write_fixture(tmp_path / "fixture") / "Benchmark"
+    b = tmp_path / "clone" / "Benchmark"
+    questions = json.loads((fixture / "All_questions.json").read_text())
+    bad = {
+        "1": "import os\nos._exit(0)\n\n\ndef gen_params(q_no, seed):\n    return [(3,)]\n",
+        "2": "import time\n\n\ndef gen_params(q_no, seed):\n    time.sleep(600)\n    return [(3,)]\n",
+        "3": "import sys\n\n\ndef gen_params(q_no, seed):\n    sys.exit(0)\n",
+    }
+    for q in ("1", "2", "3", "4"):
+        (b / f"Q{q}").mkdir(parents=True)
+        for name in turbulence.FILES:
+            (b / f"Q{q}" / name).write_text((fixture / "Q2" / name).read_text())
+        if q in bad:
+            (b / f"Q{q}" / "genparams.py").write_text(bad[q])
+    (b / "All_questions.json").write_text(json.dumps(dict.fromkeys(("1", "2", "3", "4"), questions["2"])))
+    run = tmp_path / "run"
+    argv = ["bench", "turbulence", "--benchmark", str(b), "--instances", "2", "--rounds", "1"]
+    with caplog.at_level("WARNING"):
+        code = main([*argv, "--inputs", "5", "--backend", "rules", "--no-progress", "--out", str(run)])
+    assert code == 0
+    said = sorted(r.getMessage() for r in caplog.records if "skipping" in r.getMessage())
+    prefix = (
+        "cctest bench turbulence: skipping Q{0}; "
+        "the parameter generator of question {0} (genparams.py) failed: "
+    )
+    assert said == [
+        prefix.format(1) + "it ended without giving rows (exit status 0).",
+        prefix.format(2) + "it ended without giving rows (wall-clock limit of 5 s).",
+        prefix.format(3) + "SystemExit: 0.",
+    ]
+    summary = json.loads((run / "summary.json").read_text())
+    assert list(summary["corrsc"]) == ["Q4"] and summary["counts"]["answers"] == 2
+    assert sorted(summary["skipped"]) == ["Q1", "Q2", "Q3"]
