@@ -35,6 +35,7 @@ from .. import repair
 from ..config import Settings
 from ..detect import outliers_from_counts
 from ..errors import BackendError, ConfigError, ModelLoadError
+from ..safe_text import terminal_text
 from ..types import Prompt
 from ..userfile import read_user_bytes
 from .datasets import Dataset, Problem
@@ -397,8 +398,10 @@ async def run_benchmark(
                         # a bug on one prompt must not end a long run: recorded (and counted as an
                         # engine error in the summary), the message naming the prompt for the report
                         record = _error_record(task, index, f"{type(result).__name__}: {result}", thresholds)
-                        bar.write(
-                            f"cctest: {task.task_id}: the engine failed ({type(result).__name__}: {result}).",
+                        bar.write(  # a task id or an exception's text: no raw control characters
+                            terminal_text(
+                                f"cctest: {task.task_id}: the engine failed ({type(result).__name__}: {result})."
+                            ),
                             file=sys.stderr,
                         )
                     else:

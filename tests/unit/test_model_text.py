@@ -179,3 +179,36 @@ def test_an_error_sentence_quoting_control_characters_is_escaped(tmp_path: Path)
     assert r.returncode == 2 and r.stderr.startswith(b"cctest: ") and r.stderr.count(b"\n") == 1
     assert b"\x1b" not in r.stderr and b"\x07" not in r.stderr
     assert b"gone\\x1b]0;owned\\x07\\x1b[2J.py" in r.stderr
+
+
+def test_the_benchs_line_for_a_failed_prompt_escapes_its_task_id_and_exception(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An unexpected exception (a fault no real backend raises on cue, hence the small subclass)
+    on a task whose id and exception text hold control characters."""
+    from cctest.backends.rules import RuleBackend
+    from cctest.bench.datasets import Problem
+    from cctest.bench.runner import RunConfig, prepare_run_dir, run_benchmark
+    from cctest.config import Settings
+
+    class Buggy(RuleBackend):
+        async def complete(self, prompts, *, suffixes=None, groups=None):  # type: ignore[no-untyped-def]
+            raise RuntimeError("a bug\x1b[2J")
+
+    task = Problem(task_id="t\x1b]0;owned\x07", prompt=SOURCE)
+    config = RunConfig(
+        dataset="tasks", dataset_source="", tasks=1, backend="rules", model=None, k=2, schemes=[],
+        thresholds=[1.0], limit=None, seed=0, shuffle=False, max_new_tokens=64, temperature=0.0,
+        max_distance=0.1,
+    )  # fmt: skip
+    prepare_run_dir(tmp_path, config, resume=False)
+    [record] = asyncio.run(
+        run_benchmark(
+            [task], Settings(backend="rules", mutants=2), config, tmp_path,
+            backend_factory=lambda s: Buggy(), progress=False,
+        )
+    )  # fmt: skip
+    assert record["error"] == "RuntimeError: a bug\x1b[2J"  # the record keeps the text exactly
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err
+    assert "cctest: t\\x1b]0;owned\\x07: the engine failed (RuntimeError: a bug\\x1b[2J)." in err
