@@ -201,10 +201,25 @@ class Equation:
         return semantics(self.lhs) - semantics(self.rhs)  # type: ignore[no-any-return]
 
 
+def _utf8(text: str, what: str) -> None:
+    """A ``FormulaError`` when ``text`` holds a lone surrogate: a byte that was not UTF-8 on the
+    command line (Python keeps it as U+DC80..U+DCFF) or a broken character from elsewhere."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        ch = ord(text[exc.start])
+        byte = f"the byte 0x{ch - 0xDC00:02x}" if 0xDC80 <= ch <= 0xDCFF else f"U+{ch:04X}"
+        raise FormulaError(
+            f"The {what} holds {byte} at character {exc.start + 1}, which is not UTF-8 text."
+        ) from None
+
+
 def parse_equation(text: str, variable: str = "x") -> Equation:
     """Parse ``"a*x + b = 0"`` (``=`` or ``==``; ``^`` or ``**``); raises ``FormulaError``."""
     if len(text) > MAX_LENGTH:
         raise FormulaError(f"The equation is longer than {MAX_LENGTH} characters.")
+    _utf8(text, "equation")
+    _utf8(variable, "variable")
     sides = re.split(r"==?", text)
     if len(sides) != 2:
         raise FormulaError(f"The equation {text.strip()!r} needs exactly one '='.")

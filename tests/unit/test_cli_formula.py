@@ -59,3 +59,26 @@ def test_bad_input_is_one_line_and_exit_2(args):
     p = cctest(*args)
     assert p.returncode == 2
     assert p.stdout == "" and p.stderr.count("\n") == 1 and p.stderr.startswith("cctest: ")
+
+
+@pytest.mark.parametrize(
+    ("argv", "sentence"),
+    [
+        (
+            [b"mutate", b"a*x + b\xff = 0", b"--distance", b"1"],
+            "The equation holds the byte 0xff at character 8",
+        ),
+        ([b"reduce", b"a*x\xc3 + b = 0"], "The equation holds the byte 0xc3 at character 4"),
+        (
+            [b"reduce", b"a*x + b = 0", b"--variable", b"x\xfe"],
+            "The variable holds the byte 0xfe at character 2",
+        ),
+    ],
+)
+def test_a_byte_that_is_not_utf8_is_one_sentence(argv: list[bytes], sentence: str) -> None:
+    """A shell passes bytes; Python keeps the ones that are not UTF-8 as lone surrogates, which the
+    parser cannot compile: one sentence and exit status 2, not a traceback."""
+    p = subprocess.run([bytes(CCTEST), b"formula", *argv], capture_output=True, timeout=120)
+    err = p.stderr.decode("utf-8", "replace")
+    assert p.returncode == 2, err
+    assert err.strip().splitlines() == [f"cctest: {sentence}, which is not UTF-8 text."], err
