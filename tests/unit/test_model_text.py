@@ -212,3 +212,31 @@ def test_the_benchs_line_for_a_failed_prompt_escapes_its_task_id_and_exception(
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\x07" not in err
     assert "cctest: t\\x1b]0;owned\\x07: the engine failed (RuntimeError: a bug\\x1b[2J)." in err
+
+
+def test_the_language_servers_log_lines_are_escaped(tmp_path: Path) -> None:
+    """The language server's logging as its ``main`` sets it up, in a process of its own."""
+    log = tmp_path / "lsp.log"
+    program = (
+        "import logging, sys\n"
+        "from lsp_server.__main__ import _configure_logging\n"
+        "_configure_logging('info', sys.argv[1])\n"
+        "logging.getLogger('lsp_server').warning('completion for %s', 'x\\x1b]8;;http://evil/\\x07y')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", program, str(log)], capture_output=True, timeout=60, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    text = log.read_text(encoding="utf-8")
+    assert "\x1b" not in text and "\x07" not in text
+    assert text.rstrip("\n").endswith("completion for x\\x1b]8;;http://evil/\\x07y")
+
+
+def test_the_hf_backends_decoded_text_is_made_safe() -> None:
+    """A tokenizer whose decoding yields a lone surrogate (a slow, Python tokenizer can; the bundled
+    fast one cannot, hence the small stand-in): every decoded row goes through the one ``decode``."""
+    from cctest.backends._rows import decode
+
+    class Tokenizer:
+        def decode(self, ids: list[int], skip_special_tokens: bool) -> str:
+            return "".join({1: "ok ", 2: "\ud800", 3: "é"}[i] for i in ids)
+
+    assert decode(Tokenizer(), [1, 2, 3, 0, 2], {0}) == "ok \ufffdé"
