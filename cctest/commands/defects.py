@@ -1,4 +1,7 @@
-"""``cctest defects list | show ID | export``: read the defect log the language server writes."""
+"""``cctest defects list | show ID | export``: read the defect log the language server writes.
+
+``list`` and ``show`` print a model's completions and an editor's text: on a terminal their control
+characters are shown as ``\\xNN`` escapes (``for_stream``); to a pipe, and with ``--json``, exactly."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import sys
 from pathlib import Path
 
 from ..errors import InputError
+from ..safe_text import for_stream
 
 NOTHING_LOGGED = (
     "no defect log at {path} yet: the language server creates it when it records its first "
@@ -61,6 +65,10 @@ def run(args: argparse.Namespace) -> int:
         unwritten = f" {args.output} was not written." if args.action == "export" and args.output else ""
         print(f"# {NOTHING_LOGGED.format(path=path)}{unwritten}", file=sys.stderr)
         return 0
+
+    def say(line: str) -> None:
+        print(for_stream(line, sys.stdout))
+
     with DefectStore(path, create=False) as store:
         if args.action == "list":
             records, total = store.list(limit=args.limit, offset=args.offset, uri=args.uri, since=args.since)
@@ -73,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
                 flags = ("suspect" if r.suspect else "logged") + (" · accepted" if r.accepted else "")
                 outl = f"{len(r.outliers)}/{len(r.completions)} outliers"
                 text = _one_line(r.chosen_completion, 50)
-                print(f"{r.id:>6}  {r.time[:19]}  {where}  {outl}  {flags}  {text}")
+                say(f"{r.id:>6}  {r.time[:19]}  {where}  {outl}  {flags}  {text}")
             print(f"# {len(records)} of {total} records in {path}", file=sys.stderr)
             return 0
         if args.action == "show":
@@ -86,22 +94,22 @@ def run(args: argparse.Namespace) -> int:
                 print(json.dumps(rec.to_dict(), ensure_ascii=False, indent=2))
                 return 0
             where = f"{rec.uri}:{(rec.line or 0) + 1}:{(rec.col or 0) + 1}"
-            print(f"record {rec.id} · {rec.time} · {where} · mode {rec.mode}")
-            print(f"model: {rec.model} · request {rec.request_id}")
-            print(
+            say(f"record {rec.id} · {rec.time} · {where} · mode {rec.mode}")
+            say(f"model: {rec.model} · request {rec.request_id}")
+            say(
                 f"outliers: {rec.outliers} of {len(rec.completions)} completions · chosen: {rec.chosen}"
                 f" · accepted: {'yes, ' + str(rec.accepted_time) if rec.accepted else 'no'}"
             )
-            print("--- prompt (last 10 lines) ---")
-            print("\n".join(rec.prompt.splitlines()[-10:]))
-            print("--- original completion ---")
-            print(rec.original_completion.rstrip("\n"))
-            print("--- chosen completion ---")
-            print(rec.chosen_completion.rstrip("\n"))
-            print("--- every completion ---")
+            say("--- prompt (last 10 lines) ---")
+            say("\n".join(rec.prompt.splitlines()[-10:]))
+            say("--- original completion ---")
+            say(rec.original_completion.rstrip("\n"))
+            say("--- chosen completion ---")
+            say(rec.chosen_completion.rstrip("\n"))
+            say("--- every completion ---")
             for i, c in enumerate(rec.completions):
                 mark = "*" if i in rec.outliers else " "
-                print(f"{mark}{i:>2} {c.get('source', '?'):<22} {_one_line(c.get('text', ''), 70)}")
+                say(f"{mark}{i:>2} {c.get('source', '?'):<22} {_one_line(c.get('text', ''), 70)}")
             return 0
         # export
         if args.output:

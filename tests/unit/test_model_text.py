@@ -240,3 +240,50 @@ def test_the_hf_backends_decoded_text_is_made_safe() -> None:
             return "".join({1: "ok ", 2: "\ud800", 3: "é"}[i] for i in ids)
 
     assert decode(Tokenizer(), [1, 2, 3, 0, 2], {0}) == "ok \ufffdé"
+
+
+def _on_a_terminal(*args: str, cwd: Path) -> tuple[int, bytes]:
+    """``cctest ARGS`` with its stdout a pseudo-terminal: the exit code and the bytes shown."""
+    import threading
+
+    leader, follower = os.openpty()
+    shown: list[bytes] = []
+    reader = threading.Thread(target=lambda: shown.append(_read_all(leader)))
+    reader.start()
+    try:
+        r = subprocess.run(
+            [str(CCTEST), *args], stdout=follower, stderr=subprocess.PIPE, timeout=120, cwd=cwd
+        )
+    finally:
+        os.close(follower)
+        reader.join(30)
+        os.close(leader)
+    assert r.returncode == 0, r.stderr
+    return r.returncode, shown[0]
+
+
+def test_defects_list_and_show_escape_a_models_control_sequences_on_a_terminal_only(tmp_path: Path) -> None:
+    from cctest.defects import DefectStore
+    from cctest.types import Completion, EngineResult, Prompt, Verdict
+
+    bad = "    " + ESCAPES + "\n"
+    result = EngineResult(
+        prompt=Prompt(text=SOURCE, suffix="", line=2, col=5),
+        mutants=(),
+        dropped_mutants=(),
+        completions=(Completion("original", bad, bad),),
+        similarity=((1.0,),),
+        verdict=Verdict(outliers=(), chosen=0, no_results=(), counts=(0,), threshold=1.0),
+        timings_ms={"total": 1.0},
+    )
+    db = tmp_path / "defects.sqlite3"
+    with DefectStore(db) as store:
+        rid = store.add(result, request_id="r1", uri="file:///a.py", line=1, col=4, model="http")
+    for action in (["list"], ["show", str(rid)]):
+        _, shown = _on_a_terminal("defects", "--db", str(db), *action, cwd=tmp_path)
+        assert b"\x1b" not in shown and b"\x07" not in shown
+        assert b"return a + b  # \\x1b[2J\\x1b]0;owned\\x07" in shown
+    piped = subprocess.run(
+        [str(CCTEST), "defects", "--db", str(db), "show", str(rid)], capture_output=True, timeout=120
+    )
+    assert piped.returncode == 0 and ESCAPES.encode() in piped.stdout
