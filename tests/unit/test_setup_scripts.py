@@ -69,23 +69,31 @@ def _env(tmp: Path, bin_dir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def _make_plan(target: str) -> list[str]:
+    """The commands `make TARGET` would run (as a top-level make: `make test` runs these tests)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
+    out = subprocess.run(
+        ["make", "--no-print-directory", "-n", target],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.splitlines()
+
+
 def test_demo_needs_the_venv_only() -> None:
     """`make demo` runs setup.sh and the demo; setup.sh itself never reaches for apt-get."""
-    plan = subprocess.run(
-        ["make", "-n", "demo"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.splitlines()
+    plan = _make_plan("demo")
     assert plan == ["bash scripts/setup.sh", ".venv/bin/cctest complete examples/demo.py:6:5"]
     setup = (ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8")
     assert "apt_install" not in setup and "apt-get install" not in setup.replace("# ", "")
 
 
 def test_test_installs_the_system_packages_and_the_e2e_tools() -> None:
-    def plan(target: str) -> list[str]:
-        out = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True, check=True)
-        return out.stdout.splitlines()
-
-    assert plan("setup-all") == ["bash scripts/setup.sh", "bash scripts/setup-system.sh"]
-    steps = plan("test")
+    assert _make_plan("setup-all") == ["bash scripts/setup.sh", "bash scripts/setup-system.sh"]
+    steps = _make_plan("test")
     assert steps[:3] == ["bash scripts/setup.sh", "bash scripts/setup-system.sh", "bash scripts/setup-e2e.sh"]
     pytest_line = next(s for s in steps if "-m pytest" in s)
     assert "console_output_style=count" in pytest_line and " -q" not in pytest_line
