@@ -111,7 +111,7 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from ..bench.runner import select
     from ..paraphrase import Distances, neighbour_source
     from ..paraphrase.neighbours import data_dir
-    from ..suites.operational import AnswerCache, SearchSettings, run_operational
+    from ..suites.operational import AnswerCache, SearchSettings, check_descriptions, run_operational
     from ._common import settings_from_args
     from .bench import run_in_dir
     from .bench_tasks import task_run_config, task_settings
@@ -133,6 +133,7 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     chosen = task_set(args)
     tasks, source_name = chosen.tasks, chosen.source
     tasks = select(tasks, args.limit, args.seed, args.shuffle)
+    check_descriptions(tasks)
     neighbours = neighbour_source(args.vectors)
     distances = Distances(vectors=neighbours, cross_encoder=args.cross_encoder)
     distances.check(search.metric)

@@ -27,6 +27,14 @@ cache keyed by (model settings, rendered prompt), so a re-run with a larger budg
 new queries. Rᵒ and R* are the mean distance to FF and to LS over the tasks broken within the budget,
 for every metric; the distinguishability measures (uniqueness, distinctness, differentness, Eq.
 25-27) are computed over each task's generated paraphrases.
+
+Bounded work per task: a description over ``MAX_DESCRIPTION_CHARS`` characters or
+``MAX_DESCRIPTION_WORDS`` words is refused before any query (``check_descriptions``; every
+paraphrase is a copy of it, measured by every metric), a word over ``MAX_WORD_CHARS`` letters is not
+replaced, and a task's search makes at most ``max_paraphrases`` paraphrases in all, widenings
+included (each one looked up, copied and measured); a search that reaches it ends unbroken. A
+distance that cannot be measured (no word of a text has a vector) is ``null`` in the records,
+never a bare ``NaN``, and is ordered last.
 """
 
 from __future__ import annotations
@@ -34,7 +42,10 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import math
+import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -50,6 +61,25 @@ from ..tasks.oracle import Judgement
 from ..tasks.run import TasksKind, _pct, summarize_tasks
 
 READINGS = ("original", "tests")
+# a description (HumanEval's longest docstring: 1,228 characters, 244 words) is paraphrased and
+# every paraphrase measured: these bound one task's memory and time
+MAX_DESCRIPTION_CHARS = 10_000
+MAX_DESCRIPTION_WORDS = 1_000
+MAX_PARAPHRASES = 1_000  # paraphrases one task's search makes, widenings included
+
+
+def check_descriptions(tasks: Sequence[Task]) -> None:
+    """A ``ConfigError`` naming the first task whose description is over the bounds."""
+    for t in tasks:
+        chars = len(t.description)
+        words = len(t.description.split()) if chars <= MAX_DESCRIPTION_CHARS else 0
+        if chars > MAX_DESCRIPTION_CHARS or words > MAX_DESCRIPTION_WORDS:
+            size = f"{chars:,} characters" if chars > MAX_DESCRIPTION_CHARS else f"{words:,} words"
+            raise ConfigError(
+                f"task {t.task_id!r} has a description of {size}; cctest bench operational paraphrases "
+                f"descriptions of at most {MAX_DESCRIPTION_CHARS:,} characters and "
+                f"{MAX_DESCRIPTION_WORDS:,} words."
+            )
 
 
 @dataclass(frozen=True)
@@ -65,11 +95,12 @@ class SearchSettings:
     reference: str = "original"  # original | tests
     per_order: int = 50  # paraphrases drawn per order above 1
     seed: int = 0
+    max_paraphrases: int = MAX_PARAPHRASES  # made per task in all, widenings included
 
     def __post_init__(self) -> None:
         if self.reference not in READINGS:
             raise ConfigError(f"--reference must be original or tests (got '{self.reference}').")
-        for name in ("n", "k", "budget"):
+        for name in ("n", "k", "budget", "max_paraphrases"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"--{name} must be at least 1.")
         if self.c_n < 0 or self.c_k < 0 or self.c_n + self.c_k == 0:
@@ -148,18 +179,80 @@ def humaneval_tasks() -> list[Task]:
 # -- the answer cache -----------------------------------------------------------------------------
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _check_cache_file(path: Path) -> None:
+    """A ``ConfigError`` unless ``path`` is missing, empty, or a regular file that starts as an
+    SQLite database does: checked before SQLite opens it, so that a device, a named pipe or
+    another kind of file is neither read without end, waited on, nor changed."""
+    use = "give an answer cache file (SQLite) or 'none'"
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ConfigError(f"{path} cannot be read: {exc.strerror or exc}.") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ConfigError(f"{path} is a directory; {use}.")
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError(f"{path} is not a regular file (a device, a pipe or a socket); {use}.")
+    if st.st_size == 0:
+        return  # SQLite makes an empty file a database
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            head = os.read(fd, len(SQLITE_HEADER)) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise ConfigError(f"{path} cannot be read: {exc.strerror or exc}.") from None
+    if head != SQLITE_HEADER:
+        raise ConfigError(f"{path} is not an SQLite database; {use}.")
+
+
 class AnswerCache:
-    """Every (model settings, prompt) -> answer, in SQLite; safe for one process's threads."""
+    """Every (model settings, prompt) -> answer, in SQLite; safe for one process's threads.
+
+    The file must be missing, empty, or an SQLite database with cctest's ``answers`` table (or no
+    table at all); anything else is a ``ConfigError`` before a byte of it is changed.
+    """
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         if path is not None:
+            self._db = self._open(path)
+
+    @staticmethod
+    def _open(path: Path) -> sqlite3.Connection:
+        _check_cache_file(path)
+        try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(path), check_same_thread=False)
-            self._db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, answer TEXT)")
-            self._db.commit()
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot make the answer cache's folder {path.parent}: {exc.strerror or exc}."
+            ) from None
+        db: sqlite3.Connection | None = None
+        try:
+            db = sqlite3.connect(str(path), check_same_thread=False)
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            columns = [r[1] for r in db.execute("PRAGMA table_info(answers)")]
+            if tables and columns != ["key", "answer"]:
+                raise ConfigError(
+                    f"{path} is an SQLite database but not cctest's answer cache; "
+                    "give an answer cache file or 'none'."
+                )
+            db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, answer TEXT)")
+            db.commit()
+        except (sqlite3.Error, ConfigError) as exc:
+            if db is not None:
+                db.close()
+            if isinstance(exc, ConfigError):
+                raise
+            raise ConfigError(f"{path} cannot be used as the answer cache ({exc}).") from None
+        return db
 
     @staticmethod
     def key(model: Mapping[str, Any], prompt: Any) -> str:
@@ -186,6 +279,22 @@ class AnswerCache:
 
 
 # -- Algorithm 2 ----------------------------------------------------------------------------------
+
+
+def finite(distances: Mapping[str, float]) -> dict[str, float | None]:
+    """``distances`` with a NaN or an infinity (a distance that could not be measured) as None."""
+    return {m: v if math.isfinite(v) else None for m, v in distances.items()}
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every NaN or infinity as None, so that its JSON is strict JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
 
 
 @dataclass
@@ -215,8 +324,14 @@ class Search:
     def _protect(self) -> tuple[str, ...]:
         return (self.task.name, *(self.task.args or ()))
 
+    def _room(self) -> int:
+        """How many more paraphrases this task's search may make (``max_paraphrases`` in all)."""
+        return self.settings.max_paraphrases - (len(self.seen) - 1)
+
     def _extend(self) -> int:
         """Add the paraphrases of (n, k) not seen yet, sorted by the ordering metric; how many."""
+        if self._room() <= 0:
+            return 0
         made: list[Paraphrase] = [
             p
             for p in paraphrases(
@@ -227,19 +342,26 @@ class Search:
                 seed=self.settings.seed,
                 per_order=self.settings.per_order,
                 protect=self._protect(),
+                limit=self.settings.max_paraphrases,
             )
             if p.text not in self.seen
-        ]
+        ][: self._room()]
         entries: list[dict[str, Any]] = []
         for i, p in enumerate(made):
             self.seen.add(p.text)
-            dist = self.distances.measure(self.task.description, p.text)
+            dist = finite(self.distances.measure(self.task.description, p.text))
             for m, v in dist.items():
-                self.pool.setdefault(m, []).append(round(v, 6))
+                if v is not None:
+                    self.pool.setdefault(m, []).append(round(v, 6))
             entries.append(
                 {**p.to_dict(), "order": p.order, "n": self.n, "k": self.k, "distance": dist, "_i": i}
             )
-        entries.sort(key=lambda e: (e["distance"][self.settings.metric], e["order"], e["_i"]))
+
+        def rank(e: dict[str, Any]) -> tuple[bool, float, int, int]:
+            d = e["distance"][self.settings.metric]
+            return (d is None, d or 0.0, e["order"], e["_i"])  # unmeasured last
+
+        entries.sort(key=rank)
         for e in entries:
             del e["_i"]
         self.queue.extend(entries)
@@ -254,7 +376,7 @@ class Search:
             self.widenings += 1
             if self._extend():
                 return True
-            if self.n > 200 or (self.n, self.k) == before:
+            if self.n > 200 or (self.n, self.k) == before or self._room() <= 0:
                 break
         return False
 
@@ -412,8 +534,15 @@ async def search_tasks(
 # -- the metrics ------------------------------------------------------------------------------------
 
 
-def _mean(xs: Sequence[float]) -> float | None:
-    return sum(xs) / len(xs) if xs else None
+def _known(v: Any) -> bool:
+    """A measured distance: a finite number (not None, not NaN from an older run)."""
+    return isinstance(v, int | float) and math.isfinite(v)
+
+
+def _mean(xs: Sequence[float | None]) -> float | None:
+    """The mean of the measured values (None where none was)."""
+    known = [x for x in xs if _known(x)]
+    return sum(known) / len(known) if known else None  # type: ignore[arg-type]
 
 
 def distinguishability(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float | None]]:
@@ -422,7 +551,7 @@ def distinguishability(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[s
     out: dict[str, dict[str, float | None]] = {}
     metrics = sorted({m for r in records for m in (r.get("pool") or {})})
     for m in metrics:
-        pools = [[v for v in r["pool"][m] if v == v] for r in records if (r.get("pool") or {}).get(m)]
+        pools = [[v for v in r["pool"][m] if _known(v)] for r in records if (r.get("pool") or {}).get(m)]
         pools = [p for p in pools if p]
         if not pools:
             continue
@@ -488,8 +617,11 @@ def summarize_operational(records: Sequence[Mapping[str, Any]]) -> dict[str, Any
     return summary
 
 
-def _num(x: float | None) -> str:
-    return "—" if x is None else f"{x:.3f}"
+def _num(x: float | None, digits: int | None = None) -> str:
+    """``x`` to three decimals (``digits``: to that many significant digits); None (not measured): —."""
+    if x is None:
+        return "—"
+    return f"{x:.3f}" if digits is None else f"{x:.{digits}g}"
 
 
 class OperationalKind(TasksKind):
@@ -585,7 +717,7 @@ class OperationalKind(TasksKind):
             original = r.get("original") or {}
             parts.append(
                 f"<h3>{html.escape(r['task_id'])} · {html.escape(str(ff.get('category')))} · "
-                f"{html.escape(', '.join(f'{m} {v:.3g}' for m, v in ff['distance'].items()))}</h3>"
+                f"{html.escape(', '.join(f'{m} {_num(v, 3)}' for m, v in ff['distance'].items()))}</h3>"
                 "<table><tr><th>original</th><th>first failing paraphrase</th></tr>"
                 f"<tr><td><pre>{html.escape(r['description'])}</pre></td><td><pre>{marked}</pre></td></tr>"
                 f"<tr><td><pre>{html.escape(original.get('code') or original.get('answer') or '')}</pre></td>"
@@ -641,6 +773,7 @@ async def run_operational(
     from ..tasks.oracle import OracleSettings, judge_many
     from ..tasks.run import check_tasks, render
 
+    check_descriptions(tasks)
     oracle = oracle or OracleSettings()
     cache = cache or AnswerCache(None)
     finished = {r["task_id"] for r in done}
@@ -664,7 +797,7 @@ async def run_operational(
     searches = [Search(t, i, search, source, distances) for i, t in todo]
 
     def finish(s: Search) -> None:
-        record = s.record()
+        record = json_safe(s.record())
         append_record(out / RESULTS, record)
         records.append(record)
         bar.update(1)

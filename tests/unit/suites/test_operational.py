@@ -4,14 +4,17 @@ word is replaced, judged by the real oracle; the metrics; the CLI against a scri
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
-from cctest.paraphrase import Distances, Synonyms
+from cctest.errors import ConfigError
+from cctest.paraphrase import Distances, Synonyms, Vectors
 from cctest.paraphrase import distance as d
 from cctest.suites.operational import (
     Search,
     SearchSettings,
+    check_descriptions,
     distinguishability,
     inputs_from_tests,
     inputs_generator,
@@ -218,3 +221,59 @@ def test_distinguishability_on_hand_computed_pools() -> None:
     first = sum(abs(x - y) for x in (1 / 3, 1 / 3, 2 / 3, 1) for y in (1 / 3, 1 / 3, 2 / 3, 1)) / 16
     second = (1 + 1) / 4
     assert got["differentness"] == pytest.approx((first + second) / 2)
+
+
+def test_descriptions_over_the_bounds_are_refused() -> None:
+    """Every paraphrase is a copy of the description measured by every metric: a description over
+    10,000 characters or 1,000 words is refused before any query, naming the task."""
+    fits = TASK.replace(description=" ".join(["word"] * 1000))
+    check_descriptions([TASK, fits])
+    for description, size in (
+        (" ".join(["word"] * 1001), "1,001 words"),
+        ("w" * 10_001, "10,001 characters"),
+        ("x" * 1_000_000 + " sum", "1,000,004 characters"),
+    ):
+        with pytest.raises(
+            ConfigError, match=rf"task 'long' has a description of {size}; .* at most 10,000 "
+        ):
+            check_descriptions([TASK, TASK.replace(task_id="long", description=description)])
+
+
+def test_a_search_makes_at_most_max_paraphrases() -> None:
+    """300 replaceable words with 5 neighbours each: 1,500 paraphrases at n = 5 and more with every
+    widening; the search's paraphrases (generated, measured, asked) stop at max_paraphrases."""
+    words = ("count", "every", "large", "number", "given", "here")
+    source = Synonyms({w: [f"{w}{i}" for i in "abcdefgh"] for w in words})
+    task = TASK.replace(description=" ".join(words * 50) + ".")
+    s = Search(task, 0, SearchSettings(n=5, k=3, budget=10_000, max_paraphrases=40), source, Distances())
+    while (q := s.next_query()) is not None:
+        s.answered(q, passed=True)  # the model never breaks: the search widens until it may not
+    rec = s.record()
+    assert s.status == "unbroken" and len(rec["queries"]) == 40 and len(s.seen) == 41
+    assert {len(v) for v in rec["pool"].values()} == {40}
+    with pytest.raises(ConfigError, match="--max_paraphrases must be at least 1"):
+        SearchSettings(max_paraphrases=0)
+
+
+def test_an_unmeasurable_distance_is_null_and_ordered_last(tmp_path) -> None:
+    """'tot-al' is a word of the vectors file, but a text is split at '-': no word of the
+    paraphrase has a vector, so its vector distances cannot be measured. They are None (JSON
+    null), never NaN (which strict JSON readers refuse), and such paraphrases are asked last."""
+    vectors_file = tmp_path / "glove.txt"
+    vectors_file.write_text("sum 1 0\ntot-al 0.9 0.1\ntotal 0.8 0.2\n", encoding="utf-8")
+    vectors = Vectors(vectors_file)
+    task = TASK.replace(description="Return the sum of the two numbers.")
+    s = Search(task, 0, SearchSettings(n=2, k=1, metric="cosine"), vectors, Distances(vectors=vectors))
+    first, second = s.next_query(), s.next_query()
+    assert first is not None and second is not None
+    assert first["text"] == "Return the total of the two numbers." and first["distance"]["cosine"] >= 0
+    assert second["text"] == "Return the tot-al of the two numbers."
+    assert second["distance"]["cosine"] is None and second["distance"]["euclidean"] is None
+    s.answered(first, passed=True)
+    s.answered(second, passed=False)
+    rec = s.record()
+    assert rec["pool"]["cosine"] == [round(first["distance"]["cosine"], 6)]
+    json.dumps(rec, allow_nan=False)  # strict JSON
+    summary = summarize_operational([rec])
+    assert summary["r_o"]["cosine"] is None and summary["r_star"]["cosine"] == first["distance"]["cosine"]
+    json.dumps(summary, allow_nan=False)
