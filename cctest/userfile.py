@@ -6,21 +6,31 @@ Every path the CLI reads on a user's word (a source file, ``--context``, a datas
 before a byte is read, and so is a file over the limit, so a wrong path costs neither memory nor
 a hang. Gzip files (``.gz``) are unpacked under the same limit, so a small file that unpacks to
 gigabytes is refused too.
+
+A JSONL file (a dataset, a task file, a run's records) is read a line at a time
+(:func:`read_user_lines`, :func:`iter_user_lines`), each line up to a bound of its own, so memory
+holds one line, never the whole file: a file of one endless line is refused after its first
+``MAX_LINE_BYTES``.
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import os
 import stat
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from .errors import CCTestError, InputError
 
 MAX_SOURCE_BYTES = 4 * 1024 * 1024  # a Python file this large is not written by hand
 MAX_DATA_BYTES = 512 * 1024 * 1024  # a dataset or task file, unpacked
+MAX_LINE_BYTES = 64 * 1024 * 1024  # one line of a dataset or task file (one task)
 
 
 def _size(n: int) -> str:
@@ -29,6 +39,27 @@ def _size(n: int) -> str:
         if n >= scale:
             return f"{n / scale:g} {unit}"
     return f"{n} bytes"
+
+
+@contextmanager
+def _open_checked(p: Path, limit: int | None, what: str, error: type[CCTestError]) -> Iterator[BinaryIO]:
+    """The regular file at ``p``, open for reading in binary, checked before it is opened and again
+    once open (``error``'s one sentence otherwise); reading it is the caller's."""
+    try:
+        before = os.stat(p)  # refuse a device before opening it: opening one can have effects
+    except FileNotFoundError:
+        raise error(f"{p}: no such file.") from None
+    except OSError as exc:
+        raise error(f"{p} cannot be read: {exc.strerror or exc}.") from None
+    _check(p, before, limit, what, error)
+    try:
+        # O_NONBLOCK: should the path have become a named pipe meanwhile, opening it does not wait
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise error(f"{p} cannot be read: {exc.strerror or exc}.") from None
+    with os.fdopen(fd, "rb") as f:
+        _check(p, os.fstat(fd), limit, what, error)  # what was opened, not what the path names now
+        yield f
 
 
 def read_user_bytes(
@@ -45,20 +76,7 @@ def read_user_bytes(
     large, unreadable).
     """
     p = Path(path)
-    try:
-        before = os.stat(p)  # refuse a device before opening it: opening one can have effects
-    except FileNotFoundError:
-        raise error(f"{p}: no such file.") from None
-    except OSError as exc:
-        raise error(f"{p} cannot be read: {exc.strerror or exc}.") from None
-    _check(p, before, limit, what, error)
-    try:
-        # O_NONBLOCK: should the path have become a named pipe meanwhile, opening it does not wait
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise error(f"{p} cannot be read: {exc.strerror or exc}.") from None
-    with os.fdopen(fd, "rb") as f:
-        _check(p, os.fstat(fd), limit, what, error)  # what was opened, not what the path names now
+    with _open_checked(p, limit, what, error) as f:
         try:
             data = f.read() if limit is None else f.read(limit + 1)  # it may have grown since
         except OSError as exc:
@@ -109,4 +127,78 @@ def _gunzip(p: Path, data: bytes, limit: int | None, what: str, error: type[CCTe
     return out
 
 
-__all__ = ["MAX_DATA_BYTES", "MAX_SOURCE_BYTES", "read_user_bytes", "read_user_text"]
+def iter_user_lines(
+    path: str | Path,
+    *,
+    limit: int | None,
+    line_limit: int = MAX_LINE_BYTES,
+    what: str = "file",
+    error: type[CCTestError] = InputError,
+) -> Iterator[bytes]:
+    """The lines of the regular file at ``path`` (``.gz``: unpacked), one at a time, each with its
+    ``\\n`` (the last one may lack it). Only one line is in memory at a time: a line longer than
+    ``line_limit`` bytes (its newline not counted) is ``error`` once ``line_limit`` bytes of it are
+    read, and so is a file (unpacked) over ``limit`` bytes (None: no limit)."""
+    p = Path(path)
+    packed = str(path).endswith(".gz")
+    with _open_checked(p, limit, what, error) as f:
+        stream: BinaryIO = gzip.GzipFile(fileobj=f) if packed else f  # type: ignore[assignment]
+        total, number = 0, 0
+        while True:
+            try:
+                line = stream.readline(line_limit + 1)
+            except (OSError, EOFError, zlib.error) as exc:
+                if packed:
+                    raise error(f"{p} is not a readable gzip file ({exc}).") from None
+                raise error(f"{p} cannot be read: {getattr(exc, 'strerror', None) or exc}.") from None
+            if not line:
+                return
+            number += 1
+            if len(line) > line_limit and not line.endswith(b"\n"):
+                raise error(
+                    f"{p} line {number} is longer than {_size(line_limit)}, the limit for a line of a {what}."
+                )
+            total += len(line)
+            if limit is not None and total > limit:
+                grown = "unpacks to more than" if packed else "is larger than"
+                raise error(f"{p} {grown} {_size(limit)}, the limit for a {what}.")
+            yield line
+
+
+def read_user_lines(
+    path: str | Path,
+    *,
+    limit: int | None = MAX_DATA_BYTES,
+    line_limit: int = MAX_LINE_BYTES,
+    what: str = "file",
+    error: type[CCTestError] = InputError,
+) -> Iterator[tuple[int, str]]:
+    """``(number, text)`` of each line of a UTF-8 text file a user names, one line in memory at a
+    time (``iter_user_lines``: the same bounds), numbered and split as ``read_user_text`` splits
+    (``\\n``, ``\\r\\n`` and a lone ``\\r`` end a line), without its line end."""
+    number, offset = 0, 0
+    for raw in iter_user_lines(path, limit=limit, line_limit=line_limit, what=what, error=error):
+        start = len(codecs.BOM_UTF8) if offset == 0 and raw.startswith(codecs.BOM_UTF8) else 0
+        try:
+            text = raw[start:].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            byte = offset + start + exc.start
+            raise error(f"{path} is not valid UTF-8 (byte {byte}); cctest reads UTF-8 text only.") from None
+        offset += len(raw)
+        body = text[:-1] if text.endswith("\n") else text
+        if text.endswith("\r\n"):
+            body = body[:-1]
+        for piece in body.split("\r"):
+            number += 1
+            yield number, piece
+
+
+__all__ = [
+    "MAX_DATA_BYTES",
+    "MAX_LINE_BYTES",
+    "MAX_SOURCE_BYTES",
+    "iter_user_lines",
+    "read_user_bytes",
+    "read_user_lines",
+    "read_user_text",
+]

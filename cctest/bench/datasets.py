@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DatasetError, InputError
-from ..userfile import MAX_DATA_BYTES, MAX_SOURCE_BYTES, read_user_text
+from ..userfile import MAX_DATA_BYTES, MAX_SOURCE_BYTES, read_user_lines, read_user_text
 
 # a function needs this many statements after its docstring to give both a prompt and a ground truth
 MIN_BODY_STATEMENTS = 3
@@ -163,8 +163,8 @@ def load_jsonl(path: Path) -> Dataset:
     """Tasks from a JSONL file; a malformed line is an error naming the line."""
     tasks: list[Problem] = []
     seen: set[str] = set()
-    text = read_user_text(path, limit=MAX_DATA_BYTES, what="dataset file (.jsonl)", error=DatasetError)
-    for number, line in enumerate(text.split("\n"), start=1):
+    lines = read_user_lines(path, limit=MAX_DATA_BYTES, what="dataset file (.jsonl)", error=DatasetError)
+    for number, line in lines:  # one line in memory at a time, each within MAX_LINE_BYTES
         if not line.strip():
             continue
         try:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TaskError
-from ..userfile import MAX_DATA_BYTES, read_user_text
+from ..userfile import MAX_DATA_BYTES, read_user_lines
 
 FIELDS = (
     "task_id",
@@ -176,9 +176,9 @@ def load_tasks(path: str | Path) -> list[Task]:
     path = Path(path).expanduser()
     if not os.path.lexists(path):
         raise TaskError(f"task file {path} does not exist.")
-    text = read_user_text(path, limit=MAX_DATA_BYTES, what="task file (.jsonl)", error=TaskError)
+    lines = read_user_lines(path, limit=MAX_DATA_BYTES, what="task file (.jsonl)", error=TaskError)
     objects: list[tuple[str, Any]] = []
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in lines:  # one line in memory at a time, each within MAX_LINE_BYTES
         if not line.strip():
             continue
         where = f"{path} line {number}"
