@@ -9,6 +9,14 @@ A run lives in a directory::
     RUN_DIR/results.jsonl   one record per task, appended and fsync'd as each task finishes
     RUN_DIR/summary.json    the metrics (written at the end, rebuilt from results.jsonl)
     RUN_DIR/report.html     the report
+    RUN_DIR/run.lock        locked (flock) by the run writing the directory, for its whole life
+
+One run writes a directory at a time (``locked_run_dir``); a second is refused, and a record of a
+task already recorded (two runs of an older version at once) is ignored with a warning, the first
+one kept. Files other than ``results.jsonl`` are written whole through a new temporary file renamed
+over the old one (``write_run_file``), which never follows a symlink planted in the directory; a
+write that fails (a full disk, a read-only mount) is one sentence (``RunWriteError``) and leaves
+every record already written as it was.
 
 An interrupted run resumes with ``--resume``: the tasks already in ``results.jsonl`` are skipped, a
 torn last line (the write the interruption cut short) is dropped, and a resume whose settings
@@ -22,11 +30,16 @@ are applied once per T.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
+import fcntl
 import json
+import logging
 import os
 import random
+import secrets
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import MISSING, Field, asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -37,7 +50,7 @@ from ..detect import outliers_from_counts
 from ..errors import BackendError, ConfigError, ModelLoadError
 from ..safe_text import terminal_text
 from ..types import Prompt
-from ..userfile import read_user_bytes
+from ..userfile import MAX_SOURCE_BYTES, iter_user_lines, read_user_text
 from .datasets import Dataset, Problem
 from .metrics import t_key
 from .sandbox import Limits, check_program, run_many, unique
@@ -45,7 +58,28 @@ from .sandbox import Limits, check_program, run_many, unique
 DEFAULT_THRESHOLDS = (1.0, 3.0, 5.0, 7.0, 9.0)
 CONFIG = "config.json"
 RESULTS = "results.jsonl"
+LOCK = "run.lock"
+MAX_RECORD_BYTES = 256 * 1024 * 1024  # one line of results.jsonl (one task's record)
+MAX_CONFIG_BYTES = 4 * MAX_SOURCE_BYTES  # config.json (a chat instruction from a file is one of its settings)
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+_REASONS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EFBIG: "the file size limit is reached",
+    errno.EROFS: "the file system is read-only",
+    errno.ELOOP: "it is a symbolic link, which cctest does not follow in a run directory",
+}
+
+
+class RunWriteError(ConfigError):
+    """A file of a run directory could not be written (a full disk, a read-only mount, ...)."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        self.path = path
+        self.reason = _REASONS.get(exc.errno or 0) or (exc.strerror or str(exc)).lower()
+        super().__init__(f"{path} cannot be written ({self.reason}).")
 
 
 @dataclass(frozen=True)
@@ -107,38 +141,181 @@ def decide(
 
 def append_record(path: Path, record: dict[str, Any]) -> None:
     """Append one record to ``results.jsonl``: one write per line, then fsync, so a kill leaves
-    at most one torn line, at the end (``read_records`` drops it)."""
-    line = json.dumps(record, ensure_ascii=False) + "\n"
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(line)
-        f.flush()
-        os.fsync(f.fileno())
+    at most one torn line, at the end (``read_records`` drops it). A write that fails (a full
+    disk) is cut off again, so the file ends with the last whole record: ``RunWriteError``."""
+    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise RunWriteError(path, exc) from None
+    try:
+        start = os.fstat(fd).st_size
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):  # freeing space needs none
+                os.ftruncate(fd, start)
+            raise RunWriteError(path, exc) from None
+    finally:
+        os.close(fd)
+
+
+def _shape(obj: Any) -> str | None:
+    """What makes ``obj`` no record of a run (every kind's records), or None."""
+    if not isinstance(obj, dict):
+        return "it is not a JSON object"
+    if not isinstance(obj.get("task_id"), str):
+        return "it has no 'task_id' string"
+    if "index" in obj and (not isinstance(obj["index"], int) or isinstance(obj["index"], bool)):
+        return "its 'index' is not a whole number"
+    return None
 
 
 def read_records(path: Path, repair_tail: bool = False) -> list[dict[str, Any]]:
     """The records of ``results.jsonl``; a torn last line is ignored (and cut off if ``repair_tail``).
 
     Each record is written as one line ending in a newline, so whatever follows the last newline is
-    a write an interruption cut short; a damaged line before it is an error.
+    a write an interruption cut short; a damaged line before it, a line that is no record, or one
+    longer than ``MAX_RECORD_BYTES`` is an error. The file is read a line at a time. A second record
+    of a task already read (two runs wrote the directory at once) is ignored with a warning: the
+    first record of each task is the run's.
     """
     if not os.path.lexists(path):
         return []
-    data = read_user_bytes(path, limit=None, what=f"run's {RESULTS}", error=ConfigError)
-    good_end = data.rfind(b"\n") + 1  # 0 when there is no complete line
     records: list[dict[str, Any]] = []
-    for number, raw in enumerate(data[:good_end].split(b"\n")[:-1], start=1):
+    seen: set[str] = set()
+    duplicates, good_end, torn = 0, 0, False
+    lines = iter_user_lines(
+        path, limit=None, line_limit=MAX_RECORD_BYTES, what=f"run's {RESULTS}", error=ConfigError
+    )
+    for number, raw in enumerate(lines, start=1):
+        if not raw.endswith(b"\n"):
+            torn = True  # the last line: a write cut short
+            break
+        good_end += len(raw)
         if not raw.strip():
             continue
         try:
-            records.append(json.loads(raw))
+            record = json.loads(raw)
         except ValueError:
             raise ConfigError(f"{path} line {number} is damaged; the run cannot be read from it.") from None
-    if repair_tail and good_end < len(data):
-        with open(path, "r+b") as f:
-            f.truncate(good_end)
-            f.flush()
-            os.fsync(f.fileno())
+        problem = _shape(record)
+        if problem:
+            raise ConfigError(
+                f"{path} line {number} is not a record of a run ({problem}); the run cannot be read from it."
+            )
+        if record["task_id"] in seen:
+            duplicates += 1
+            continue
+        seen.add(record["task_id"])
+        records.append(record)
+    if duplicates:
+        log.warning(
+            "cctest bench: %s holds %d more record(s) of tasks already recorded (two runs wrote it at "
+            "once); the first record of each task is used.",
+            path,
+            duplicates,
+        )
+    if repair_tail and torn:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            try:
+                os.ftruncate(fd, good_end)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise RunWriteError(path, exc) from None
     return records
+
+
+def write_run_file(path: Path, text: str) -> None:
+    """``text`` as the file ``path`` of a run directory, whole or not at all: written to a new
+    temporary file beside it (created exclusively: never through a link) and renamed over ``path``
+    (which replaces a symlink planted there, never follows it). ``RunWriteError`` if it fails."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise RunWriteError(path, exc) from None
+    try:
+        try:
+            view = memoryview(text.encode("utf-8"))
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise RunWriteError(path, exc) from None
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """A run's ``config.json``: a JSON object, or one sentence saying what it is instead."""
+    text = read_user_text(path, limit=MAX_CONFIG_BYTES, what=f"run's {CONFIG}", error=ConfigError)
+    try:
+        config = json.loads(text)
+    except ValueError:
+        raise ConfigError(f"{path} is not valid JSON; the run cannot be read from it.") from None
+    if not isinstance(config, dict):
+        raise ConfigError(
+            f"{path} is not a JSON object, as a run's {CONFIG} is; the run cannot be read from it."
+        )
+    return config
+
+
+def make_dir(out: Path) -> None:
+    """``out`` as a directory (made with its parents if missing), or one sentence why it cannot be."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise ConfigError(f"{out} exists and is not a directory; choose another --out.") from None
+    except NotADirectoryError:
+        above = next((p for p in out.parents if os.path.lexists(p) and not p.is_dir()), out.parent)
+        raise ConfigError(
+            f"{out} is under {above}, which is not a directory; choose another --out."
+        ) from None
+    except OSError as exc:
+        raise RunWriteError(out, exc) from None
+
+
+@contextlib.contextmanager
+def locked_run_dir(out: Path, create: bool = True) -> Iterator[None]:
+    """Hold the run directory ``out`` (made if ``create``) for one run: an exclusive ``flock`` on
+    its ``run.lock``, kept until the block ends and released by the kernel if the process dies. A
+    directory another run holds is refused with one sentence naming that run's pid. Without
+    ``create``, a path that is no directory is left to ``prepare_run_dir`` to refuse."""
+    if create:
+        make_dir(out)
+    elif not out.is_dir():
+        yield
+        return
+    path = out / LOCK
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise RunWriteError(path, exc) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            who = f" (pid {pid})" if pid.isdigit() else ""
+            raise ConfigError(
+                f"{out} is being written by another run{who}; wait for it to end or choose another --out."
+            ) from None
+        with contextlib.suppress(OSError):  # a full disk: the lock holds without its pid
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield
+    finally:
+        os.close(fd)
 
 
 class _Config(Protocol):
@@ -154,7 +331,7 @@ def prepare_run_dir(out: Path, config: _Config, resume: bool) -> list[dict[str, 
             raise ConfigError(
                 f"there is no run to resume in {out} (no {CONFIG}); start one with --out {out}."
             )
-        old = json.loads(cfg_path.read_text(encoding="utf-8"))
+        old = read_config(cfg_path)
         new = json.loads(json.dumps(config.to_dict()))  # the same JSON round trip as the stored one
         # a setting recorded only since a later version: an older run was made with its default
         recorded: tuple[Field[Any], ...] = fields(config) if is_dataclass(config) else ()
@@ -170,10 +347,8 @@ def prepare_run_dir(out: Path, config: _Config, resume: bool) -> list[dict[str, 
         return read_records(out / RESULTS, repair_tail=True)
     if (out / RESULTS).exists() or cfg_path.exists():
         raise ConfigError(f"{out} already holds a run; add --resume to continue it, or choose another --out.")
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = cfg_path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(config.to_dict(), indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, cfg_path)
+    make_dir(out)
+    write_run_file(cfg_path, json.dumps(config.to_dict(), indent=2) + "\n")
     return []
 
 
@@ -469,6 +644,10 @@ class RecordWriter:
 
     def add(self, work: Awaitable[list[dict[str, Any]]]) -> None:
         previous = self._last
+        if previous is not None and previous.done() and not previous.cancelled():
+            failed = previous.exception()  # a write that failed (a full disk): stop before more work
+            if failed is not None:
+                raise failed
 
         async def run() -> None:
             new = await work
@@ -497,9 +676,6 @@ def load_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     cfg_path = run_dir / CONFIG
     if not cfg_path.is_file():
         raise ConfigError(f"{run_dir} is not a cctest bench run (no {CONFIG}).")
-    try:
-        config = json.loads(cfg_path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise ConfigError(f"{cfg_path} is not valid JSON.") from exc
+    config = read_config(cfg_path)
     records = read_records(run_dir / RESULTS)
     return config, sorted(records, key=lambda r: r.get("index", 0))  # task order, as run_benchmark returns

@@ -271,22 +271,36 @@ def run_in_dir(
 ) -> int:
     """A run in its directory (--out, or bench-runs/NAME-TIME) for every kind of run: create it or
     resume it (--resume), run ``run(out, done)``, then write summary.json, report.html and the
-    terminal report."""
-    from ..bench.runner import prepare_run_dir
+    terminal report. The directory is locked for the whole run (one run writes it at a time); a
+    write that fails (a full disk) is one sentence, and the records already written stay."""
+    from ..bench.report import summarize_run
+    from ..bench.runner import CONFIG, RunWriteError, locked_run_dir, prepare_run_dir
 
     out = Path(args.out) if args.out else Path("bench-runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    done = prepare_run_dir(out, config, args.resume)
-    if done:
-        print(f"cctest: resuming {out}: {len(done)} of {total} prompts already done.", file=sys.stderr)
     try:
-        records = asyncio.run(run(out, done))
-    except KeyboardInterrupt:
-        print(
-            f"cctest: interrupted; continue with the same command and --resume --out {out}.",
-            file=sys.stderr,
-        )
-        raise
-    _finish(out, config.to_dict(), records)
+        with locked_run_dir(out, create=not args.resume):
+            done = prepare_run_dir(out, config, args.resume)
+            if done:
+                summarize_run(out, config.to_dict(), done)  # records it cannot summarise: refused now
+                print(
+                    f"cctest: resuming {out}: {len(done)} of {total} prompts already done.", file=sys.stderr
+                )
+            try:
+                records = asyncio.run(run(out, done))
+            except KeyboardInterrupt:
+                print(
+                    f"cctest: interrupted; continue with the same command and --resume --out {out}.",
+                    file=sys.stderr,
+                )
+                raise
+            _finish(out, config.to_dict(), records)
+    except RunWriteError as exc:
+        if not (out / CONFIG).is_file():
+            raise
+        raise ConfigError(
+            f"{exc.path} cannot be written ({exc.reason}); the records already written are kept: "
+            f"continue with the same command and --resume --out {out} once it can be written."
+        ) from None
     return 0
 
 
