@@ -389,7 +389,9 @@ class Settings:
     )
 
     def defect_log_path(self) -> Path:
-        return Path(self.defect_log).expanduser() if self.defect_log else default_defect_log()
+        # os.path.expanduser: ``~nosuchuser`` stays as it is (Path.expanduser raises); the defect log
+        # refuses it when it opens the path
+        return Path(os.path.expanduser(self.defect_log)) if self.defect_log else default_defect_log()
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> tuple[Settings, list[str]]:

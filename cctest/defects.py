@@ -178,6 +178,19 @@ def _make_private_dirs(directory: Path) -> None:
             os.close(fd)
 
 
+def log_path(path: str | Path, what: str = "the defect log path") -> Path:
+    """``path`` (``what``, for the message) with ``~`` expanded; a ``~user`` that names no home
+    directory is one sentence.
+
+    >>> log_path("/tmp/d.sqlite3")
+    PosixPath('/tmp/d.sqlite3')
+    """
+    try:
+        return Path(path).expanduser()
+    except RuntimeError as exc:  # Path.expanduser: no such user
+        raise DefectLogError(f"cannot use {what} {path}: its '~' names no user's home directory.") from exc
+
+
 def _lstat(path: Path) -> os.stat_result | None:
     """``path``'s own status (a link's, not its target's); None when nothing is there."""
     try:
@@ -328,7 +341,7 @@ class DefectStore:
     """
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
-        self.path = Path(path).expanduser()
+        self.path = log_path(path)
         self._lock = threading.Lock()
         st = _lstat(self.path)
         if st is not None:
@@ -677,7 +690,7 @@ class DefectStore:
 
         An existing ``path`` must be a regular file: a link, a directory or a device is refused.
         """
-        target = Path(path).expanduser()
+        target = log_path(path, "the export path")
         if fmt not in EXPORT_FORMATS:
             raise DefectLogError(f"unknown export format '{fmt}'; choose jsonl or csv.")
         if not target.parent.is_dir():
@@ -721,4 +734,12 @@ def normalise_time(value: str | float | int) -> str:
     return dt.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
-__all__ = ["DefectRecord", "DefectStore", "EXPORT_FORMATS", "normalise_time", "now_iso", "safe_settings"]
+__all__ = [
+    "DefectRecord",
+    "DefectStore",
+    "EXPORT_FORMATS",
+    "log_path",
+    "normalise_time",
+    "now_iso",
+    "safe_settings",
+]

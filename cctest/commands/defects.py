@@ -9,7 +9,6 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 
 from ..errors import InputError
 from ..safe_text import for_stream
@@ -55,11 +54,11 @@ def _one_line(text: str, width: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..config import Settings
-    from ..defects import DefectStore
+    from ..defects import DefectStore, log_path
 
     if args.action == "list" and (args.limit < 1 or args.offset < 0):
         raise InputError("--limit must be at least 1 and --offset at least 0.")
-    path = Path(args.db or Settings().defect_log_path()).expanduser()
+    path = log_path(args.db or Settings().defect_log_path())
     # nothing logged yet: an empty log, not an error (a link, even a dangling one, is refused below)
     if not os.path.lexists(path) and args.action != "show":
         unwritten = f" {args.output} was not written." if args.action == "export" and args.output else ""

@@ -251,9 +251,18 @@ def test_a_directory_made_for_the_log_is_chmodded_but_not_one_it_found(tmp_path:
     assert stat.S_IMODE(theirs.stat().st_mode) == 0o755
 
 
-def test_a_path_with_a_nul_byte_is_one_sentence(tmp_path: Path) -> None:
+def test_a_path_with_a_nul_byte_or_an_unknown_home_is_one_sentence(tmp_path: Path) -> None:
     with pytest.raises(DefectLogError, match="cannot use the defect log path"):
         DefectStore(str(tmp_path / "a\x00b.sqlite3"))
+    nobody = "~no-such-user-cctest/defects.sqlite3"
+    with pytest.raises(DefectLogError, match="names no user's home directory"):
+        DefectStore(nobody)
+    r = _bounded("defects", "--db", nobody, "list")
+    assert r.returncode == 2 and "names no user's home directory" in _one_sentence(r.stderr)
+    db = tmp_path / "defects.sqlite3"
+    DefectStore(db).close()
+    r = _bounded("defects", "--db", str(db), "export", "--output", "~no-such-user-cctest/out.jsonl")
+    assert r.returncode == 2 and "the export path ~no-such-user-cctest" in _one_sentence(r.stderr)
 
 
 def test_export_refuses_a_link_or_a_pipe_as_its_output(tmp_path: Path) -> None:

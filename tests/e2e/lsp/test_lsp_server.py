@@ -410,10 +410,10 @@ async def test_changing_the_defect_log_path(tmp_path: Path) -> None:
 async def test_an_unacceptable_defect_log_path_is_reported_and_the_server_keeps_serving(
     tmp_path: Path,
 ) -> None:
-    """``defectLog`` naming a link to a file readable by all, then a named pipe, then a text file
-    (as initializationOptions and as a workspace's configuration change): each is reported in one
-    log message, none is changed or waited on, the server keeps answering without a log, and a
-    good path works again without a restart."""
+    """``defectLog`` naming a link to a file readable by all, then a named pipe, a text file and a
+    ``~user`` with no home (as initializationOptions, then as a workspace's configuration change):
+    each is reported in one log message, none is changed or waited on, the server keeps answering
+    without a log, and a good path works again without a restart."""
     passwd = tmp_path / "passwd"
     passwd.write_bytes(b"root:x:0:0:root:/root:/bin/bash\n")
     os.chmod(passwd, 0o644)
@@ -435,6 +435,7 @@ async def test_an_unacceptable_defect_log_path_is_reported_and_the_server_keeps_
                 (link, "is a symbolic link"),
                 (fifo, "is not a regular file"),
                 (text, "is not a cctest defect log"),
+                (Path("~no-such-user-cctest/d.sqlite3"), "names no user's home directory"),
             )
         ):
             if n:
@@ -448,7 +449,8 @@ async def test_an_unacceptable_defect_log_path_is_reported_and_the_server_keeps_
             with pytest.raises(JsonRpcException, match="the defect log is unavailable"):
                 await custom(client, "cctest/defects")
             await asyncio.sleep(0.2)
-            assert len(errors(client)) == n + 1 and f"{path} {problem}" in errors(client)[n]
+            assert len(errors(client)) == n + 1
+            assert str(path) in errors(client)[n] and problem in errors(client)[n]
         client.workspace_did_change_configuration(
             lsp.DidChangeConfigurationParams(settings={"cctest": {"defectLog": str(good)}})
         )
