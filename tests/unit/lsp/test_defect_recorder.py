@@ -169,6 +169,25 @@ def test_an_answer_accepted_before_it_was_recorded_gets_its_settled_verdict(
         assert records == [] and defect_id is None
 
 
+def test_monitor_mode_an_answer_accepted_before_its_check_is_linked_to_the_record_the_check_writes(
+    tmp_path: Path,
+) -> None:
+    h = _Harness(tmp_path / "defects.db")
+
+    async def scenario() -> None:
+        ticket = Ticket()  # monitor mode: answered before the check, no verdict yet
+        h.served.put("req-1", ("file:///a.py", ticket))
+        assert await h.recorder.accepted("req-1") == {"accepted": True, "record": None}
+        h.recorder.maybe_record(_result(True), ticket, "monitor", "req-1", "file:///a.py", h.settings)
+        await h.drain()
+
+    asyncio.run(scenario())
+    [record], _ = h.recorder.open_store().list(limit=10)
+    [(request_id, when, suspect, repaired, defect_id)] = _acceptances(tmp_path / "defects.db")
+    assert record.accepted and record.accepted_time == when and defect_id == record.id
+    assert (request_id, suspect, repaired) == ("req-1", 1, 1)
+
+
 def test_acceptance_by_record_id_and_bad_identifiers(tmp_path: Path) -> None:
     h = _Harness(tmp_path / "defects.db")
     with pytest.raises(JsonRpcInvalidParams):
