@@ -42,6 +42,7 @@ class Ticket:
     repaired: bool = False
     record: asyncio.Task[int | None] | None = None  # the last write of its record while it runs
     record_id: int | None = None  # its record, once written (the finished task is let go)
+    log: DefectStore | None = None  # the log that record is in
     accepted: list[str] = dataclasses.field(default_factory=list)  # request ids accepted with it
 
     def written(self, task: asyncio.Task[int | None]) -> None:
@@ -177,7 +178,8 @@ class DefectRecorder:
             if previous is not None:  # whatever it raised (it said so), or if it was cancelled
                 await asyncio.wait([previous])
                 ticket.written(previous)  # its record's id, whether or not its callback ran yet
-            return await write(ticket.record_id)
+            # a record in a log no longer in use (its path changed) is none of this log's
+            return await write(ticket.record_id if ticket.log is self._store else None)
 
         task: asyncio.Task[int | None] = self._spawn(chained(), write=True)
         ticket.record = task
@@ -208,6 +210,7 @@ class DefectRecorder:
             self._report(f"cctest: a defect could not be recorded: {exc}", lsp.MessageType.Error)
             return None
         self.counters["recorded"] += 1
+        ticket.log = store
         return record_id
 
     async def records(self, query: dict[str, Any]) -> tuple[list[DefectRecord], int]:
@@ -245,6 +248,7 @@ class DefectRecorder:
             async def mark(record_id: int | None) -> int | None:
                 # with the verdict known now; after the record's write under way, never after a
                 # verdict still being computed (that one updates the acceptance when it comes)
+                ticket.log = store
                 return await asyncio.to_thread(
                     store.mark_accepted,
                     ident,

@@ -188,6 +188,29 @@ def test_monitor_mode_an_answer_accepted_before_its_check_is_linked_to_the_recor
     assert (request_id, suspect, repaired) == ("req-1", 1, 1)
 
 
+def test_a_settled_verdict_after_the_log_path_changed_leaves_the_new_logs_records_alone(
+    tmp_path: Path,
+) -> None:
+    h = _Harness(tmp_path / "a.db")
+
+    async def scenario() -> None:
+        ticket = Ticket()
+        h.recorder.maybe_record(_result(True), ticket, "repair", "req-1", "file:///a.py", h.settings)
+        await h.drain()
+        h.settings = Settings(defect_log=str(tmp_path / "b.db"))
+        h.recorder.reopen()
+        other = Ticket()  # the new log's record 1: another request's
+        h.recorder.maybe_record(_result(True), other, "repair", "req-2", "file:///b.py", h.settings)
+        await h.drain()
+        assert ticket.record_id == other.record_id == 1
+        h.recorder.settled(_result(False), ticket, "repair", "req-1", "file:///a.py", h.settings)
+        await h.drain()
+
+    asyncio.run(scenario())
+    [record], _ = h.recorder.open_store().list(limit=10)
+    assert record.request_id == "req-2" and record.suspect  # untouched: req-1's record is in a.db
+
+
 def test_acceptance_by_record_id_and_bad_identifiers(tmp_path: Path) -> None:
     h = _Harness(tmp_path / "defects.db")
     with pytest.raises(JsonRpcInvalidParams):
