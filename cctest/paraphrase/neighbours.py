@@ -28,6 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import ConfigError
+from ..userfile import read_user_lines
 
 WORDNET_SOURCE = Path(os.environ.get("CCTEST_WORDNET_DIR", "/usr/share/wordnet"))
 # lexnames(5WN): file number, lexicographer file, syntactic category (1 noun, 2 verb, 3 adj, 4 adv)
@@ -41,6 +42,9 @@ LEXNAMES = (
     "adj.ppl"
 ).split()
 _CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
+# a vectors file: GloVe's largest (840B words, 300 dimensions) is 5.6 GB; a line is one word's vector
+MAX_VECTORS_BYTES = 8 * 1024**3
+MAX_VECTORS_LINE_BYTES = 1024 * 1024
 _WORDNET_FILES = ("data.noun", "data.verb", "data.adj", "data.adv", "index.noun", "index.verb")
 
 
@@ -148,25 +152,28 @@ class Vectors:
         path = Path(path).expanduser()
         words: list[str] = []
         rows: list[np.ndarray] = []
-        try:
-            with path.open(encoding="utf-8") as fh:
-                for number, line in enumerate(fh, 1):
-                    parts = line.rstrip().split(" ")
-                    if len(parts) < 2:
-                        continue
-                    try:
-                        rows.append(np.asarray(parts[1:], dtype=np.float32))
-                    except ValueError:
-                        raise ConfigError(
-                            f"{path}:{number} is not 'word v1 v2 ...' (GloVe's format)."
-                        ) from None
-                    if rows[-1].shape != rows[0].shape:
-                        raise ConfigError(
-                            f"{path}:{number} has {len(rows[-1])} numbers, line 1 has {len(rows[0])}."
-                        )
-                    words.append(parts[0])
-        except OSError as exc:
-            raise ConfigError(f"cannot read the vectors file {path} ({exc.strerror or exc}).") from None
+        lines = read_user_lines(
+            path,
+            limit=MAX_VECTORS_BYTES,
+            line_limit=MAX_VECTORS_LINE_BYTES,
+            what="GloVe-format vectors file",
+            error=ConfigError,
+        )
+        for number, line in lines:
+            parts = line.rstrip().split(" ")
+            if len(parts) < 2:
+                continue
+            try:
+                with np.errstate(over="ignore"):  # 1e39 becomes inf, refused below
+                    row = np.asarray(parts[1:], dtype=np.float32)
+            except ValueError:
+                raise ConfigError(f"{path}:{number} is not 'word v1 v2 ...' (GloVe's format).") from None
+            if not np.isfinite(row).all():
+                raise ConfigError(f"{path}:{number} holds a value that is not a finite number (nan or inf).")
+            if rows and row.shape != rows[0].shape:
+                raise ConfigError(f"{path}:{number} has {len(row)} numbers, line 1 has {len(rows[0])}.")
+            rows.append(row)
+            words.append(parts[0])
         if not words:
             raise ConfigError(f"the vectors file {path} holds no vectors.")
         self.path = path
@@ -175,24 +182,29 @@ class Vectors:
         self.matrix = np.vstack(rows)
         norms = np.linalg.norm(self.matrix, axis=1, keepdims=True)
         self.unit = self.matrix / np.where(norms == 0, 1, norms)
-        self._cache: dict[tuple[str, int], list[str]] = {}
+        self._cache: dict[str, list[str]] = {}
 
     def vector(self, word: str) -> np.ndarray | None:
         i = self.index.get(word.lower(), self.index.get(word))
         return None if i is None else self.matrix[i]
 
     def neighbours(self, word: str, n: int) -> list[str]:
-        key = (word.lower(), n)
-        if key not in self._cache:
-            i = self.index.get(key[0])
-            if i is None:
-                self._cache[key] = []
-            else:
-                sims = self.unit @ self.unit[i]
-                sims[i] = -np.inf
-                top = np.argsort(-sims, kind="stable")[: n + 1]
-                self._cache[key] = [self.words[j] for j in top if self.words[j] != key[0]][:n]
-        return self._cache[key]
+        key = word.lower()
+        i = self.index.get(key)
+        if i is None:
+            return []
+        have = self._cache.get(key)
+        if have is None or (len(have) < n and len(have) < len(self.words) - 1):
+            # a search widens n one step at a time: rank twice as many as asked, so a widened
+            # n is answered from the cache instead of another pass over every vector
+            m = min(max(n, 16, 2 * len(have or ())), len(self.words) - 1)
+            sims = self.unit @ self.unit[i]
+            sims[i] = -np.inf
+            top = np.argpartition(-sims, m)[: m + 1] if m + 1 < len(sims) else np.arange(len(sims))
+            top = np.sort(top)  # ties in the file's order
+            top = top[np.argsort(-sims[top], kind="stable")]
+            have = self._cache[key] = [self.words[j] for j in top if self.words[j] != key][:m]
+        return have[:n]
 
 
 class Synonyms:

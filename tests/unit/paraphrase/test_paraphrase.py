@@ -57,8 +57,35 @@ def test_vectors_file_errors(tmp_path: Path) -> None:
     bad.write_text("cat 1 0\ndog 1\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"bad.txt:2 has 1 numbers"):
         Vectors(bad)
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(ConfigError, match="missing.txt: no such file"):
         Vectors(tmp_path / "missing.txt")
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN", "1e39"])
+def test_vectors_must_be_finite(tmp_path: Path, value: str) -> None:
+    """A NaN or an infinity (1e39 overflows float32) would make every distance through it NaN."""
+    bad = tmp_path / "bad.txt"
+    bad.write_text(f"cat 1 0\ndog 0 {value}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"bad.txt:2 holds a value that is not a finite number"):
+        Vectors(bad)
+
+
+def test_vectors_file_must_be_utf8(tmp_path: Path) -> None:
+    """(A device, a named pipe and an endless line: tests/unit/suites/test_operational_hostile.py.)"""
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes(b"cat 1 0\ncaf\xe9 0 1\n")
+    with pytest.raises(ConfigError, match=r"latin.txt is not valid UTF-8"):
+        Vectors(latin)
+
+
+def test_vectors_neighbours_widen_from_the_cache(vectors: Vectors) -> None:
+    """n grows one step at a time as a search widens; every n gives the nearest n, in order."""
+    assert [vectors.neighbours("cat", n) for n in (1, 2, 3, 4)] == [
+        ["kitten"],
+        ["kitten", "sat"],
+        ["kitten", "sat", "dog"],
+        ["kitten", "sat", "dog"],
+    ]
 
 
 TEXT = """Return the largest element of the list `lst` as "max" or 'none' with 3 items.
@@ -72,6 +99,35 @@ TEXT = """Return the largest element of the list `lst` as "max" or 'none' with 3
 def test_protected_tokens_are_never_replaced() -> None:
     words = [w for _, w in replaceable_words(TEXT, protect=("largest",))]
     assert words == ["Return", "element", "list", "items", "stay", "too"]
+
+
+def test_an_overlong_word_is_not_replaced() -> None:
+    """No English word has more than 50 letters: a longer run of letters is not looked up."""
+    text = f"Return {'q' * 50} or {'z' * 51} now."
+    assert [w for _, w in replaceable_words(text)] == ["Return", "q" * 50, "now"]
+
+
+LONG = " ".join(["Count", "every", "large", "number", "given", "here"] * 50) + "."
+MANY = Synonyms(
+    {w: [f"{w}{i}" for i in "abcde"] for w in ("count", "every", "large", "number", "given", "here")}
+)
+
+
+def test_paraphrases_stop_at_the_limit() -> None:
+    """300 replaceable words with 5 neighbours each make 1,500 order-1 paraphrases: with a limit,
+    order 1 is a seeded sample in text order and the higher orders still get their share."""
+    assert len(paraphrases(LONG, MANY, n=5, k=1)) == 1500
+    made = paraphrases(LONG, MANY, n=5, k=3, per_order=10, limit=100)
+    assert len(made) == 100 and len({p.text for p in made}) == 100
+    assert [sum(p.order == o for p in made) for o in (1, 2, 3)] == [80, 10, 10]
+    firsts = [p.replaced[0][2] for p in made if p.order == 1]
+    assert firsts == sorted(firsts) and firsts[-1] > len(LONG) // 2  # spread over the text
+    assert made == paraphrases(LONG, MANY, n=5, k=3, per_order=10, limit=100)
+    assert paraphrases(LONG, MANY, n=5, k=3, per_order=10, limit=100, seed=1) != made
+    # a limit the complete set fits in changes nothing
+    short = "Count every large number given here."
+    whole = paraphrases(short, MANY, n=5, k=2)
+    assert len(whole) == 30 + 50 and paraphrases(short, MANY, n=5, k=2, limit=1000) == whole
 
 
 def test_paraphrase_orders_and_replacements() -> None:
