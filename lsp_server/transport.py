@@ -5,6 +5,11 @@ two differences: the framing survives malformed input (see ``lsp_server.framing`
 is read by the event loop itself where it is a pipe (pygls reads it in a worker thread, one
 thread round trip per header line and body). A TCP server listens on the port it is given, or
 on a free one for port 0, and says where.
+
+Two attributes of pygls's ``JsonRPCServer`` are set here as its own ``start_io``/``start_tcp`` set
+them, because its public ``shutdown()`` reads them and pygls has no public setter: ``_stop_event``
+(``shutdown()`` sets it; the read loop stops) and ``_server`` (``shutdown()`` closes the TCP
+listener). ``tests/unit/lsp/test_pygls_contract.py`` fails if pygls changes either.
 """
 
 from __future__ import annotations
@@ -71,7 +76,19 @@ def serve_tcp(
 
 async def _run(server: JsonRPCServer, read: Callable[[], Awaitable[bytes]]) -> None:
     assert server._stop_event is not None
-    await read_messages(read, server.protocol, server._stop_event, server._report_server_error)
+    await read_messages(read, server.protocol, server._stop_event, _error_reporter(server))
+
+
+def _error_reporter(server: JsonRPCServer) -> Callable[[Exception, Any], None]:
+    """pygls's public ``report_server_error``, kept from raising into the read loop."""
+
+    def report(error: Exception, source: Any) -> None:
+        try:
+            server.report_server_error(error, source)
+        except Exception:
+            log.warning("a server error could not be reported", exc_info=True)
+
+    return report
 
 
 def _run_until_done(server: JsonRPCServer, main: Any) -> None:
