@@ -225,14 +225,21 @@ def test_report_server_error_gets_handler_errors(session: PipeSession) -> None:
     pygls's private ``_report_server_error``, which only adds a guard against raising).
 
     pygls routes a failing notification handler to it with the source
-    ``FeatureNotificationError``; ``CCTestServer`` tells the client in a ``window/logMessage``.
-    If the signature changes, those errors are lost (or raise into the read loop).
+    ``FeatureNotificationError``, and the read loop a notification whose params do not fit its
+    method; ``CCTestServer`` tells the client in a ``window/logMessage``. If the signature
+    changes, those errors are lost (or raise into the read loop).
     """
     assert [name for name, _ in parameters(JsonRPCServer.report_server_error)] == ["self", "error", "source"]
 
+    def logged(text: str) -> Any:
+        return lambda m: m.get("method") == "window/logMessage" and text in m["params"]["message"]
+
     session.send(INITIALIZE, {"method": "test/noteBoom", "params": {}})
-    logged = session.wait_for(lambda m: m.get("method") == "window/logMessage")
-    assert "note boom" in logged["params"]["message"]
+    assert session.wait_for(logged("note boom"))  # from pygls, through _report_server_error
+    session.send({"method": "textDocument/didOpen", "params": {"textDocument": 5}})
+    assert session.wait_for(logged("handled: Invalid Params"))  # from the read loop (transport)
+    session.send({"id": "still", "method": "shutdown"})
+    assert session.answer("still")["result"] is None
 
 
 def test_stop_event() -> None:
