@@ -575,7 +575,8 @@ async def run_benchmark(
                         record = _error_record(task, index, f"{type(result).__name__}: {result}", thresholds)
                         bar.write(  # a task id or an exception's text: no raw control characters
                             terminal_text(
-                                f"cctest: {task.task_id}: the engine failed ({type(result).__name__}: {result})."
+                                f"cctest: {task.task_id}: the engine failed "
+                                f"({type(result).__name__}: {result})."
                             ),
                             file=sys.stderr,
                         )
