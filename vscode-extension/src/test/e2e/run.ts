@@ -196,7 +196,11 @@ async function runCommand(page: Page, title: string): Promise<void> {
   const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
   await row.waitFor({ state: 'visible', timeout: UI_GUARD_MS });
   await page.keyboard.press('Enter');
-  await input.waitFor({ state: 'hidden' });
+  // the palette is gone when its input is hidden, or holds something else: a command that opens a
+  // quick input of its own (the export's save dialog) reuses it, often before a hidden state is seen
+  await waitFor(`the command palette to close after ${JSON.stringify(title)}`, UI_GUARD_MS, async () =>
+    !(await input.isVisible()) || (await input.inputValue()) !== `>${title}` ? true : undefined,
+  );
 }
 
 /** What `cctest complete` says at a position of a file: the completion the server must offer. */
