@@ -12,6 +12,13 @@ What ``CCTestProtocol`` changes in ``LanguageServerProtocol`` (pygls 2.1):
 - the future of each notification pygls runs stays in ``_request_futures`` for good (only a
   request's answer removes its entry): a finished handler's entry is removed here, which keeps
   memory flat over a long session of edits.
+
+The public hooks carry the rest (``protocol_cls``, ``structure_message``, ``handle_message``), but
+pygls 2 has none for its answers or its handler futures, so three internals of
+``JsonRPCProtocol`` are used: ``_send_response`` (overridden to drop the traceback, and called to
+answer), ``_execute_handler`` (overridden to forget each finished future) and the
+``_request_futures`` dict it fills. ``tests/unit/lsp/test_pygls_contract.py`` fails if pygls
+changes any of them.
 """
 
 from __future__ import annotations
