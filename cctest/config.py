@@ -453,3 +453,22 @@ __all__ = [
     "default_defect_log",
     "setting",
 ]
+
+
+# a Hugging Face hub id, OWNER/NAME: letters, digits, '-', '_' and '.', each part from a letter or digit
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
+
+
+def missing_model_dir(model: str) -> str:
+    """The sentence for a model (``--model``, the setting ``model``) that is no existing path; one
+    that reads as a hub id (OWNER/NAME) also says that cctest never downloads, and how to."""
+    path = Path(model).expanduser()
+    if not _HUB_ID.fullmatch(model):
+        return f"the model directory {path} does not exist."
+    local = f"models/{model.split('/')[1]}"
+    return (
+        f"the model directory {path} does not exist, and cctest loads local directories only (it never "
+        f"downloads): if {model} is a Hugging Face hub id, download it first, e.g. with "
+        f"'huggingface-cli download {model} --local-dir {local}' (or 'hf download'), then pass "
+        f"--model {local}."
+    )

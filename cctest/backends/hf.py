@@ -71,7 +71,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._cache import LRU
-from ..config import Settings
+from ..config import Settings, missing_model_dir
 from ..errors import BackendError, BackendOutOfMemory, ConfigError, ModelLoadError
 from ..redact import redact_url
 from . import _encode, _fim_layout, _worker
@@ -708,7 +708,7 @@ def _model_dir(model: str | Path | None) -> Path:
         )
     path = Path(model).expanduser()
     if not path.exists():
-        raise ModelLoadError(f"the model directory {path} does not exist.")
+        raise ModelLoadError(missing_model_dir(str(model)))
     if not path.is_dir():
         raise ModelLoadError(f"{path} is a file; give the directory of a saved model.")
     if not (path / "config.json").is_file():
