@@ -96,7 +96,7 @@ async def main() -> None:
     picked = rng.sample(candidates, min(args.positions, len(candidates)))
     cold, produced = [], []
     for ln in picked:
-        mutators._cache.clear()  # distinct positions: nothing of this window is cached
+        mutators.generate.cache.clear()  # distinct positions: nothing of this window is cached
         col = rng.randrange(len(lines[ln - 1]) + 1)
         ms, n = await engine_ms(source[: offset(lines, ln, col)])
         cold.append(ms)
@@ -112,7 +112,7 @@ async def main() -> None:
             continue
         start = offset(lines, ln, 0)
         indent = len(line) - len(line.lstrip())
-        mutators._cache.clear()
+        mutators.generate.cache.clear()
         await engine_ms(source[: start + indent])  # the first keystroke of the line fills the cache
         for j in range(indent + 1, len(line) + 1):
             ms, _ = await engine_ms(source[: start + j])

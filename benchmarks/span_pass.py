@@ -31,9 +31,9 @@ from libcst._nodes.internal import CodegenState  # the old, private way: for com
 from libcst.metadata import MetadataWrapper, WhitespaceInclusivePositionProvider
 
 from cctest.context import find_window
-from cctest.mutators import analyse_functions, collect_sites
+from cctest.mutators import analyse_functions
 from cctest.mutators._analysis import shadowed_builtins
-from cctest.mutators._sites import node_offsets
+from cctest.mutators._sites import collect_sites, node_offsets
 
 Offsets = tuple[str, dict[int, tuple[int, int]]]
 
