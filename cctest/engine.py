@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from . import detect, repair
-from .backends._stop import fit_completion
 from .backends.base import Backend, Unfinished
 from .config import Settings
 from .demutate import demutate, rename, uses_any
 from .errors import BackendError
+from .fit import fit_completion
 from .mutators import generate_mutants, nearest_the_cursor
 from .types import ORIGINAL, Completion, EngineResult, Mutant, Prompt, Verdict
 

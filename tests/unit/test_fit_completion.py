@@ -7,10 +7,10 @@ import asyncio
 
 import pytest
 
-from cctest.backends._stop import cut_repeat, fit_completion
 from cctest.backends.rules import RuleBackend
 from cctest.config import Settings
 from cctest.engine import Engine
+from cctest.fit import cut_repeat, fit_completion
 from cctest.types import Prompt
 
 BODY = "def area(r):\n    "
