@@ -31,14 +31,30 @@ Every error is JSON in OpenAI's shape, ``{"error": {"message", "type", "param", 
 request (not JSON, nested too deeply, a wrong field, too many prompts) a 400, an unknown path a
 404, a wrong method a 405, a body over the size limit a 413, a failing model a 500 (503 when out
 of memory). Errors a client causes are logged in one line, without a traceback; the server keeps
-running either way.
+running either way. So are requests aiohttp's HTTP parser refuses (a bad header, a header line
+over 8 KiB, a negative ``Content-Length``, bytes that are not HTTP such as a TLS ClientHello):
+a 400 in the same shape, then the connection is closed.
+
+Slow and greedy clients are bounded (``Limits``): a request's headers must arrive within
+``request_timeout`` seconds of the connection opening (or of the previous answer on a kept-alive
+connection, so an idle connection is closed after as long), and its body within as long again,
+else the connection is closed (a 408 when the headers had come); a ``Content-Length`` over the
+body limit is a 413 at once, before any of the body is read. At most ``max_connections``
+connections are open at a time, by default the open-file limit less a reserve, so the server can
+always accept and answer; at most ``max_per_address`` from one client address. A connection past
+either cap gets a 503 (429 for the per-address cap) and is closed. Refused connections, and
+accepts that fail (EMFILE and the like), are logged in one line per ``LOG_EVERY`` seconds with
+how many there were, never a traceback each.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
+import json
 import logging
+import math
 import signal
 import sys
 import time
@@ -60,6 +76,67 @@ log = logging.getLogger(__name__)
 
 MAX_PROMPTS = 256  # per request
 MAX_BODY_BYTES = 8 * 1024 * 1024
+REQUEST_TIMEOUT = 30.0  # seconds for a request's headers, and as long again for its body
+MAX_PER_ADDRESS = 256  # connections open at a time from one client address
+FD_RESERVE = 64  # open files kept free under the limit: the model, logs, accepting to refuse
+LOG_EVERY = 10.0  # seconds between two log lines about refused or failed connections
+
+
+def open_file_limit() -> int | None:
+    """The process's soft limit on open files, or None where there is none to read."""
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def default_max_connections(limit: int | None = None) -> int:
+    """Connections the server keeps open at most by default: the open-file limit less a reserve
+    (a tenth of it, at least ``FD_RESERVE``), so that it can always accept a connection, answer
+    or refuse it, and keep its own files; 10,000 where the limit cannot be read."""
+    limit = open_file_limit() if limit is None else limit
+    if limit is None:
+        return 10_000
+    return max(1, limit - max(FD_RESERVE, limit // 10))
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds on clients' connections (``cctest serve``'s ``--request-timeout``,
+    ``--max-connections`` and ``--max-connections-per-address``)."""
+
+    request_timeout: float = REQUEST_TIMEOUT
+    max_connections: int = dataclasses.field(default_factory=default_max_connections)
+    max_per_address: int = MAX_PER_ADDRESS
+
+    def __post_init__(self) -> None:
+        if not 0 < self.request_timeout < math.inf:
+            raise ConfigError(
+                f"--request-timeout must be a number of seconds above 0, not {self.request_timeout}."
+            )
+        if self.max_connections < 1 or self.max_per_address < 1:
+            raise ConfigError("--max-connections and --max-connections-per-address must be at least 1.")
+
+
+class EveryFewSeconds:
+    """One log line per ``every`` seconds about an event that may come thousands of times a
+    second (a refused connection, a failed accept): the first at once, then the count since."""
+
+    def __init__(self, every: float = LOG_EVERY) -> None:
+        self.every = every
+        self.count = 0
+        self.next = 0.0
+
+    def __call__(self, message: str, *args: object) -> None:
+        self.count += 1
+        now = time.monotonic()
+        if now < self.next:
+            return
+        log.warning(message + " (%d in the last %g s)", *args, self.count, self.every)
+        self.count = 0
+        self.next = now + self.every
 
 
 class BadRequest(ValueError):
@@ -198,6 +275,7 @@ CHAT_BATCHER_KEY = web.AppKey("chat_batcher", Batcher)
 MODEL_KEY = web.AppKey("model_id", str)
 MAX_PROMPTS_KEY = web.AppKey("max_prompts", int)
 MAX_BODY_KEY = web.AppKey("max_body_bytes", int)
+REQUEST_TIMEOUT_KEY = web.AppKey("request_timeout", float)
 
 
 def _sampling(body: dict[str, Any], name: str, default: float) -> float:
@@ -207,6 +285,20 @@ def _sampling(body: dict[str, Any], name: str, default: float) -> float:
         return float(SPECS[name].validate(default if value is None else value))
     except ConfigError:
         raise BadRequest(f"'{name}' must be {SPECS[name].what()}, not {value!r}.", name) from None
+
+
+def _unicode(text: str, param: str) -> str:
+    """``text`` if it is Unicode text; JSON's ``\\ud800`` escapes give Python strings holding
+    lone surrogates, which no tokenizer encodes: a 400 that says where."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise BadRequest(
+            f"'{param}' holds a lone surrogate (\\u{ord(text[exc.start]):04x} at character "
+            f"{exc.start}), which is not Unicode text; send each surrogate pair whole.",
+            param,
+        ) from None
+    return text
 
 
 def parse_request(body: Any, max_prompts: int = MAX_PROMPTS) -> tuple[list[str], GenerationOptions]:
@@ -220,6 +312,8 @@ def parse_request(body: Any, max_prompts: int = MAX_PROMPTS) -> tuple[list[str],
         prompts = list(prompt)
     else:
         raise BadRequest("'prompt' must be a string or a non-empty list of strings.", "prompt")
+    for text in prompts:
+        _unicode(text, "prompt")
     if len(prompts) > max_prompts:
         raise BadRequest(
             f"a request may carry at most {max_prompts} prompts and this one has {len(prompts)}; "
@@ -243,6 +337,8 @@ def parse_request(body: Any, max_prompts: int = MAX_PROMPTS) -> tuple[list[str],
         stops = tuple(stop)
     else:
         raise BadRequest("'stop' must be a string or a list of strings.", "stop")
+    for text in stops:
+        _unicode(text, "stop")
     if body.get("n", 1) not in (1, None):
         raise BadRequest("only n = 1 is supported.", "n")
     if body.get("stream"):
@@ -326,6 +422,7 @@ def parse_chat_request(body: Any) -> tuple[list[Message], GenerationOptions]:
                 "string 'content'.",
                 "messages",
             )
+        _unicode(m["content"], "messages")
     rest = {k: v for k, v in body.items() if k != "messages"}
     rest.setdefault("max_tokens", CHAT_MAX_TOKENS)
     _, options = parse_request({**rest, "prompt": ""})
@@ -333,9 +430,38 @@ def parse_chat_request(body: Any) -> tuple[list[Message], GenerationOptions]:
 
 
 async def _json_body(request: web.Request) -> Any:
-    """The request's JSON body, or the 400 response that says why there is none."""
+    """The request's JSON body, or the response that says why there is none: a 413 at once for a
+    ``Content-Length`` over the limit, a 408 (and the connection closed) for a body that has not
+    arrived within the request timeout, a 400 for one that is not JSON."""
+    limit = request.app[MAX_BODY_KEY]
+    if request.content_length is not None and request.content_length > limit:
+        log.info("%s %s: 413 Content-Length %d", request.method, request.path[:200], request.content_length)
+        response = _error(
+            413,
+            f"the request body is larger than the server's limit of {limit} bytes.",
+            "invalid_request_error",
+            code="request_too_large",
+        )
+        response.force_close()  # its body is not read
+        return response
+    timeout = request.app[REQUEST_TIMEOUT_KEY]
     try:
-        return await request.json()
+        return await asyncio.wait_for(request.json(), timeout)
+    except asyncio.TimeoutError:
+        log.info(
+            "%s %s: 408 the body did not arrive within %g s", request.method, request.path[:200], timeout
+        )
+        response = _error(
+            408,
+            f"the request body did not arrive within {timeout:g} s of its headers.",
+            "invalid_request_error",
+            code="request_timeout",
+        )
+        response.force_close()
+        await response.prepare(request)
+        await response.write_eof()
+        request.protocol.force_close()  # not a moment more for the rest of this body
+        return response
     except RecursionError:
         return _error(
             400, "the request body is nested too deeply.", "invalid_request_error", code="invalid_json"
@@ -451,8 +577,10 @@ def create_app(
     wait_ms: float = 5.0,
     max_prompts: int = MAX_PROMPTS,
     max_body_bytes: int = MAX_BODY_BYTES,
+    request_timeout: float = REQUEST_TIMEOUT,
 ) -> web.Application:
-    """The aiohttp application serving ``backend`` (already loaded)."""
+    """The aiohttp application serving ``backend`` (already loaded); ``request_timeout``: the
+    seconds a request's body may take to arrive once its headers have."""
     app = web.Application(client_max_size=max_body_bytes, middlewares=[openai_errors])
     batcher = Batcher(backend, max_batch=max_batch, wait_ms=wait_ms)
     # chat prompts are generated from as they are: no token healing of the template's last tokens
@@ -462,13 +590,18 @@ def create_app(
     app[MODEL_KEY] = backend.path.name
     app[MAX_PROMPTS_KEY] = max(1, max_prompts)
     app[MAX_BODY_KEY] = max_body_bytes
+    app[REQUEST_TIMEOUT_KEY] = float(request_timeout)
 
     async def lifecycle(app: web.Application) -> Any:
+        loop = asyncio.get_running_loop()
+        before = loop.get_exception_handler()
+        loop.set_exception_handler(_LoopErrors(before))
         batcher.start()
         chat.start()
         yield
         await batcher.stop()
         await chat.stop()
+        loop.set_exception_handler(before)
 
     app.cleanup_ctx.append(lifecycle)
     app.router.add_post("/v1/completions", completions)
@@ -482,24 +615,194 @@ def _url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+_ACCEPT_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+
+
+class _LoopErrors:
+    """The event loop's exception handler while serving: an accept that fails for want of file
+    descriptors or memory (asyncio then pauses accepting for a second and tries again) is logged
+    in one line per ``LOG_EVERY`` seconds, not with a traceback each time; anything else goes to
+    the handler that was there before (asyncio's own by default)."""
+
+    def __init__(self, before: Any) -> None:
+        self.before = before
+        self.accepts = EveryFewSeconds()
+
+    def __call__(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        if isinstance(exc, OSError) and exc.errno in _ACCEPT_ERRNOS:
+            self.accepts(
+                "cannot accept connections: %s; new connections wait until some close",
+                exc.strerror or exc,
+            )
+        elif self.before is not None:
+            self.before(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+
+class _Gate:
+    """The connections open now, in total and per client address, under ``limits``' caps."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.total = 0
+        self.per_address: dict[str, int] = {}
+        self.refused = EveryFewSeconds()
+
+    def admit(self, address: str) -> bytes | None:
+        """Count a new connection in, or the whole answer (a 503 or 429) that refuses it."""
+        if self.total >= self.limits.max_connections:
+            status, kind = 503, "server_error"
+            message = (
+                f"the server has its limit of {self.limits.max_connections} connections open; "
+                "try again shortly."
+            )
+        elif self.per_address.get(address, 0) >= self.limits.max_per_address:
+            status, kind = 429, "rate_limit_error"
+            message = (
+                f"{address[:64]} has the limit of {self.limits.max_per_address} connections "
+                "per client address open; reuse them or close some."
+            )
+        else:
+            self.total += 1
+            self.per_address[address] = self.per_address.get(address, 0) + 1
+            return None
+        self.refused("refused a connection from %s: %s", address[:64], message)
+        body = json.dumps(
+            {"error": {"message": message, "type": kind, "param": None, "code": "too_many_connections"}}
+        ).encode()
+        reason = "Service Unavailable" if status == 503 else "Too Many Requests"
+        head = (
+            f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+        )
+        return head.encode() + body
+
+    def release(self, address: str) -> None:
+        self.total -= 1
+        left = self.per_address.get(address, 1) - 1
+        if left > 0:
+            self.per_address[address] = left
+        else:
+            self.per_address.pop(address, None)
+
+
+def _address(peer: Any) -> str:
+    """The client's address (without its port) from a transport's ``peername``."""
+    if isinstance(peer, (tuple, list)) and peer:
+        return str(peer[0])
+    return str(peer)
+
+
+class _Connection(web.RequestHandler):
+    """aiohttp's handler of one connection, counted by the ``_Gate`` (refused past its caps) and
+    answering the requests aiohttp's parser refuses in OpenAI's shape, logged in one line."""
+
+    def __init__(self, gate: _Gate, manager: web.Server, **options: Any) -> None:
+        super().__init__(manager, **options)
+        self.gate = gate
+        self.address: str | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        address = _address(transport.get_extra_info("peername"))
+        refusal = self.gate.admit(address)
+        if refusal is not None:
+            assert isinstance(transport, asyncio.Transport)
+            transport.write(refusal)
+            transport.close()
+            return
+        self.address = address
+        super().connection_made(transport)
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        if self.address is not None:
+            self.gate.release(self.address)
+            self.address = None
+        super().connection_lost(exc)
+
+    def handle_error(
+        self,
+        request: web.BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        if request.writer.output_size > 0:  # an answer has begun: nothing more can be said
+            raise ConnectionError("an answer was being sent when the request failed")
+        if status >= 500:
+            log.error("a request from %s failed", request.remote, exc_info=exc)
+            text, kind = "the server failed on this request; see its log.", "server_error"
+        else:
+            detail = " ".join(str(message or exc or "bad request").split())[:200]
+            log.info("a request from %s: %d %s", request.remote, status, detail)
+            text, kind = f"the request is not valid HTTP: {detail}", "invalid_request_error"
+        response = _error(status, text, kind, code="bad_http" if status < 500 else "server_error")
+        response.force_close()
+        return response
+
+
+class _Site(web.BaseSite):
+    """A TCP site whose connections are ``_Connection`` s under one ``_Gate``."""
+
+    def __init__(self, runner: web.AppRunner, host: str, port: int, limits: Limits) -> None:
+        super().__init__(runner)
+        self.host, self.port, self.limits = host, port, limits
+        self.runner = runner
+
+    @property
+    def name(self) -> str:
+        return _url(self.host, self.port)
+
+    async def start(self) -> None:
+        await super().start()
+        server = self.runner.server
+        assert server is not None
+        loop = asyncio.get_running_loop()
+        gate = _Gate(self.limits)
+        options = {
+            "loop": loop,
+            "access_log": None,
+            # aiohttp closes a connection waiting for its next request's headers after this long
+            "keepalive_timeout": self.limits.request_timeout,
+        }
+        self._server = await loop.create_server(
+            lambda: _Connection(gate, server, **options), self.host, self.port
+        )
+
+
 async def start_server(
-    backend: HFBackend, host: str = "127.0.0.1", port: int = 0, **app_options: Any
+    backend: HFBackend,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    limits: Limits | None = None,
+    **app_options: Any,
 ) -> tuple[web.AppRunner, str]:
     """Start serving in the running event loop; returns the runner (``await runner.cleanup()``
     stops it) and the base URL, with the real port when ``port`` is 0."""
-    runner = web.AppRunner(create_app(backend, **app_options), access_log=None, handle_signals=False)
+    limits = limits or Limits()
+    app = create_app(backend, request_timeout=limits.request_timeout, **app_options)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
+    site = _Site(runner, host, port, limits)
     await site.start()
     bound = runner.addresses[0]
     return runner, _url(host, int(bound[1]))
 
 
-def run(backend: HFBackend, host: str = "127.0.0.1", port: int = 8000, **app_options: Any) -> None:
+def run(
+    backend: HFBackend,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    limits: Limits | None = None,
+    **app_options: Any,
+) -> None:
     """Serve until SIGINT or SIGTERM, then stop cleanly (the command's main loop)."""
 
     async def main() -> None:
-        runner, url = await start_server(backend, host, port, **app_options)
+        runner, url = await start_server(backend, host, port, limits=limits, **app_options)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -511,6 +814,15 @@ def run(backend: HFBackend, host: str = "127.0.0.1", port: int = 8000, **app_opt
             f"cctest serve: {backend.describe()} listening on {url}/v1/completions and /v1/chat/completions",
             flush=True,
         )
+        files = open_file_limit()
+        if files is not None and (limits or Limits()).max_connections > default_max_connections(files):
+            print(
+                f"cctest serve: --max-connections leaves fewer than {files - default_max_connections(files)} "
+                f"of the {files} files this process may open for anything else; past them, "
+                "connections wait unanswered.",
+                file=sys.stderr,
+                flush=True,
+            )
         if host not in ("127.0.0.1", "localhost", "::1"):
             print(
                 f"cctest serve: listening on {host}: anyone who can reach this machine can use the model.",
@@ -530,6 +842,7 @@ __all__ = [
     "MAX_PROMPTS",
     "BadRequest",
     "Batcher",
+    "Limits",
     "create_app",
     "parse_chat_request",
     "parse_request",
