@@ -31,9 +31,9 @@ from libcst._nodes.internal import CodegenState  # the old, private way: for com
 from libcst.metadata import MetadataWrapper, WhitespaceInclusivePositionProvider
 
 from cctest.context import find_window
-from cctest.mutators import analyse_functions
+from cctest.mutators import analyse
 from cctest.mutators._analysis import shadowed_builtins
-from cctest.mutators._sites import collect_sites, node_offsets
+from cctest.mutators._sites import node_offsets
 
 Offsets = tuple[str, dict[int, tuple[int, int]]]
 
@@ -84,9 +84,8 @@ Case = tuple[cst.Module, set[int], str]
 def prepared(source: str) -> Case:
     """The parsed window, its wanted nodes and its text, as ``mutators.analyse`` has them."""
     shadowed = shadowed_builtins(source)
-    module = cst.parse_module(source)
-    sites = collect_sites(module, analyse_functions(source, shadowed), shadowed, False)
-    return module, sites.wanted, source
+    a = analyse(source, shadowed, splice=False)
+    return a.module, a.wanted, source
 
 
 def private_codegen(case: Case) -> Offsets:

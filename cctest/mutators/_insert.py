@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from ._sites import PrunedTransformer, Site, code_at
+from ._sites import PrunedTransformer, code_at
+from ._walk import Site
 from .base import Analysis
 
 

@@ -1,4 +1,8 @@
-"""The renaming transformer shared by REP (parameters) and REL (local variables).
+"""What REP (parameters) and REL (local variables) share: the names' occurrences and the rename.
+
+``RenameSites`` (a site visitor of the batched pass) notes, per function, every ``Name`` in its
+body that is a variable, and its parameters' names: what a rename by splicing changes (LOOP reads
+them too). ``RenameTransformer`` is the same rename as a libcst transform (whole files).
 
 It renames, inside the body of a chosen function, every ``Name`` that refers to the renamed
 variable, including in nested functions, lambdas, comprehensions and f-string fields, which
@@ -17,7 +21,97 @@ import libcst as cst
 
 from ._analysis import FunctionFacts, NamePool, context_prefix
 from ._sites import PrunedTransformer, code_at
+from ._walk import SiteVisitor, Walk
 from .base import Analysis, Applied, Scheme, Variant
+
+
+class RenameSites(SiteVisitor):
+    """Per function, the ``Name`` nodes of its variables in its body and of its parameters."""
+
+    def __init__(self, walk: Walk) -> None:
+        super().__init__(walk)
+        # per function index: variable name -> the Name nodes that refer to it in the function's
+        # body, and the Name of its parameter, each with the indentation in force there
+        self.names: dict[int, dict[str, list[tuple[cst.Name, tuple[str, ...]]]]] = {}
+        self.functions: list[tuple[int, tuple[int, ...]]] = []  # (id, path) per function
+        # ids of Name nodes that ast keeps as plain strings (except-as, global/nonlocal, match
+        # captures): pycode-similar does not abstract those away, so renaming them can change its score
+        self.kept_by_pycode: set[int] = set()
+        self.skip: set[int] = set()  # Name nodes that are not variables (attributes, keywords, ...)
+        self.bodies: list[int] = []  # indices of the functions whose body the pass is in
+        self.imports = 0  # inside an import, names are module paths
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        w = self.walk
+        index = w.func_index_of[id(node)]
+        self.functions.append((id(node), tuple(w.stack)))
+        self.skip.add(id(node.name))
+        p = node.params
+        own = self.names.setdefault(index, {})
+        for param in (*p.posonly_params, *p.params, *p.kwonly_params, p.star_arg, p.star_kwarg):
+            if isinstance(param, cst.Param):
+                own.setdefault(param.name.value, []).append((param.name, w.indents))
+                self.wanted.add(id(param.name))
+
+    def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        self.bodies.append(self.walk.func_index_of[id(node)])
+
+    def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        self.bodies.pop()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self.skip and self.bodies and not self.imports:
+            for fi in self.bodies:
+                self.names.setdefault(fi, {}).setdefault(node.value, []).append((node, self.walk.indents))
+            self.wanted.add(id(node))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.skip.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.skip.add(id(node.keyword))
+
+    def visit_MatchKeywordElement(self, node: cst.MatchKeywordElement) -> None:
+        self.skip.add(id(node.key))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.skip.add(id(node.name))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.skip.add(id(node.name))
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            self.kept_by_pycode.add(id(node.name.name))
+
+    def visit_ExceptStarHandler(self, node: cst.ExceptStarHandler) -> None:
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            self.kept_by_pycode.add(id(node.name.name))
+
+    def visit_NameItem(self, node: cst.NameItem) -> None:
+        self.kept_by_pycode.add(id(node.name))
+
+    def visit_MatchAs(self, node: cst.MatchAs) -> None:
+        if node.name is not None:
+            self.kept_by_pycode.add(id(node.name))
+
+    def visit_MatchStar(self, node: cst.MatchStar) -> None:
+        if node.name is not None:
+            self.kept_by_pycode.add(id(node.name))
+
+    def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
+        if node.rest is not None:
+            self.kept_by_pycode.add(id(node.rest))
+
+    def _enter_import(self, node: cst.CSTNode) -> None:
+        self.imports += 1
+
+    def _leave_import(self, node: cst.CSTNode) -> None:
+        self.imports -= 1
+
+    visit_ImportAlias = visit_ImportFrom = _enter_import  # type: ignore[assignment]
+    leave_ImportAlias = leave_ImportFrom = _leave_import  # type: ignore[assignment]
 
 
 class RenameTransformer(PrunedTransformer):
@@ -80,12 +174,15 @@ class RenameTransformer(PrunedTransformer):
 def _first_occurrence(a: Analysis, index: int, name: str) -> int:
     """Where a rename of ``name`` in function ``index`` first changes the analysed source."""
     assert a.offsets is not None
-    spans = [a.offsets[id(n)][0] for n, _ in a.sites.names.get(index, {}).get(name, []) if id(n) in a.offsets]
+    occurrences = a.found(RenameSites).names.get(index, {}).get(name, [])
+    spans = [a.offsets[id(n)][0] for n, _ in occurrences if id(n) in a.offsets]
     return min(spans, default=-1)
 
 
 class RenameScheme(Scheme):
     """REP_R/REP_C (parameters) and REL_R/REL_C (local variables)."""
+
+    visitors = (RenameSites,)
 
     def __init__(self, name: str, what: str, style: str, summary: str) -> None:
         self.name = name
@@ -154,20 +251,21 @@ class RenameScheme(Scheme):
         if not plan:
             return None
         same = False
+        found = a.found(RenameSites)
         if a.offsets is not None and not full:
             edits: list[tuple[cst.CSTNode | int, str]] = []
             for i, mapping in plan.items():
-                occurrences = a.sites.names.get(i, {})
+                occurrences = found.names.get(i, {})
                 for old, new in mapping.items():
                     edits += [
                         (n, code_at(a.module, n.with_changes(value=new), ind))
                         for n, ind in occurrences.get(old, [])
                     ]
             code = a.splice(edits)
-            same = not any(id(n) in a.sites.kept_by_pycode for n, _ in edits)
+            same = not any(id(n) in found.kept_by_pycode for n, _ in edits)
         else:
-            by_node = {a.sites.functions[i][0]: m for i, m in plan.items()}
-            code = a.module.visit(RenameTransformer(by_node, [a.sites.functions[i][1] for i in plan])).code
+            by_node = {found.functions[i][0]: m for i, m in plan.items()}
+            code = a.module.visit(RenameTransformer(by_node, [found.functions[i][1] for i in plan])).code
         renames = {new: old for m in plan.values() for old, new in m.items()}
         tail: dict[str, str] = {}
         if a.open_func >= 0:

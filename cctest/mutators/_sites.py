@@ -1,25 +1,24 @@
-"""Where each scheme applies: one libcst pass over a window collects the sites of every scheme.
+"""The libcst helpers the schemes share: what a node evidently is, where its text is, its code.
 
-A site is named by the pre-order index of its node among the nodes of the same kind (the n-th
-``If``/``While``/... test, the n-th ``AugAssign``, the n-th indented block). The schemes'
-transformers count the same node kinds in the same order, so they find the site again without
-positions metadata (which would cost another pass). Scope tracking mirrors ``_analysis``: a site
-is "at a function's own level" when no lambda, comprehension or class lies between it and the
-function, which is where that function's facts (its evident ints, its parameters) hold.
+- type facts on libcst nodes (twins of ``_analysis``'s on ``ast`` nodes): ``evident_int_cst``,
+  ``evident_float``, ``evident_number``, ``evident_printable``, ``printable``,
+  ``small_range_target``, and the operator tables IRR rewrites with;
+- ``node_offsets``: where each wanted node's text starts and ends (one position pass per window);
+- ``code_at``: libcst's code for a new node as it would be generated where it goes;
+- ``PrunedTransformer``: a transformer that visits only the paths down to its sites.
+
+The sites themselves are found by the schemes' own visitors in one batched pass (``_walk``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, WhitespaceInclusivePositionProvider
 
 from ..context import STUB_COMMENT
-from ._analysis import FunctionFacts
 
 INT_BINOPS = (
     cst.Add,
@@ -141,557 +140,51 @@ def small_range_target(node: cst.For, shadowed: frozenset[str]) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class Site:
-    kind: str  # "test", "aug", "assign", "binop", "ifexp", "block", "start" (INI: a function's start)
-    index: int  # pre-order index among nodes of that kind
-    node: int  # id() of the node in the (cached, immutable) analysed module
-    path: tuple[int, ...]  # id()s of the node and its ancestors: what a pruned transform must visit
-    func: int  # index of the function whose own level it is in; -1: none
-    pos: int = 0  # block sites: the statement index to insert before
-    name: str = ""  # INI: the variable to print; GRA: the name for the dead code's value ("" -> 0)
-    start: bool = False  # GRA: the start of a function body
-    indents: tuple[str, ...] = ()  # the indentation in force at the site (libcst's indent tokens)
-    obj: Any = field(default=None, compare=False, hash=False, repr=False)  # the node itself
-
-
-@dataclass
-class Sites:
-    tests: list[Site] = field(default_factory=list)
-    irr: list[Site] = field(default_factory=list)
-    gra: list[Site] = field(default_factory=list)
-    ini: list[Site] = field(default_factory=list)
-    # INI's fallback: the start of a function body (after its docstring), name: the function's name
-    ini_starts: list[Site] = field(default_factory=list)
-    cmp: list[Site] = field(default_factory=list)  # CMP: comparisons that can be mirrored exactly
-    loops: list[Site] = field(default_factory=list)  # LOOP: for-range loops (checked by loop.py)
-    docs: list[Site] = field(default_factory=list)  # DOC: docstring statements (obj: the statement)
-    # FMT: every statement a line may go before (the stub included, unlike GRA's sites), and the
-    # named parameters of every function (a line break may go before or after each)
-    lines: list[Site] = field(default_factory=list)
-    params: list[Site] = field(default_factory=list)
-    functions: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)  # (id, path) per function
-    # per function index: variable name -> the Name nodes that refer to it in the function's body,
-    # and the Name of its parameter (what a rename must change, for splicing)
-    names: dict[int, dict[str, list[tuple[cst.Name, tuple[str, ...]]]]] = field(default_factory=dict)
-    wanted: set[int] = field(default_factory=set)  # ids of nodes whose text offsets splicing needs
-    # ids of Name nodes that ast keeps as plain strings (except-as, global/nonlocal, match captures):
-    # pycode-similar does not abstract those away, so renaming them can change its score
-    kept_by_pycode: set[int] = field(default_factory=set)
-
-
-class _Frame:
-    __slots__ = ("facts", "depth")
-
-    def __init__(self, facts: FunctionFacts | None) -> None:
-        self.facts = facts
-        self.depth = 0  # lambdas / comprehensions / classes entered since the function
-
-
-class ScopedVisitor:
-    """Counts functions, blocks and scopes in pre-order; mixed into both visitors and transformers
-    (``leave_*`` take an optional ``updated`` for that), so every pass shares the same numbering."""
-
-    def __init__(self, functions: list[FunctionFacts]) -> None:
-        super().__init__()
-        self.functions = functions
-        self.frames: list[_Frame] = [_Frame(None)]
-        self.n_funcs = 0
-        self.n_blocks = 0
-        self.block_ids: dict[int, int] = {}
-
-    # the facts of the function whose own level we are at, or None
-    @property
-    def own(self) -> FunctionFacts | None:
-        f = self.frames[-1]
-        return f.facts if f.depth == 0 else None
-
-    @property
-    def at_window_level(self) -> bool:
-        return len(self.frames) == 1 and self.frames[0].depth == 0
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        i = self.n_funcs
-        self.n_funcs += 1
-        facts = self.functions[i] if i < len(self.functions) else None
-        if facts is not None and facts.name != node.name.value:
-            facts = None  # numbering disagrees (should not happen): no facts, no renames
-        self.frames.append(_Frame(facts))
+def evident_float(
+    node: cst.BaseExpression, ints: frozenset[str], kinds: dict[str, str], shadowed: frozenset[str]
+) -> bool:
+    """Certainly an exact float (``_analysis.evident_kind``'s float rules): a float literal, a
+    local that holds a float (``kinds``), ``+ - * / // %`` of a float with an int or float, ``int / int``."""
+    if isinstance(node, cst.Float):
         return True
-
-    def leave_FunctionDef(
-        self, original: cst.FunctionDef, updated: cst.FunctionDef | None = None
-    ) -> cst.BaseStatement | None:
-        self.frames.pop()
-        return updated
-
-    def _enter(self, node: cst.CSTNode) -> bool:
-        self.frames[-1].depth += 1
-        return True
-
-    def _leave(self, original: cst.CSTNode, updated: cst.CSTNode | None = None) -> cst.CSTNode | None:
-        self.frames[-1].depth -= 1
-        return updated
-
-    visit_Lambda = visit_ClassDef = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = (
-        _enter  # type: ignore[assignment]
-    )
-    leave_Lambda = leave_ClassDef = leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = (
-        _leave  # type: ignore[assignment]
-    )
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
-        self.block_ids[id(node)] = self.n_blocks
-        self.n_blocks += 1
-        return True
-
-
-def _is_docstring(stmt: cst.BaseStatement) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
-
-
-def _is_future(stmt: cst.BaseStatement) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and any(
-        isinstance(s, cst.ImportFrom) and isinstance(s.module, cst.Name) and s.module.value == "__future__"
-        for s in stmt.body
-    )
-
-
-class SiteCollector(ScopedVisitor, cst.CSTVisitor):  # type: ignore[misc]  # the mixin's leave_* serve both
-    """One pass that records the sites of RTF, IRR, GRA and INI."""
-
-    def __init__(
-        self,
-        functions: list[FunctionFacts],
-        shadowed: frozenset[str],
-        wrapped: bool,
-        default_indent: str = "    ",
-        before_stub: bool = False,
-    ) -> None:
-        super().__init__(functions)
-        self.shadowed = shadowed
-        self.wrapped = wrapped
-        self.before_stub = before_stub  # a statement may go before the stub (the unfinished line)
-        self.default_indent = default_indent
-        self.cur_indents: tuple[str, ...] = ()
-        self.bodies: list[int] = []  # indices of the functions whose body we are in
-        self.skip: set[int] = set()  # Name nodes that are not variables (attributes, keywords, ...)
-        self.func_index_of: dict[int, int] = {}
-        self.sites = Sites()
-        self.counts = dict.fromkeys(("test", "aug", "assign", "binop", "ifexp"), 0)
-        self._func_body_blocks: set[int] = set()
-        self._range_bodies: dict[int, str] = {}  # INI: body of a small range loop -> its target
-        self.stack: list[int] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.stack.append(id(node))
-        return super().on_visit(node)
-
-    def on_leave(self, original: cst.CSTNode) -> None:
-        super().on_leave(original)
-        self.stack.pop()
-
-    def _site(
-        self, kind: str, index: int, obj: cst.CSTNode, *, pos: int = 0, name: str = "", start: bool = False
-    ) -> Site:
-        return Site(
-            kind,
-            index,
-            self.stack[-1],
-            tuple(self.stack),
-            self._func_index(),
-            pos=pos,
-            name=name,
-            start=start,
-            indents=self.cur_indents,
-            obj=obj,
+    if isinstance(node, cst.Name):
+        return kinds.get(node.value) == "float"
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        return evident_float(node.expression, ints, kinds, shadowed)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _FLOAT_OPS):
+        left, right = node.left, node.right
+        if isinstance(node.operator, cst.Divide) and evident_int_cst(left, ints, shadowed):
+            if evident_int_cst(right, ints, shadowed):
+                return True
+        return (
+            (evident_float(left, ints, kinds, shadowed) or evident_float(right, ints, kinds, shadowed))
+            and evident_number(left, ints, kinds, shadowed)
+            and evident_number(right, ints, kinds, shadowed)
         )
+    return False
 
-    # names, for renaming by splicing
-    def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
-        self.bodies.append(self.func_index_of[id(node)])
 
-    def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
-        self.bodies.pop()
+def evident_number(
+    node: cst.BaseExpression, ints: frozenset[str], kinds: dict[str, str], shadowed: frozenset[str]
+) -> bool:
+    """An evident int or float."""
+    return evident_int_cst(node, ints, shadowed) or evident_float(node, ints, kinds, shadowed)
 
-    def visit_Name(self, node: cst.Name) -> bool:
-        if id(node) not in self.skip and self.bodies:
-            for fi in self.bodies:
-                self.sites.names.setdefault(fi, {}).setdefault(node.value, []).append(
-                    (node, self.cur_indents)
-                )
-            self.sites.wanted.add(id(node))
-        return False
 
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        self.skip.add(id(node.attr))
+def printable(
+    node: cst.BaseExpression, ints: frozenset[str], kinds: dict[str, str], shadowed: frozenset[str]
+) -> bool:
+    """A value whose ``str()`` runs no user code and cannot fail: ``evident_printable``'s, an
+    exact float (``repr`` of a float never fails), or a bool: ``not x``, and comparisons with
+    only ``is``, ``is not``, ``in``, ``not in`` (``in`` converts ``__contains__``'s answer to a
+    bool; a chain gives one of its bools)."""
+    if evident_printable(node, ints, shadowed) or evident_float(node, ints, kinds, shadowed):
         return True
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        if node.keyword is not None:
-            self.skip.add(id(node.keyword))
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
         return True
-
-    def visit_MatchKeywordElement(self, node: cst.MatchKeywordElement) -> bool:
-        self.skip.add(id(node.key))
-        return True
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> bool:
-        if node.name is not None and isinstance(node.name.name, cst.Name):
-            self.sites.kept_by_pycode.add(id(node.name.name))
-        return True
-
-    def visit_ExceptStarHandler(self, node: cst.ExceptStarHandler) -> bool:
-        if node.name is not None and isinstance(node.name.name, cst.Name):
-            self.sites.kept_by_pycode.add(id(node.name.name))
-        return True
-
-    def visit_NameItem(self, node: cst.NameItem) -> bool:
-        self.sites.kept_by_pycode.add(id(node.name))
-        return True
-
-    def visit_MatchAs(self, node: cst.MatchAs) -> bool:
-        if node.name is not None:
-            self.sites.kept_by_pycode.add(id(node.name))
-        return True
-
-    def visit_MatchStar(self, node: cst.MatchStar) -> bool:
-        if node.name is not None:
-            self.sites.kept_by_pycode.add(id(node.name))
-        return True
-
-    def visit_MatchMapping(self, node: cst.MatchMapping) -> bool:
-        if node.rest is not None:
-            self.sites.kept_by_pycode.add(id(node.rest))
-        return True
-
-    def visit_Param(self, node: cst.Param) -> bool:
-        self.skip.add(id(node.name))
-        return True
-
-    def visit_ClassDef(self, node: cst.CSTNode) -> bool:
-        assert isinstance(node, cst.ClassDef)
-        self.skip.add(id(node.name))
-        return super().visit_ClassDef(node)
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
-
-    def leave_IndentedBlock(self, original: cst.IndentedBlock) -> None:
-        self.cur_indents = self.cur_indents[:-1]
-
-    # a match statement indents its case clauses itself (libcst's Match.indent)
-    def visit_Match(self, node: cst.Match) -> bool:
-        self.cur_indents = (
-            *self.cur_indents,
-            node.indent if node.indent is not None else self.default_indent,
-        )
-        return True
-
-    def leave_Match(self, original: cst.Match) -> None:
-        self.cur_indents = self.cur_indents[:-1]
-
-    def _count(self, kind: str) -> int:
-        i = self.counts[kind]
-        self.counts[kind] = i + 1
-        return i
-
-    def _func_index(self) -> int:
-        own = self.own
-        return own.index if own is not None else -1
-
-    def _ints(self) -> frozenset[str]:
-        own = self.own
-        return own.int_locals if own is not None else frozenset()
-
-    def _kinds(self) -> dict[str, str]:
-        own = self.own
-        return own.kinds if own is not None else {}
-
-    def _immutable(self, name: str) -> bool:
-        """``name`` holds an int, float, str or tuple wherever it is bound: types without in-place
-        operators, so ``n op= e`` and ``n = n op e`` make the same calls for every ``e``."""
-        return name in self._ints() or name in self._kinds()
-
-    def _float(self, node: cst.BaseExpression) -> bool:
-        """Certainly an exact float (``_analysis.evident_kind``'s float rules): a float literal, a
-        local that holds a float, ``+ - * / // %`` of a float with an int or float, ``int / int``."""
-        if isinstance(node, cst.Float):
-            return True
-        if isinstance(node, cst.Name):
-            return self._kinds().get(node.value) == "float"
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-            return self._float(node.expression)
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _FLOAT_OPS):
-            ints, left, right = self._ints(), node.left, node.right
-            if isinstance(node.operator, cst.Divide) and evident_int_cst(left, ints, self.shadowed):
-                if evident_int_cst(right, ints, self.shadowed):
-                    return True
-            return (self._float(left) or self._float(right)) and self._number(left) and self._number(right)
-        return False
-
-    def _printable(self, node: cst.BaseExpression) -> bool:
-        """A value whose ``str()`` runs no user code and cannot fail: ``evident_printable``'s, an
-        exact float (``repr`` of a float never fails), or a bool: ``not x``, and comparisons with
-        only ``is``, ``is not``, ``in``, ``not in`` (``in`` converts ``__contains__``'s answer to a
-        bool; a chain gives one of its bools)."""
-        if evident_printable(node, self._ints(), self.shadowed) or self._float(node):
-            return True
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
-            return True
-        return isinstance(node, cst.Comparison) and all(
-            isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons
-        )
-
-    def _number(self, node: cst.BaseExpression) -> bool:
-        """An evident int or float."""
-        return evident_int_cst(node, self._ints(), self.shadowed) or self._float(node)
-
-    # RTF: every condition in a test position
-    def _test(self, node: cst.CSTNode) -> bool:
-        self.sites.tests.append(self._site("test", self._count("test"), node))
-        self.sites.wanted.add(id(node.test))  # type: ignore[attr-defined]
-        return True
-
-    def visit_If(self, node: cst.If) -> bool:
-        return self._test(node)
-
-    def visit_While(self, node: cst.While) -> bool:
-        return self._test(node)
-
-    def visit_IfExp(self, node: cst.IfExp) -> bool:
-        # IRR: 'a if c else b' -> 'b if not c else a', exact for every c, a and b
-        self.sites.irr.append(self._site("ifexp", self._count("ifexp"), node))
-        self.sites.wanted.add(id(node))
-        return self._test(node)
-
-    def visit_Assert(self, node: cst.Assert) -> bool:
-        return self._test(node)
-
-    def visit_CompIf(self, node: cst.CompIf) -> bool:
-        return self._test(node)
-
-    # IRR
-    def visit_AugAssign(self, node: cst.AugAssign) -> bool:
-        i = self._count("aug")
-        ints = self._ints()
-        if (
-            isinstance(node.target, cst.Name)
-            and type(node.operator) in AUG_TO_BIN
-            and (
-                (node.target.value in ints and evident_int_cst(node.value, ints, self.shadowed))
-                or node.target.value in self._kinds()
-            )
-        ):
-            self.sites.irr.append(self._site("aug", i, node, name=node.target.value))
-            self.sites.wanted.add(id(node))
-        return True
-
-    def visit_Assign(self, node: cst.Assign) -> bool:
-        i = self._count("assign")
-        ints = self._ints()
-        v = node.value
-        if (
-            len(node.targets) == 1
-            and isinstance(node.targets[0].target, cst.Name)
-            and self._immutable(node.targets[0].target.value)
-            and isinstance(v, cst.BinaryOperation)
-            and not v.lpar
-            and type(v.operator) in BIN_TO_AUG
-            and isinstance(v.left, cst.Name)
-            and not v.left.lpar
-            and v.left.value == node.targets[0].target.value
-            and (
-                node.targets[0].target.value in self._kinds() or evident_int_cst(v.right, ints, self.shadowed)
-            )
-        ):
-            self.sites.irr.append(self._site("assign", i, node, name=v.left.value))
-            self.sites.wanted.add(id(node))
-        return True
-
-    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> bool:
-        i = self._count("binop")
-        if isinstance(node.operator, (cst.Add, cst.Multiply)):
-            left, right = node.left, node.right
-            # commuting is exact for ints and floats (IEEE + and * commute, and int with float
-            # goes to float's own method either way); one side a literal keeps the order of any
-            # side effect or NameError the other side may have
-            simple = (cst.Integer, cst.Float, cst.Name, cst.Call)
-            literals = (cst.Integer, cst.Float)
-            if (
-                isinstance(left, simple)
-                and isinstance(right, simple)
-                and (isinstance(left, literals) or isinstance(right, literals))
-                and not left.lpar
-                and not right.lpar
-                and self._number(left)
-                and self._number(right)
-            ):
-                self.sites.irr.append(self._site("binop", i, node))
-                self.sites.wanted.add(id(node))
-        return True
-
-    # CMP: a single comparison whose operands are of evident built-in types (cmp.py decides)
-    def visit_Comparison(self, node: cst.Comparison) -> bool:
-        from .cmp import mirrorable  # the rule lives with its scheme
-
-        if mirrorable(node, self._ints(), self.shadowed):
-            self.sites.cmp.append(self._site("cmp", 0, node))
-            self.sites.wanted.add(id(node))
-        return True
-
-    # LOOP: a for over range(...) at a function's own level (loop.py checks the rest)
-    def visit_For(self, node: cst.For) -> bool:
-        own = self.own
-        if small_range_target(node, self.shadowed) and isinstance(node.body, cst.IndentedBlock):
-            self._range_bodies[id(node.body)] = node.target.value  # type: ignore[attr-defined]
-        if (
-            own is not None
-            and node.asynchronous is None
-            and isinstance(node.target, cst.Name)
-            and isinstance(node.iter, cst.Call)
-            and isinstance(node.iter.func, cst.Name)
-            and node.iter.func.value == "range"
-            and "range" not in self.shadowed
-            and isinstance(node.body, cst.IndentedBlock)
-            and node.orelse is None
-        ):
-            self.sites.loops.append(self._site("loop", 0, node, name=node.target.value))
-        return True
-
-    # GRA and INI: positions in blocks
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        super().visit_FunctionDef(node)
-        index = self.n_funcs - 1
-        self.func_index_of[id(node)] = index
-        self.sites.functions.append((id(node), tuple(self.stack)))
-        self.skip.add(id(node.name))
-        p = node.params
-        named = (*p.posonly_params, *p.params, *p.kwonly_params)
-        for i, named_param in enumerate(named):
-            # "end": the closing bracket may go on a line of its own right after this name (the
-            # last parameter, plain: nothing follows its name before the ')')
-            end = (
-                i == len(named) - 1
-                and named_param.annotation is None
-                and named_param.default is None
-                and not isinstance(named_param.comma, cst.Comma)
-                and p.star_kwarg is None
-                and (named_param in p.kwonly_params or not isinstance(p.star_arg, cst.Param))
-                and named_param not in p.posonly_params
-            )
-            self.sites.params.append(
-                self._site("params", index, named_param.name, pos=i, name="end" if end else "")
-            )
-        own = self.sites.names.setdefault(index, {})
-        for param in (*p.posonly_params, *p.params, *p.kwonly_params, p.star_arg, p.star_kwarg):
-            if isinstance(param, cst.Param):
-                own.setdefault(param.name.value, []).append((param.name, self.cur_indents))
-                self.sites.wanted.add(id(param.name))
-        if isinstance(node.body, cst.IndentedBlock):
-            self._func_body_blocks.add(id(node.body))
-        return True
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
-        super().visit_IndentedBlock(node)
-        self.cur_indents = (
-            *self.cur_indents,
-            node.indent if node.indent is not None else self.default_indent,
-        )
-        self._block(self.block_ids[id(node)], node, node.body, id(node) in self._func_body_blocks)
-        return True
-
-    def visit_Module(self, node: cst.Module) -> bool:
-        if not self.wrapped:  # before the 'if 1:' wrapper line nothing may be inserted
-            self._block(-1, node, node.body, False)
-        return True
-
-    def _block(
-        self,
-        index: int,
-        node: cst.CSTNode,
-        body: Sequence[cst.BaseStatement],
-        func_body: bool,
-    ) -> None:
-        body = list(body)
-        self.sites.wanted.update(id(s) for s in body)
-        own = self.own
-        first = 0
-        if body and _is_docstring(body[0]):
-            first = 1
-            self.sites.docs.append(self._site("doc", index, body[0]))
-        if index == -1:
-            futures = [i for i, s in enumerate(body) if _is_future(s)]
-            if futures:
-                first = max(first, futures[-1] + 1)
-        value_name = own.first_param or "" if own is not None else ""
-        # blank and comment lines are exact anywhere between statements, even before a docstring or
-        # the stub (where the user types next); a '#!' line or an encoding declaration at the top
-        # of a file is libcst's Module.header, above the first statement's text, so it stays put
-        for p in range(len(body) + 1):
-            # after the last statement too, where no stub closes the block (the line typed next)
-            if p == len(body) and (not body or is_stub(body[-1])):
-                break
-            self.sites.lines.append(self._site("block", index, node, pos=p))
-            if p < len(body) and is_stub(body[p]):
-                break
-        for p in range(first, len(body)):
-            if is_stub(body[p]):
-                break
-            self.sites.gra.append(
-                self._site("block", index, node, pos=p, name=value_name, start=func_body and p == first)
-            )
-        # INI: print a variable right after the assignment that gave it an evident value, where the
-        # namespace is a plain frame or module (not a class body, whose namespace may be custom)
-        if own is None and not (index == -1 and not self.wrapped and self.at_window_level):
-            return
-        if "print" in self.shadowed:
-            return
-        if func_body and own is not None and own.name.isascii():
-            # a print of the function's name (a text literal) as its first statement, after the
-            # docstring (a body that is only its docstring: after it, where the user types next);
-            # before the stub only where that fits the unfinished line (statement_fits_before_tail)
-            at_stub = first < len(body) and is_stub(body[first])
-            if 0 < first == len(body) or (first < len(body) and (self.before_stub or not at_stub)):
-                self.sites.ini_starts.append(self._site("start", index, node, pos=first, name=own.name))
-        target = self._range_bodies.get(id(node))
-        if target is not None and body and not is_stub(body[0]):
-            # the target of a small range loop, first thing in the loop's body
-            self.sites.ini.append(self._site("block", index, node, pos=0, name=target))
-        for p, stmt in enumerate(body):
-            if is_stub(stmt):
-                break
-            if not (
-                isinstance(stmt, cst.SimpleStatementLine)
-                and len(stmt.body) == 1
-                and isinstance(stmt.body[0], cst.Assign)
-            ):
-                continue
-            a = stmt.body[0]
-            if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name) and self._printable(a.value):
-                self.sites.ini.append(
-                    self._site("block", index, node, pos=p + 1, name=a.targets[0].target.value)
-                )
-
-
-def collect_sites(
-    module: cst.Module,
-    functions: list[FunctionFacts],
-    shadowed: frozenset[str],
-    wrapped: bool,
-    before_stub: bool = False,
-) -> Sites:
-    c = SiteCollector(functions, shadowed, wrapped, module.default_indent, before_stub)
-    module.visit(c)
-    return c.sites
+    return isinstance(node, cst.Comparison) and all(
+        isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons
+    )
 
 
 _NEWLINE = re.compile(r"\r\n?|\n")  # what libcst counts as a line break

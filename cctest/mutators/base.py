@@ -1,7 +1,9 @@
 """The shape every scheme has, and the analysed window the schemes share.
 
-A scheme (LibCST codemod style) declares where it applies (``variants``: its sites, read from the
-shared ``Analysis``), and rewrites with a libcst transformer (``apply``). Results at the boundary
+A scheme (LibCST codemod style) names the site visitors it reads (``visitors``: ``_walk.SiteVisitor``
+subclasses, run for every scheme asked for in one batched pass), declares where it applies
+(``variants``: its sites, read from its visitors in the ``Analysis``), and rewrites by splicing
+libcst's code for new nodes into the source, or with a libcst transformer (``apply``). Results at the boundary
 are values: ``apply`` returns an ``Applied`` or ``None`` (the scheme does not apply), never raises
 for code it does not understand.
 """
@@ -13,12 +15,14 @@ import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import libcst as cst
 
 from ._analysis import FunctionFacts, NamePool
-from ._sites import Sites
+from ._walk import SiteVisitor
+
+V = TypeVar("V", bound=SiteVisitor)
 
 
 @dataclass
@@ -28,13 +32,18 @@ class Analysis:
     source: str  # the parsable text that was analysed
     module: cst.Module
     functions: list[FunctionFacts]
-    sites: Sites
+    visitors: Mapping[type[SiteVisitor], SiteVisitor]  # the site visitors run, each with its sites
+    wanted: set[int]  # ids of the nodes whose offsets the visitors asked for (every scheme's splices)
     shadowed: frozenset[str]  # watched builtins the document may rebind
     open_func: int = -1  # the function the unfinished tail continues, or -1
     # character offsets of the nodes schemes splice at (window mode); None: use transformers
     offsets: dict[int, tuple[int, int]] | None = None
     reads_docs: bool = True  # the document (or its context) may read docstrings: DOC leaves them
     near: bool = True  # sites nearest the cursor first where a scheme has a choice (GRA)
+
+    def found(self, kind: type[V]) -> V:
+        """The site visitor ``kind`` after the pass (one of the schemes' ``visitors``)."""
+        return cast(V, self.visitors[kind])
 
     def splice(self, edits: list[tuple[cst.CSTNode | int, str]]) -> str:
         """The source with edits applied: (node, new text) replaces the node's text; (offset, text)
@@ -91,6 +100,8 @@ class Scheme(ABC):
     # used when no schemes are named; a scheme goes on by default only once it has passed the
     # behaviour corpus, CPython's suites and the third-party suites (docs/mutant-safety.md)
     default: bool = True
+    # the site visitors whose sites ``variants`` reads (run for it in the batched pass)
+    visitors: tuple[type[SiteVisitor], ...] = ()
 
     @abstractmethod
     def variants(self, a: Analysis) -> list[Variant]:

@@ -28,6 +28,7 @@ import libcst as cst
 
 from ._analysis import NamePool
 from ._sites import code_at, evident_int_cst
+from ._walk import Site, SiteVisitor, Walk
 from .base import Analysis, Applied, Scheme, Variant
 
 _MIRROR: dict[type, type] = {
@@ -100,12 +101,26 @@ def mirror(node: cst.Comparison) -> cst.Comparison:
     )
 
 
+class ComparisonSites(SiteVisitor):
+    """CMP's sites: a single comparison whose operands are of evident built-in types."""
+
+    def __init__(self, walk: Walk) -> None:
+        super().__init__(walk)
+        self.sites: list[Site] = []
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if mirrorable(node, self.walk.ints(), self.walk.shadowed):
+            self.sites.append(self.walk.site("cmp", 0, node))
+            self.wanted.add(id(node))
+
+
 class CMP(Scheme):
     name = "CMP"
+    visitors = (ComparisonSites,)
     summary = "mirror a comparison where that is exact (n < len(s) -> len(s) > n, x == 3 -> 3 == x)"
 
     def variants(self, a: Analysis) -> list[Variant]:
-        return [Variant(self.name, (s,)) for s in reversed(a.sites.cmp)]
+        return [Variant(self.name, (s,)) for s in reversed(a.found(ComparisonSites).sites)]
 
     def apply(
         self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False

@@ -39,6 +39,7 @@ import libcst as cst
 
 from ..context import STUB_COMMENT
 from ._analysis import NamePool
+from ._walk import BlockVisitor, Site, Walk, is_docstring
 from .base import Analysis, Applied, Scheme, Variant
 from .fmt import splice, with_offsets
 
@@ -178,8 +179,24 @@ def open_docstring_tails(tail: str) -> list[str]:
     return out
 
 
+class DocstringSites(BlockVisitor):
+    """DOC's docstring sites: each block's docstring statement (``obj``); comments are found in
+    the source's tokens instead."""
+
+    def __init__(self, walk: Walk) -> None:
+        super().__init__(walk)
+        self.sites: list[Site] = []
+
+    def block(
+        self, index: int, node: cst.CSTNode, body: list[cst.BaseStatement], first: int, func_body: bool
+    ) -> None:
+        if body and is_docstring(body[0]):
+            self.sites.append(self.walk.site("doc", index, body[0]))
+
+
 class DOC(Scheme):
     name = "DOC"
+    visitors = (DocstringSites,)
     summary = "edit a comment or docstring without changing what it says (case, spacing, reflow)"
 
     def variants(self, a: Analysis) -> list[Variant]:
@@ -191,7 +208,7 @@ class DOC(Scheme):
             line = a.source.count("\n", 0, offset) + 1
             keys += [(offset, False, *e) for e in _comment_edits(offset, text, line)]
         if not a.reads_docs:
-            for site in a.sites.docs:
+            for site in a.found(DocstringSites).sites:
                 at = a.offsets[id(site.obj)][0]  # type: ignore[index]
                 keys += [(at, True, *e) for e in _docstring_edits(a, site.obj)]
         # nearest the cursor (the end of the window) first

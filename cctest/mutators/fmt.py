@@ -27,28 +27,81 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+import libcst as cst
+
 from ._analysis import NamePool
-from ._sites import node_offsets
+from ._sites import is_stub, node_offsets
+from ._walk import BlockVisitor, Site, Walk
 from .base import Analysis, Applied, Scheme, Variant
+from .rtf import Conditions
 
 
 def with_offsets(a: Analysis) -> Analysis:
     """``a`` with the text offsets of its sites' nodes (whole-file mode analyses without them)."""
     if a.offsets is not None:
         return a
-    _, offsets = node_offsets(a.module, a.sites.wanted, a.source)
+    _, offsets = node_offsets(a.module, a.wanted, a.source)
     return dataclasses.replace(a, offsets=offsets)
+
+
+class LayoutSites(BlockVisitor):
+    """FMT's sites (besides the conditions, ``rtf.Conditions``): every statement a line may go
+    before (the stub included, unlike GRA's), and the named parameters of every function (a line
+    break may go before or after each)."""
+
+    def __init__(self, walk: Walk) -> None:
+        super().__init__(walk)
+        self.lines: list[Site] = []
+        self.params: list[Site] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        index = self.walk.func_index_of[id(node)]
+        p = node.params
+        named = (*p.posonly_params, *p.params, *p.kwonly_params)
+        for i, named_param in enumerate(named):
+            # "end": the closing bracket may go on a line of its own right after this name (the
+            # last parameter, plain: nothing follows its name before the ')')
+            end = (
+                i == len(named) - 1
+                and named_param.annotation is None
+                and named_param.default is None
+                and not isinstance(named_param.comma, cst.Comma)
+                and p.star_kwarg is None
+                and (named_param in p.kwonly_params or not isinstance(p.star_arg, cst.Param))
+                and named_param not in p.posonly_params
+            )
+            self.params.append(
+                self.walk.site("params", index, named_param.name, pos=i, name="end" if end else "")
+            )
+            self.wanted.add(id(named_param.name))
+
+    def block(
+        self, index: int, node: cst.CSTNode, body: list[cst.BaseStatement], first: int, func_body: bool
+    ) -> None:
+        # blank and comment lines are exact anywhere between statements, even before a docstring or
+        # the stub (where the user types next); a '#!' line or an encoding declaration at the top
+        # of a file is libcst's Module.header, above the first statement's text, so it stays put
+        for p in range(len(body) + 1):
+            # after the last statement too, where no stub closes the block (the line typed next)
+            if p == len(body) and (not body or is_stub(body[-1])):
+                break
+            self.lines.append(self.walk.site("block", index, node, pos=p))
+            if p < len(body) and is_stub(body[p]):
+                break
 
 
 class FMT(Scheme):
     name = "FMT"
+    visitors = (Conditions, LayoutSites)
     summary = "change the layout only (a blank or comment line, parentheses around a condition)"
 
     def variants(self, a: Analysis) -> list[Variant]:
-        parens = [Variant(self.name, (s, "parens")) for s in reversed(a.sites.tests) if not s.obj.test.lpar]
-        wraps = [Variant(self.name, (s, "wrap")) for s in reversed(a.sites.params)]
-        wraps += [Variant(self.name, (s, "wrap_end")) for s in reversed(a.sites.params) if s.name == "end"]
-        blocks = list(reversed(a.sites.lines))
+        layout = a.found(LayoutSites)
+        tests = a.found(Conditions).sites
+        parens = [Variant(self.name, (s, "parens")) for s in reversed(tests) if not s.obj.test.lpar]
+        wraps = [Variant(self.name, (s, "wrap")) for s in reversed(layout.params)]
+        wraps += [Variant(self.name, (s, "wrap_end")) for s in reversed(layout.params) if s.name == "end"]
+        blocks = list(reversed(layout.lines))
         lines = [Variant(self.name, (s, "blank" if i % 2 == 0 else "comment")) for i, s in enumerate(blocks)]
         # nearest the cursor first, the kinds interleaved; then the other line kind at each site
         out: list[Variant] = []
@@ -58,9 +111,9 @@ class FMT(Scheme):
         return out
 
     def whole(self, a: Analysis) -> list[Variant]:
-        lines = [s for s in a.sites.lines if s.pos < len(s.obj.body)]  # before each statement
+        lines = [s for s in a.found(LayoutSites).lines if s.pos < len(s.obj.body)]  # before each statement
         return [Variant(self.name, (s, "blank")) for s in lines] + [
-            Variant(self.name, (s, "parens")) for s in a.sites.tests if not s.obj.test.lpar
+            Variant(self.name, (s, "parens")) for s in a.found(Conditions).sites if not s.obj.test.lpar
         ]
 
     def apply(

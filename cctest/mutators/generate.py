@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -37,7 +37,8 @@ from ._analysis import (
     shadowed_in_prompt,
 )
 from ._distance import distances
-from ._sites import collect_sites, is_stub, node_offsets
+from ._sites import is_stub, node_offsets
+from ._walk import SiteVisitor, collect
 from .base import Analysis, Applied
 from .doc import open_docstring_tails
 from .registry import SCHEMES, canonical_schemes, scheme_names
@@ -95,8 +96,11 @@ def analyse(
     outer_class: str | None = None,
     before_stub: bool = False,
     near: bool = True,
+    schemes: Sequence[str] = (),
 ) -> Analysis:
     """Parse and analyse a parsable source (a window or a whole file).
+
+    ``schemes``: the schemes whose site visitors run (in one batched pass); () means every scheme.
 
     ``splice``: also note the text offsets of the sites, so that a mutant is the source with a few
     spans replaced by libcst's code for the new nodes, instead of a transform and a code generation
@@ -108,21 +112,28 @@ def analyse(
     """
     module = cst.parse_module(source)
     functions = analyse_functions(source, shadowed, doc, outer_class)
-    sites = collect_sites(module, functions, shadowed, wrapped, before_stub)
+    visitors = collect(module, site_visitors(schemes or SCHEMES), functions, shadowed, wrapped, before_stub)
+    wanted = set().union(*(v.wanted for v in visitors.values()))
     offsets = None
     if splice:
-        _, offsets = node_offsets(module, sites.wanted, source)
+        _, offsets = node_offsets(module, wanted, source)
     return Analysis(
         source=source,
         module=module,
         functions=functions,
-        sites=sites,
+        visitors=visitors,
+        wanted=wanted,
         shadowed=shadowed,
         open_func=open_func,
         offsets=offsets,
         reads_docs=(doc if doc is not None else scan_document(source)).reads_docs,
         near=near,
     )
+
+
+def site_visitors(schemes: Iterable[str]) -> list[type[SiteVisitor]]:
+    """The site visitors the named schemes read, each once, in the order the schemes name them."""
+    return list(dict.fromkeys(v for name in schemes for v in SCHEMES[name].visitors))
 
 
 def generate_mutants(
@@ -254,6 +265,7 @@ def _make(
         outer_class=outer,
         before_stub=statement_fits_before_tail(window),
         near=near,
+        schemes=names,
     )
     queue = for_variety(
         names,
@@ -374,7 +386,13 @@ def mutate_whole(source: str, scheme: str, *, context: str = "") -> Mutant:
     except (ValueError, RecursionError) as exc:
         raise InputError(f"the file cannot be parsed as Python ({exc}).") from exc
     try:
-        a = analyse(source, shadowed_builtins(source), splice=False, doc=scan_document(source, context))
+        a = analyse(
+            source,
+            shadowed_builtins(source),
+            splice=False,
+            doc=scan_document(source, context),
+            schemes=[scheme],
+        )
     except (cst.ParserSyntaxError, RecursionError) as exc:
         raise InputError(f"libcst cannot parse the file ({str(exc).splitlines()[0]}).") from exc
     s = SCHEMES[scheme]

@@ -17,7 +17,8 @@ import libcst as cst
 
 from ._analysis import NamePool, context_prefix
 from ._insert import InsertTransformer, insert_by_splice
-from ._sites import Site
+from ._sites import is_stub
+from ._walk import BlockVisitor, Site, Walk
 from .base import Analysis, Applied, Scheme, Variant
 
 
@@ -29,7 +30,30 @@ def dead_code(name: str, value: str) -> cst.If:
     )
 
 
+class DeadCodeSites(BlockVisitor):
+    """GRA's sites: before each statement of a block but a docstring, a ``from __future__`` import
+    and the stub (the value of the dead assignment: the function's first parameter, or ``0``)."""
+
+    def __init__(self, walk: Walk) -> None:
+        super().__init__(walk)
+        self.sites: list[Site] = []
+
+    def block(
+        self, index: int, node: cst.CSTNode, body: list[cst.BaseStatement], first: int, func_body: bool
+    ) -> None:
+        own = self.walk.own
+        value_name = own.first_param or "" if own is not None else ""
+        for p in range(first, len(body)):
+            if is_stub(body[p]):
+                break
+            self.sites.append(
+                self.walk.site("block", index, node, pos=p, name=value_name, start=func_body and p == first)
+            )
+
+
 class GRA(Scheme):
+    visitors = (DeadCodeSites,)
+
     def __init__(self, name: str, style: str, summary: str) -> None:
         self.name = name
         self.style = style
@@ -38,16 +62,17 @@ class GRA(Scheme):
     def variants(self, a: Analysis) -> list[Variant]:
         # nearest the cursor first: a row of the batch is read from its first change on, so dead
         # code at the start of a long function (the paper's place) costs the whole function
+        found = a.found(DeadCodeSites).sites
         if not a.near:  # the start of a function body first (as in the paper), the last function first
-            sites = sorted(a.sites.gra, key=lambda s: (not s.start, -s.func, -s.index, -s.pos))
+            sites = sorted(found, key=lambda s: (not s.start, -s.func, -s.index, -s.pos))
         elif a.offsets is None:
-            sites = sorted(a.sites.gra, key=lambda s: (-s.func, -s.index, -s.pos))
+            sites = sorted(found, key=lambda s: (-s.func, -s.index, -s.pos))
         else:
-            sites = sorted(a.sites.gra, key=lambda s: -_offset(a, s))
+            sites = sorted(found, key=lambda s: -_offset(a, s))
         return [Variant(self.name, (s,)) for s in sites]
 
     def whole(self, a: Analysis) -> list[Variant]:
-        starts = [Variant(self.name, (s,)) for s in a.sites.gra if s.start]
+        starts = [Variant(self.name, (s,)) for s in a.found(DeadCodeSites).sites if s.start]
         return starts or self.variants(a)[:1]
 
     def apply(

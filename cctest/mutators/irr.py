@@ -33,7 +33,8 @@ from typing import Any
 import libcst as cst
 
 from ._analysis import NamePool
-from ._sites import AUG_TO_BIN, BIN_TO_AUG, PrunedTransformer, Site, code_at
+from ._sites import AUG_TO_BIN, BIN_TO_AUG, PrunedTransformer, code_at, evident_int_cst, evident_number
+from ._walk import Site, SiteVisitor, Walk
 from .base import Analysis, Applied, Scheme, Variant
 
 _NEEDS_PARENS = (
@@ -122,12 +123,95 @@ _REWRITE: dict[str, Callable[[Any], cst.CSTNode]] = {
 }
 
 
+class ArithmeticSites(SiteVisitor):
+    """IRR's sites: augmented assignments and their expansions, commutable sums and products, and
+    conditional expressions (each numbered among the nodes of its kind, in pre-order)."""
+
+    def __init__(self, walk: Walk) -> None:
+        super().__init__(walk)
+        self.sites: list[Site] = []
+        self.counts = dict.fromkeys(("aug", "assign", "binop", "ifexp"), 0)
+
+    def _count(self, kind: str) -> int:
+        i = self.counts[kind]
+        self.counts[kind] = i + 1
+        return i
+
+    def _add(self, kind: str, index: int, node: cst.CSTNode, name: str = "") -> None:
+        self.sites.append(self.walk.site(kind, index, node, name=name))
+        self.wanted.add(id(node))
+
+    def _number(self, node: cst.BaseExpression) -> bool:
+        w = self.walk
+        return evident_number(node, w.ints(), w.kinds(), w.shadowed)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        i = self._count("aug")
+        w = self.walk
+        ints = w.ints()
+        if (
+            isinstance(node.target, cst.Name)
+            and type(node.operator) in AUG_TO_BIN
+            and (
+                (node.target.value in ints and evident_int_cst(node.value, ints, w.shadowed))
+                or node.target.value in w.kinds()
+            )
+        ):
+            self._add("aug", i, node, node.target.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        i = self._count("assign")
+        w = self.walk
+        ints, kinds = w.ints(), w.kinds()
+        v = node.value
+        # the target holds an int, float, str or tuple wherever it is bound: types without in-place
+        # operators, so 'n op= e' and 'n = n op e' make the same calls for every e
+        if (
+            len(node.targets) == 1
+            and isinstance(node.targets[0].target, cst.Name)
+            and (node.targets[0].target.value in ints or node.targets[0].target.value in kinds)
+            and isinstance(v, cst.BinaryOperation)
+            and not v.lpar
+            and type(v.operator) in BIN_TO_AUG
+            and isinstance(v.left, cst.Name)
+            and not v.left.lpar
+            and v.left.value == node.targets[0].target.value
+            and (node.targets[0].target.value in kinds or evident_int_cst(v.right, ints, w.shadowed))
+        ):
+            self._add("assign", i, node, v.left.value)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        i = self._count("binop")
+        if isinstance(node.operator, (cst.Add, cst.Multiply)):
+            left, right = node.left, node.right
+            # commuting is exact for ints and floats (IEEE + and * commute, and int with float
+            # goes to float's own method either way); one side a literal keeps the order of any
+            # side effect or NameError the other side may have
+            simple = (cst.Integer, cst.Float, cst.Name, cst.Call)
+            literals = (cst.Integer, cst.Float)
+            if (
+                isinstance(left, simple)
+                and isinstance(right, simple)
+                and (isinstance(left, literals) or isinstance(right, literals))
+                and not left.lpar
+                and not right.lpar
+                and self._number(left)
+                and self._number(right)
+            ):
+                self._add("binop", i, node)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        # 'a if c else b' -> 'b if not c else a', exact for every c, a and b
+        self._add("ifexp", self._count("ifexp"), node)
+
+
 class IRR(Scheme):
     name = "IRR"
+    visitors = (ArithmeticSites,)
     summary = "write arithmetic another exact way (n += 1 <-> n = n + 1, s += t for a str, i + 1 -> 1 + i)"
 
     def variants(self, a: Analysis) -> list[Variant]:
-        return [Variant(self.name, (s,)) for s in reversed(a.sites.irr)]
+        return [Variant(self.name, (s,)) for s in reversed(a.found(ArithmeticSites).sites)]
 
     def apply(
         self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False

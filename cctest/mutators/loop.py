@@ -35,7 +35,9 @@ import libcst as cst
 
 from ..context import STUB_COMMENT
 from ._analysis import NamePool
-from ._sites import Site, code_at, evident_int_cst
+from ._rename import RenameSites
+from ._sites import code_at, evident_int_cst
+from ._walk import Site, SiteVisitor, Walk
 from .base import Analysis, Applied, Scheme, Variant
 from .fmt import with_offsets
 
@@ -144,7 +146,7 @@ def rewritable(a: Analysis, site: Site) -> bool:
     if STUB_COMMENT in a.source[start:end]:
         return False
     # every occurrence of the target in the function is in this loop's body or its target
-    occurrences = a.sites.names.get(site.func, {}).get(name, [])
+    occurrences = a.found(RenameSites).names.get(site.func, {}).get(name, [])
     return all(start <= a.offsets[id(n)][0] < end for n, _ in occurrences)
 
 
@@ -174,18 +176,45 @@ def as_while(node: cst.For) -> tuple[cst.SimpleStatementLine, cst.While]:
     return init, loop
 
 
+class LoopSites(SiteVisitor):
+    """LOOP's candidates: a ``for`` over ``range(...)`` at a function's own level (``rewritable``
+    checks the rest on the analysed window)."""
+
+    def __init__(self, walk: Walk) -> None:
+        super().__init__(walk)
+        self.sites: list[Site] = []
+
+    def visit_For(self, node: cst.For) -> None:
+        w = self.walk
+        if (
+            w.own is not None
+            and node.asynchronous is None
+            and isinstance(node.target, cst.Name)
+            and isinstance(node.iter, cst.Call)
+            and isinstance(node.iter.func, cst.Name)
+            and node.iter.func.value == "range"
+            and "range" not in w.shadowed
+            and isinstance(node.body, cst.IndentedBlock)
+            and node.orelse is None
+        ):
+            self.sites.append(w.site("loop", 0, node, name=node.target.value))
+            self.wanted.add(id(node))
+
+
 class LOOP(Scheme):
     name = "LOOP"
+    visitors = (LoopSites, RenameSites)
     summary = "write a for over range(...) as the equivalent while loop, where exact"
     # off unless named: it passes the behaviour checks, but its mutants are rarely within the 0.1
     # distance bound at a cursor (a loop's AST changes in several places), so it adds cost, not supply
     default = False
 
     def variants(self, a: Analysis) -> list[Variant]:
-        if not a.sites.loops:
+        loops = a.found(LoopSites).sites
+        if not loops:
             return []
         a = with_offsets(a)
-        return [Variant(self.name, (s,)) for s in reversed(a.sites.loops) if rewritable(a, s)]
+        return [Variant(self.name, (s,)) for s in reversed(loops) if rewritable(a, s)]
 
     def apply(
         self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False

@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 import libcst as cst
 
 from ._analysis import NamePool
-from ._sites import PrunedTransformer, Site, code_at
+from ._sites import PrunedTransformer, code_at
+from ._walk import Site, SiteVisitor, Walk
 from .base import Analysis, Applied, Scheme, Variant
 
 _LOOSE = (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)
@@ -67,13 +68,28 @@ class ConditionTransformer(PrunedTransformer):
     leave_If = leave_While = leave_IfExp = leave_Assert = leave_CompIf = _leave  # type: ignore[assignment]
 
 
+class Conditions(SiteVisitor):
+    """Every condition in a test position (RTF rewrites it, FMT parenthesises it)."""
+
+    def __init__(self, walk: Walk) -> None:
+        super().__init__(walk)
+        self.sites: list[Site] = []
+
+    def _test(self, node: cst.If | cst.While | cst.IfExp | cst.Assert | cst.CompIf) -> None:
+        self.sites.append(self.walk.site("test", len(self.sites), node))
+        self.wanted.add(id(node.test))
+
+    visit_If = visit_While = visit_IfExp = visit_Assert = visit_CompIf = _test  # type: ignore[assignment]
+
+
 class RTF(Scheme):
     name = "RTF"
+    visitors = (Conditions,)
     summary = "write a condition another equivalent way (not not (c), bool(c))"
 
     def variants(self, a: Analysis) -> list[Variant]:
         forms = ["not"] if "bool" in a.shadowed else ["not", "bool"]
-        sites = list(reversed(a.sites.tests))
+        sites = list(reversed(a.found(Conditions).sites))
         # every site in both forms: first alternating, then the other form of each
         out = [Variant(self.name, (s, forms[i % len(forms)])) for i, s in enumerate(sites)]
         if len(forms) == 2:
@@ -81,7 +97,7 @@ class RTF(Scheme):
         return out
 
     def whole(self, a: Analysis) -> list[Variant]:
-        return [Variant(self.name, (s, "not")) for s in a.sites.tests]
+        return [Variant(self.name, (s, "not")) for s in a.found(Conditions).sites]
 
     def apply(
         self, a: Analysis, variants: Sequence[Variant], pool: NamePool, full: bool = False
