@@ -8,9 +8,12 @@
 
 ``q`` is a coefficient already in the equation (never a new constant; coefficients are assumed
 non-zero, so every mutation keeps the solution set). No mutation removes a symbol, so ``|F|``
-never decreases. A sequence never applies the inverse of the previous mutation (M1 after M1, M3(q)
-after M2(q), M5(q) after M4(q), ...); M1 commutes with the others, so an M1 in between does not
-make an inverse acceptable either. The syntactic distance of a variant is the length of its sequence.
+never decreases. No mutation of a sequence cancels another (``cancels``): at most one M1 (M1 commutes
+with the others, so two M1s cancel wherever they are), and no M3(q) in the same sum as an M2(q), no
+M5(q) in the same product as an M4(q) (and the reverse). The syntactic distance of a variant is the
+length of its sequence, and that is the number of mutations needed: no shorter sequence of M1–M5
+gives the same formula (``tests/unit/formula/test_distance.py`` searches for one), so no formula
+is listed at two distances.
 """
 
 from __future__ import annotations
@@ -69,13 +72,29 @@ def choices(eq: Equation) -> list[Mutation]:
     return [Mutation("M1")] + [Mutation(k, q) for k in MUTATION_KINDS[1:] for q in eq.coefficients]
 
 
+_FAMILY = {"M2": "add", "M3": "add", "M4": "mul", "M5": "mul"}
+
+
 def cancels(sequence: tuple[Mutation, ...] | list[Mutation], new: Mutation) -> bool:
-    """Whether ``new`` would undo the mutation before it (M1s in between do not count)."""
+    """Whether ``new`` would undo a mutation of ``sequence``, so that fewer mutations reach it.
+
+    * A second M1: M1 commutes with M2–M5 (``M1 M2(q)`` and ``M2(q) M1`` print the same), so two
+      M1s anywhere in a sequence cancel and the variant is one of two fewer mutations.
+    * M3(q) after M2(q), M5(q) after M4(q) and the reverse, with only M1s or mutations of the same
+      kind of operation between them (``L + q + b - q``, ``L*q/b/q``): the sum or product still
+      holds ``+ q``, which the inverse undoes. Past a mutation of the other kind (``(L + q)*b - q``)
+      the earlier term sits inside brackets and nothing is undone.
+    """
     if new.kind == "M1":
-        return bool(sequence) and sequence[-1].kind == "M1"
+        return any(m.kind == "M1" for m in sequence)
+    family = _FAMILY[new.kind]
     for prev in reversed(sequence):
-        if prev.kind != "M1":
-            return prev.coefficient == new.coefficient and _INVERSE[prev.kind] == new.kind
+        if prev.kind == "M1":
+            continue
+        if _FAMILY[prev.kind] != family:
+            return False
+        if prev.coefficient == new.coefficient and _INVERSE[prev.kind] == new.kind:
+            return True
     return False
 
 

@@ -1,10 +1,12 @@
 """Reductions R1–R5 and the pre-processing that sends a model the reduced formula.
 
-    R1  L = R  ->  L - R = 0: every non-zero term moved to the left (a subtracted sum is
-        distributed, zero terms such as ``0*a`` or ``0/a`` dropped)
+    R1  L = R  ->  L - R = 0 (or R - L = 0, the smaller): every non-zero term moved to one side (a
+        subtracted sum is distributed, zero terms such as ``0*a`` or ``0/a`` dropped); not applied
+        where both would grow the formula (``b = a*sin(x)``)
     R2  a redundant addition: ``... + t ... - t ...`` -> ``...`` (other terms may lie between),
-        and ``+ 0``
-    R3  a redundant subtraction: ``... - t ... + t ...`` -> ``...``, and ``- 0``
+        ``+ 0``, and ``L + t = R + t`` -> ``L = R``
+    R3  a redundant subtraction: ``... - t ... + t ...`` -> ``...``, ``- 0``, and
+        ``L - t = R - t`` -> ``L = R``
     R4  a redundant multiplication: the same factor ``q`` multiplying every additive term of both
         sides (a whole side is one term; ``-1`` counts, so ``-a*x - b = 0`` becomes ``a*x + b = 0``),
         or ``E*q/q`` inside a product
@@ -12,9 +14,10 @@
         ``E/q*q`` inside a product
 
 ``q`` is built from coefficients and non-zero numbers only (coefficients are non-zero), so
-removing it keeps the solution set; a factor with the variable in it is never removed. R2–R5
-never increase ``|F|``. ``reduce`` is the paper's pre-processing: R1 once, then R2–R5 until none
-applies (the whole-side rules before the in-product ones, so the result keeps the original's shape).
+removing it keeps the solution set; a factor with the variable in it is never removed. No
+rule increases ``|F|`` (Definition 11). ``reduce`` is the paper's pre-processing: R1 once (where
+it does not grow the formula), then R2–R5 until none applies (the whole-side rules before the
+in-product ones, so the result keeps the original's shape), R1 again last.
 """
 
 from __future__ import annotations
@@ -124,10 +127,44 @@ def _nonzero_constant(q: Basic, variable: sympy.Symbol) -> bool:
 # -- the rules ---------------------------------------------------------------------------------------
 
 
+def _moved(eq: Equation) -> Equation | None:
+    """R1 where it does not grow the formula: every non-zero term on one side, else None.
+
+    ``L - R = 0`` or ``R - L = 0``, the smaller (``L - R`` on a tie): ``0 = a*x + b`` becomes
+    ``a*x + b = 0``, not ``-a*x - b = 0``. A reduction never increases ``|F|`` (Definition 11), so
+    where both are larger (``b = a*sin(x)``: 6 symbols, ``b - a*sin(x) = 0``: 8) R1 does not apply.
+    """
+    lhs, rhs = _terms(eq.lhs), _terms(eq.rhs)
+    forms = [
+        eq.with_sides(_side([t for t in side if not _is_zero(t)]), ZERO)
+        for side in (lhs + [neg(t) for t in rhs], rhs + [neg(t) for t in lhs])
+    ]
+    best = min(forms, key=lambda f: f.size)  # the first of equals: L - R
+    return best if best.size <= eq.size else None
+
+
 def r1(eq: Equation) -> Equation:
-    """Every non-zero term on the left: ``L = R`` -> ``L - R = 0``."""
-    terms = _terms(eq.lhs) + [neg(t) for t in _terms(eq.rhs)]
-    return eq.with_sides(_side([t for t in terms if not _is_zero(t)]), ZERO)
+    """Every non-zero term on one side (``L = R`` -> ``L - R = 0``) where that does not grow ``|F|``."""
+    moved = _moved(eq)
+    return eq if moved is None else moved
+
+
+def _cross_pair(eq: Equation) -> tuple[Equation, str]:
+    """A term added to (or subtracted from) both sides removed from both: ``L + t = R + t`` -> ``L = R``.
+
+    What R1 followed by R2 or R3 does where R1 would grow the formula (``b - b = a*sin(x) - b``
+    -> ``b = a*sin(x)``); the latest term of the left side with a partner on the right goes first.
+    """
+    lhs, rhs = _terms(eq.lhs), _terms(eq.rhs)
+    if len(lhs) + len(rhs) < 3:
+        return eq, ""
+    for j in range(len(lhs) - 1, -1, -1):
+        sign, body = _signed(lhs[j])
+        for i in range(len(rhs) - 1, -1, -1):
+            if _signed(rhs[i]) == (sign, body):
+                left, right = lhs[:j] + lhs[j + 1 :], rhs[:i] + rhs[i + 1 :]
+                return eq.with_sides(_side(left), _side(right)), "R2" if sign > 0 else "R3"
+    return eq, ""
 
 
 def _cancel_pair(terms: list[Basic], signs: tuple[int, ...]) -> tuple[list[Basic], str] | None:
@@ -278,16 +315,19 @@ def _one_pair(eq: Equation, nested: bool) -> tuple[Equation, str]:
     return out, (names[0] if names else "")
 
 
-# The fixed point's order peels the mutations from the outside in: redundant terms of a side, then
+# The fixed point's order peels the mutations from the outside in: a term added to both sides,
+# redundant terms of a side, then
 # factors and divisors of every term, then redundant terms inside brackets, then ``E*q/q`` inside a
 # product (so a mutant reduces to its original's shape, not to an equivalent reordering).
 _LOOP: tuple[Callable[[Equation], tuple[Equation, str]], ...] = (
+    _cross_pair,
     lambda e: _one_pair(e, nested=False),
     lambda e: (_common(e, divisor=False), "R4"),
     lambda e: (_common(e, divisor=True), "R5"),
     lambda e: _one_pair(e, nested=True),
     lambda e: (_in_products(e, divide_first=False), "R4"),
     lambda e: (_in_products(e, divide_first=True), "R5"),
+    lambda e: (r1(e), "R1"),  # where R1 first would have grown it: 0 = a*x + b -> a*x + b = 0
 )
 
 
@@ -303,14 +343,16 @@ class Reduction:
 
 
 def reduce(eq: Equation) -> Reduction:
-    """The paper's pre-processing: R1 once, then R2–R5 to a fixed point."""
-    steps = ["R1"]
-    current = r1(eq)
-    forms = [current]
+    """The paper's pre-processing: R1 once (where it does not grow the formula), then R2–R5 to a
+    fixed point. No step increases ``|F|``."""
+    moved = _moved(eq)
+    steps = [] if moved is None else ["R1"]
+    current = eq if moved is None else moved
+    forms = [] if moved is None else [current]
     for _ in range(MAX_STEPS):
         for rule in _LOOP:
             new, name = rule(current)
-            if name and new.text != current.text:
+            if name and new.text != current.text and new.size <= current.size:
                 steps.append(name)
                 current = new
                 forms.append(new)

@@ -40,7 +40,7 @@ def test_reduce_as_json_and_text():
     p = cctest("reduce", "(0 + b)*a = (a*x + b + b)*a", "--json")
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
-    assert data["formula"] == "a*x + b = 0" and data["size"] == 7 and data["steps"][0] == "R1"
+    assert data["formula"] == "a*x + b = 0" and data["size"] == 7 and data["steps"][-1] == "R1"
     text = cctest("reduce", "k*t + m + k = 0 + k", "--variable", "t")
     assert text.returncode == 0 and text.stdout.startswith("k*t + m = 0")
 

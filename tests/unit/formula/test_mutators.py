@@ -44,7 +44,10 @@ def test_inverse_mutations_never_follow_each_other():
     assert cancels([m("M2(b)"), m("M1")], m("M3(b)"))  # M1 commutes: still an undo
     assert not cancels([m("M2(b)")], m("M3(a)"))
     assert not cancels([m("M2(b)")], m("M2(b)"))
-    assert not cancels([m("M1"), m("M2(b)")], m("M1"))
+    assert cancels([m("M1"), m("M2(b)")], m("M1"))  # M1 M2(b) M1 is M2(b): two M1s cancel
+    assert cancels([m("M2(b)"), m("M2(a)")], m("M3(b)"))  # + b ... - b in the same sum
+    assert cancels([m("M4(a)"), m("M5(b)"), m("M1")], m("M5(a)"))  # * a ... / a in one product
+    assert not cancels([m("M2(b)"), m("M4(a)")], m("M3(b)"))  # (L + b)*a - b: nothing undone
     assert not cancels([], m("M1"))
 
 
