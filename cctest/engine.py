@@ -8,14 +8,13 @@ model, the figure the per-keystroke budget is about.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from . import detect, repair
-from .backends.base import Backend, Unfinished
+from .backends.base import Backend, CompletesInGroups, DecidesEarly, FimLayout, Unfinished
 from .config import Settings
 from .demutate import demutate, rename, uses_any
 from .errors import BackendError
@@ -92,7 +91,8 @@ class Engine:
     ) -> tuple[EngineResult, Settling | None]:
         with self.backend.requesting():
             request = self._prepare(prompt, k, schemes, original)
-            if self.settings.decide_after and original is None and len(request.texts) > 1:
+            deciding = isinstance(self.backend, DecidesEarly) and self.settings.decide_after
+            if deciding and original is None and len(request.texts) > 1:
                 return await self._run_deciding(request)
             return self._finish(request, await self._complete(request), wall=True), None
 
@@ -131,9 +131,8 @@ class Engine:
         suffixes = [s for r in ready for s in r.suffixes] if with_suffix else None
         t = time.perf_counter()
         # each prompt's rows are laid out (cut to the context) on their own, as in ``run``
-        grouping = {"groups": [len(r.texts) for r in ready]} if _takes_groups(self.backend) else {}
         try:
-            raw = await self.backend.complete(texts, suffixes=suffixes, **grouping) if texts else []
+            raw = await self._complete_rows(texts, suffixes, [len(r.texts) for r in ready]) if texts else []
         except Exception as exc:  # noqa: BLE001
             if len(ready) == 1:
                 return [exc if isinstance(r, _Request) else r for r in requests]
@@ -155,6 +154,15 @@ class Engine:
                 out.append(exc)
         return out
 
+    async def _complete_rows(
+        self, texts: list[str], suffixes: list[str] | None, groups: list[int]
+    ) -> list[Any]:
+        """Several prompts' rows in one backend call, laid out per prompt where the backend lays a
+        batch out as a whole (``CompletesInGroups``)."""
+        if isinstance(self.backend, CompletesInGroups):
+            return await self.backend.complete_groups(texts, suffixes=suffixes, groups=groups)
+        return await self.backend.complete(texts, suffixes=suffixes)
+
     async def _complete(self, request: _Request) -> list[Any]:
         """One prepared prompt's variants in a backend call of their own, timed."""
         t = time.perf_counter()
@@ -168,8 +176,9 @@ class Engine:
         """``run`` deciding early (the setting ``decide_after``): the backend writes every row's
         first tokens, detection and repair run on them (``decide``), and only the chosen row is
         finished. The verdict is the one made on those first tokens; the chosen completion is then
-        the whole one. A backend that cannot decide early completes every row: a plain ``run``."""
+        the whole one. Only for a backend that ``DecidesEarly``."""
         s = self.settings
+        assert isinstance(self.backend, DecidesEarly)
         judged: list[_Judged] = []
 
         def decide(partial: list[Any]) -> int | None:
@@ -250,9 +259,10 @@ class Engine:
         """The code after the cursor that renames leave alone where they can (``spare_suffix``):
         the part the model is shown, when it reads it before the prompt; "" otherwise (left to
         right or prefix first, a changed suffix comes after the prompt's tokens and costs nothing)."""
-        if not (self.settings.spare_suffix and prompt.suffix.strip() and self.backend.reads_suffix_first):
+        backend = self.backend
+        if not (self.settings.spare_suffix and prompt.suffix.strip() and isinstance(backend, FimLayout)):
             return ""
-        return self.backend.suffix_shown(prompt.text, prompt.suffix)
+        return backend.suffix_shown(prompt.text, prompt.suffix) if backend.reads_suffix_first else ""
 
     def _finish(self, request: _Request, raw: list[Any], *, wall: bool) -> EngineResult:
         return self._result(request, self._judge(request, raw), wall=wall)
@@ -386,14 +396,6 @@ def _completion(source: str, raw: str | BackendError, renames: Any) -> Completio
     if isinstance(raw, BackendError):
         return Completion(source=source, raw="", text="", error=str(raw))
     return Completion(source=source, raw=raw, text=demutate(raw, renames) if renames else raw)
-
-
-def _takes_groups(backend: Backend) -> bool:
-    """Whether ``backend.complete`` takes ``groups`` (a backend written before it did does not)."""
-    try:
-        return "groups" in inspect.signature(backend.complete).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def _lap(t: float) -> tuple[float, float]:

@@ -6,6 +6,18 @@ a ``BackendError`` in that prompt's place; it raises only when the whole call fa
 
 Instruction (chat) models are asked through ``chat``: conversations of messages in, one answer
 each out, with the same batching and error contract.
+
+``Backend`` is the small core every backend has. What only some backends can do is a capability,
+a ``typing.Protocol`` a backend has when it has its methods, and that the engine tests with
+``isinstance`` (never by reading a signature):
+
+* ``FimLayout``: how the code after the cursor reaches the model (``fim_used``,
+  ``reads_suffix_first``, ``suffix_shown``); without it, left to right;
+* ``DecidesEarly``: ``complete_deciding``, stop every row after a few tokens and finish the one
+  a decision (a value the engine hands it) picks; without it, every row is completed whole;
+* ``CompletesInGroups``: ``complete_groups``, a batch of several prompts' rows laid out per
+  prompt; without it, ``complete`` of all of them;
+* ``ChatModel``: ``prefers_chat``, an instruction model that tasks are asked as chats.
 """
 
 from __future__ import annotations
@@ -14,7 +26,7 @@ import abc
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from ..errors import BackendError
 
@@ -85,38 +97,13 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     async def complete(
-        self,
-        prompts: Sequence[str],
-        *,
-        suffixes: Sequence[str] | None = None,
-        groups: Sequence[int] | None = None,
+        self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
     ) -> list[Outcome]:
         """One completion (or error) per prompt, in order.
 
         ``suffixes``: the code after the cursor for each prompt (a renamed mutant's suffix uses the
         mutant's names), for backends that fill in the middle; None when there is none.
-        ``groups``: the prompts come in runs of these sizes, each one prompt and its mutants
-        (``Engine.run_many``); a backend that lays a batch out as a whole (cuts it to the context)
-        does so per run, so that a prompt's completions do not depend on the others in the call.
-        None: one run.
         """
-
-    async def complete_deciding(
-        self,
-        prompts: Sequence[str],
-        *,
-        suffixes: Sequence[str] | None = None,
-        after: int,
-        decide: Decide,
-    ) -> Decided:
-        """``complete``, deciding early which row to finish: a backend that can stops every row
-        after ``after`` new tokens, asks ``decide`` (given every row's completion so far) which
-        row to finish, and finishes that row alone; the others keep what they wrote by then. It
-        does not ask when every row ended before (its completions are whole).
-
-        A backend that cannot stop rows early (the default) completes every row and never asks.
-        """
-        return Decided(await self.complete(prompts, suffixes=suffixes), None)
 
     def requesting(self) -> contextlib.AbstractContextManager[None]:
         """Entered while an engine request is under way on this backend (mutants, model call,
@@ -144,10 +131,19 @@ class Backend(abc.ABC):
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    def describe(self) -> str:
+        """A short description for logs and the defect log (never a secret)."""
+        return self.name
+
+
+@runtime_checkable
+class FimLayout(Protocol):
+    """A backend that knows how the code after the cursor reaches its model."""
+
     def fim_used(self) -> str | None:
         """How the code after the cursor reaches the model (a FIM template, e.g.
         ``starcoder (psm)``, or ``suffix field``); None: it completes left to right."""
-        return None
+        ...
 
     @property
     def reads_suffix_first(self) -> bool:
@@ -155,13 +151,52 @@ class Backend(abc.ABC):
         FIM layout, SPM). A row whose suffix differs from the prompt's then parts from it at its
         start, and is read whole on its own. False: left to right, prefix first, or not known
         (a server's own ``suffix`` field)."""
-        return False
+        ...
 
     def suffix_shown(self, prompt: str, suffix: str) -> str:
         """The part of ``suffix`` the model is shown after ``prompt``'s cursor (a backend that cuts
-        it to fit a context says how); all of it by default."""
-        return suffix
+        it to fit a context says how)."""
+        ...
 
-    def describe(self) -> str:
-        """A short description for logs and the defect log (never a secret)."""
-        return self.name
+
+@runtime_checkable
+class DecidesEarly(Protocol):
+    """A backend that can stop every row after a few tokens and finish only the chosen one."""
+
+    async def complete_deciding(
+        self,
+        prompts: Sequence[str],
+        *,
+        suffixes: Sequence[str] | None = None,
+        after: int,
+        decide: Decide,
+    ) -> Decided:
+        """``complete``, deciding early which row to finish: stop every row after ``after`` new
+        tokens, ask ``decide`` (given every row's completion so far) which row to finish, and
+        finish that row alone; the others keep what they wrote by then. ``decide`` is not asked
+        when every row ended before (the completions are whole)."""
+        ...
+
+
+@runtime_checkable
+class CompletesInGroups(Protocol):
+    """A backend that lays a batch out as a whole (cuts it to the context), and can do so per
+    prompt when one call carries several prompts' rows (``Engine.run_many``)."""
+
+    async def complete_groups(
+        self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None, groups: Sequence[int]
+    ) -> list[Outcome]:
+        """``complete``, the prompts coming in runs of ``groups``' sizes, each one prompt and its
+        mutants; each run is laid out on its own, so that a prompt's completions do not depend on
+        the others in the call."""
+        ...
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A backend whose model may be an instruction model (``chat`` answers, not refuses)."""
+
+    @property
+    def prefers_chat(self) -> bool:
+        """An instruction model (e.g. its tokenizer has a chat template): tasks are asked as chats."""
+        ...

@@ -343,14 +343,18 @@ class HFBackend(Backend):
         return f"hf {self._m.path.name} on {self._m.device} ({str(self._m.dtype).removeprefix('torch.')})"
 
     async def complete(
-        self,
-        prompts: Sequence[str],
-        *,
-        suffixes: Sequence[str] | None = None,
-        groups: Sequence[int] | None = None,
+        self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
     ) -> list[Outcome]:
-        """One completion per prompt; with ``suffixes`` and a FIM template, filled in between;
-        ``groups``: see ``Backend.complete`` (each prompt's rows are cut to the context alone)."""
+        """One completion per prompt; with ``suffixes`` and a FIM template, filled in between."""
+        if not prompts:
+            return []
+        return await _worker.arun(self._complete_sync, list(prompts), suffixes)
+
+    async def complete_groups(
+        self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None, groups: Sequence[int]
+    ) -> list[Outcome]:
+        """``complete``, each run of ``groups`` (a prompt and its mutants) cut to the context alone
+        (``CompletesInGroups``)."""
         if not prompts:
             return []
         return await _worker.arun(self._complete_sync, list(prompts), suffixes, groups)

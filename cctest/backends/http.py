@@ -456,14 +456,10 @@ class HTTPBackend(Backend):
         )
 
     async def complete(
-        self,
-        prompts: Sequence[str],
-        *,
-        suffixes: Sequence[str] | None = None,
-        groups: Sequence[int] | None = None,
+        self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
     ) -> list[Outcome]:
         """One completion per prompt; with ``suffixes``, filled in between (module docstring).
-        Each prompt is a request of its own, so ``groups`` changes nothing."""
+        Each prompt is a request of its own, so several prompts' rows need no grouping."""
         if not prompts:
             return []
         # the user's deadline starts now, before any prompt waits for a free slot
@@ -500,6 +496,10 @@ class HTTPBackend(Backend):
         out either way."""
         mode = self.fim_mode
         return mode not in ("none", "suffix") and self.template is not None and self.template.order == "spm"
+
+    def suffix_shown(self, prompt: str, suffix: str) -> str:
+        """All of it: the server cuts to its context, if it does, out of sight."""
+        return suffix
 
     def _body(self, prompt: str, suffix: str | None, opts: GenerationOptions) -> dict[str, Any]:
         """A completion request for ``prompt`` with the code after the cursor as ``fim_mode`` says."""

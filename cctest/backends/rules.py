@@ -89,11 +89,7 @@ class RuleBackend(Backend):
         return f"\n{indent}    return {expr}\n"
 
     async def complete(
-        self,
-        prompts: Sequence[str],
-        *,
-        suffixes: Sequence[str] | None = None,
-        groups: Sequence[int] | None = None,
+        self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
     ) -> list[Outcome]:
         from ..errors import BackendError
 

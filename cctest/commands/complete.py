@@ -11,6 +11,7 @@ import asyncio
 import json
 import sys
 
+from ..backends.base import FimLayout
 from ..config import Settings
 from ..document import parse_location, prompt_at
 from ..safe_text import for_stream
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
 
     async def go():  # type: ignore[no-untyped-def]
         async with create_backend(settings) as backend:
-            fim[0] = backend.fim_used() if prompt.suffix.strip() else None
+            fim[0] = backend.fim_used() if isinstance(backend, FimLayout) and prompt.suffix.strip() else None
             return await Engine(backend, settings).run(prompt)
 
     result = asyncio.run(go())

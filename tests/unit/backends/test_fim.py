@@ -291,7 +291,7 @@ def test_groups_cut_each_prompt_to_the_context_on_its_own(fim_model: HFBackend) 
     assert enc.ids[2:] == alone.ids and enc.ids[:2] == fim_model.encode(long_ltr, 24).ids
     assert len(enc.ids[0]) < len(fim_model.tokenizer(long_ltr[0])["input_ids"])  # the long one is cut
     # and the completions are each prompt's alone
-    got = asyncio.run(fim_model.complete(prompts, suffixes=suffixes, groups=[2, 2]))
+    got = asyncio.run(fim_model.complete_groups(prompts, suffixes=suffixes, groups=[2, 2]))
     assert got[2:] == asyncio.run(fim_model.complete(short_rows, suffixes=short_tails))
     with pytest.raises(ValueError, match="do not cover"):
         fim_model.generate(PREFIXES, groups=[1, 1])
