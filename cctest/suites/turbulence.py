@@ -44,12 +44,55 @@ from ..bench.kinds import Table, model_label
 from ..bench.sandbox import Limits
 from ..errors import ConfigError
 from ..tasks.model import Task
-from ..tasks.run import TasksKind, _pct
+from ..tasks.run import TasksKind, _pct, mode_label
 from ..userfile import _size, read_user_text
 
 BUILTIN = Path(__file__).with_name("turbulence_templates")
 FILES = ("solution.py.template", "tests.py.template", "genparams.py", "gen_function_params.py")
-DEFAULT_PARAM_SEED = 1  # the benchmark's: the same parameter rows for every model
+# the benchmark's (config.json: "seed": "1", a string: random.seed("1") and random.seed(1) differ)
+DEFAULT_PARAM_SEED = "1"
+# The benchmark's own wording of a question instance (its harness's prompt, verbatim): the
+# question alone, with neither the function's signature nor cctest's words around it.
+BENCHMARK_INSTRUCTION = (
+    "Here is a text specification delimited by angle brackets. Create Python code according to the "
+    "text specification. The Python code should not contain any comments. The Python code should be "
+    "delimited only by triple backticks. <{description}>"
+)
+
+
+@dataclass(frozen=True)
+class HarnessRule:
+    """How the benchmark's harness (``benchmark_test.py``, ``helper_functions.py``) judges one
+    question where it departs from its general rule (see ``HARNESS_RULES``)."""
+
+    compare: str = "ordered"  # a Task rule: ordered, upper, unordered, unordered_arrays
+    spread: str = "tuple"  # the generated input: "tuple" spread when a tuple, "single" never, "as_is" always
+    arg_counts: str = "reference"  # "reference": as many parameters as the model solution; "q34"
+    why: str = ""
+
+
+# The harness's question-specific rules, keyed by question number; every other question gets
+# HarnessRule(): a generated tuple is spread over the arguments, results compared with ==
+# (lists element by element), and the answer must declare as many parameters as the model solution.
+HARNESS_RULES: dict[str, HarnessRule] = {
+    "34": HarnessRule(
+        spread="as_is",
+        arg_counts="q34",
+        why="the input (a list of sets) is spread over the arguments; the answer may declare $0 "
+        "parameters or one (*args)",
+    ),
+    "48": HarnessRule(
+        compare="upper",
+        spread="single",
+        why="hexadecimal letters in either case (the question allows both); the tuple is one argument",
+    ),
+    "54": HarnessRule(spread="single", why="the tuple is one argument; a list result compared with =="),
+    "55": HarnessRule(compare="unordered", why="the list of sublists in any order"),
+    "56": HarnessRule(compare="unordered", why="the list in any order"),
+    "57": HarnessRule(compare="unordered_arrays", why="the list of submatrices in any order"),
+    "59": HarnessRule(spread="single", why="the tuple is one argument; a list result compared with =="),
+    "60": HarnessRule(spread="single", why="the tuple is one argument; a list result compared with =="),
+}
 # Bounds on what the loader reads from a benchmark folder (the public benchmark's largest: a
 # 20 KB All_questions.json, a 1 KB question, a 3 KB tests.py.template), so that a hostile folder
 # costs neither memory nor a huge results.jsonl.
@@ -156,11 +199,15 @@ def _read(root: Path, path: Path, limit: int, what: str) -> str:
     return read_user_text(_inside(root, path), limit=limit, what=what, error=ConfigError)
 
 
-def load_benchmark(path: str | Path, only: Sequence[str] | None = None) -> list[Template]:
+def load_benchmark(
+    path: str | Path, only: Sequence[str] | None = None, *, missing: dict[str, str] | None = None
+) -> list[Template]:
     """The templates of a benchmark folder, in question order (``only``: ids like ``"7"`` or ``"Q7"``).
 
     Every file is read from inside the folder (no key of ``All_questions.json`` holds a path, no
     symbolic link leads out) and within its size bound (``MAX_*_BYTES``); ``ConfigError`` otherwise.
+    A question folder that lacks one of ``FILES`` is a ``ConfigError`` naming the file, or, given a
+    ``missing`` dict, that sentence under the template's id there and the template left out.
     """
     root = benchmark_root(path)
     index = root / "All_questions.json"
@@ -191,9 +238,13 @@ def load_benchmark(path: str | Path, only: Sequence[str] | None = None) -> list[
     templates = []
     for k in keys:
         folder = root / f"Q{k}"
-        missing = [f for f in FILES if not os.path.lexists(folder / f)]
-        if missing:
-            raise ConfigError(f"question {k} of {root} has no {folder / missing[0]}.")
+        lacking = [f for f in FILES if not os.path.lexists(folder / f)]
+        if lacking:
+            why = f"question {k} of {root} has no {', '.join(str(folder / f) for f in lacking)}."
+            if missing is None:
+                raise ConfigError(why)
+            missing[f"Q{k}"] = why
+            continue
         code = {f: _read(root, folder / f, MAX_TEMPLATE_BYTES, f"template file ({f})") for f in FILES}
         qfile, manual = folder / "question.txt.template", folder / "manually_chosen_params.txt"
         templates.append(
@@ -228,6 +279,7 @@ _ROWS_PROGRAM = """
 import json, os
 Q, GENPARAMS, MANUAL = json.loads(%r)
 SEED = json.loads(%r)
+SHUFFLE, SPREAD_LISTS = json.loads(%r)
 LIMIT = %d
 os.makedirs("Q" + Q, exist_ok=True)
 with open(os.path.join("Q" + Q, "manually_chosen_params.txt"), "w") as f:
@@ -235,8 +287,14 @@ with open(os.path.join("Q" + Q, "manually_chosen_params.txt"), "w") as f:
 try:
     ns = {"__name__": "genparams"}
     exec(compile(GENPARAMS, "Q%%s/genparams.py" %% Q, "exec"), ns)
-    rows = ns["gen_params"](int(Q) if Q.isdigit() else Q, SEED)
-    rows = [list(r) if isinstance(r, (list, tuple)) else [r] for r in rows]
+    rows = list(ns["gen_params"](int(Q) if Q.isdigit() else Q, SEED))
+    if SHUFFLE:  # as the benchmark's send_recieve.py: random.seed(seed) then random.shuffle
+        import random
+        if SEED != "default":
+            random.seed(SEED)
+        random.shuffle(rows)
+    # a tuple is a row of values; anything else (a list too) is one value, as the benchmark reads it
+    rows = [list(r) if isinstance(r, tuple) or (SPREAD_LISTS and isinstance(r, list)) else [r] for r in rows]
     line = "@ROWS " + json.dumps([Q, rows])
     if len(line) > LIMIT:
         line = "@FAIL " + json.dumps([Q, "its parameter rows take more than %%d bytes as JSON" %% LIMIT])
@@ -266,15 +324,27 @@ def parameter_rows(
     seed: int | str = DEFAULT_PARAM_SEED,
     *,
     errors: dict[str, str] | None = None,
+    shuffle: bool = True,
+    spread_lists: bool = False,
 ) -> dict[str, list[list[Any]]]:
     """Each template's parameter rows from its ``genparams.py`` (``gen_params(q_no, seed)``), each
     run in a sandboxed process of its own under ``GENPARAMS_LIMITS``; ``ConfigError`` naming the
     template when one fails, or, given an ``errors`` dict, that sentence under the template's id
-    there and the template left out (the others are judged on their own generators)."""
+    there and the template left out (the others are judged on their own generators).
+
+    As the benchmark makes them: ``shuffle`` shuffles the rows with ``random.seed(seed)`` and
+    ``random.shuffle``, and a row that is a tuple holds the values, anything else is the one value
+    (``spread_lists``: a list holds the values too, cctest's own templates' reading)."""
     from ..bench.sandbox import run_many
 
     sources = [
-        _ROWS_PROGRAM % (json.dumps([t.qid, t.genparams, t.manual]), json.dumps(seed), MAX_ROWS_BYTES)
+        _ROWS_PROGRAM
+        % (
+            json.dumps([t.qid, t.genparams, t.manual]),
+            json.dumps(seed),
+            json.dumps([shuffle, spread_lists]),
+            MAX_ROWS_BYTES,
+        )
         for t in templates
     ]
     runs = run_many(sources, GENPARAMS_LIMITS, workers=2, output_bytes=MAX_ROWS_BYTES + 4096)
@@ -309,6 +379,8 @@ _CCTEST_PARAMS = {params!r}
 
 def generate(rng):
     value = input_generator(list(_CCTEST_PARAMS), rng.randrange(2 ** 31))
+    if {as_is}:
+        return tuple(value)
     return value if {spread} and isinstance(value, tuple) else (value,)
 """
 
@@ -346,8 +418,38 @@ def fixed_tests(text: str) -> tuple[str, ...]:
     return tuple(f"{module}\n{n}()\n" for n in names)
 
 
-def instance_task(template: Template, index: int, params: Sequence[Any], model: str = "cctest") -> Task:
-    """Question instance ``index`` of ``template`` with parameter row ``params``, as a task."""
+def _declared(source: str, name: str) -> int | None:
+    """How many parameters ``name`` declares in ``source`` (every kind, as ``inspect.signature``)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            a = node.args
+            return (
+                len(a.posonlyargs)
+                + len(a.args)
+                + len(a.kwonlyargs)
+                + (a.vararg is not None)
+                + (a.kwarg is not None)
+            )
+    return None
+
+
+def instance_task(
+    template: Template,
+    index: int,
+    params: Sequence[Any],
+    model: str = "cctest",
+    *,
+    harness: bool = True,
+) -> Task:
+    """Question instance ``index`` of ``template`` with parameter row ``params``, as a task.
+
+    ``harness``: judged by the benchmark harness's rules (``HARNESS_RULES``: how a generated input
+    is passed, how results are compared, how the arguments are counted); else by cctest's own
+    (a tuple is spread over a function of several arguments; callable with as many arguments)."""
     name = template.name
     values = list(params)
 
@@ -366,17 +468,38 @@ def instance_task(template: Template, index: int, params: Sequence[Any], model: 
     tests = fixed_tests(
         filled(template.tests, values[: template.n_params] + extra, MAX_TEMPLATE_BYTES, "tests")
     )
-    spread = "False" if args is not None and len(args) == 1 else "True"
+    rules: dict[str, Any] = {}
+    if harness:
+        rule = HARNESS_RULES.get(template.qid, HarnessRule())
+        spread, as_is = str(rule.spread != "single"), str(rule.spread == "as_is")
+        declared = _declared(reference, name)
+        if rule.arg_counts == "q34":
+            try:
+                rules["arg_counts"] = sorted({int(values[0]), 1})
+            except (TypeError, ValueError):
+                rules["arg_counts"] = [1]
+        elif declared is not None:
+            rules["arg_counts"] = [declared]
+        if rule.compare != "ordered":
+            rules["compare"] = rule.compare
+    else:
+        spread, as_is = ("False" if args is not None and len(args) == 1 else "True"), "False"
     return Task(
         task_id=f"{template.template_id}/{index}",
         description=filled(template.question, values, MAX_QUESTION_BYTES, "question"),
         name=name,
         args=args,
         reference=reference,
-        generator=template.generator + _GENERATE.format(params=values, spread=spread),
+        generator=template.generator + _GENERATE.format(params=values, spread=spread, as_is=as_is),
         tests=tests,
         meta={"template": template.template_id, "instance": index, "params": values},
+        rules=rules,
     )
+
+
+def instance_of(task: Task) -> str:
+    """An instance's own group: a run skips a broken instance alone, not its template."""
+    return task.task_id
 
 
 def template_of(task: Task) -> str:
@@ -390,16 +513,25 @@ def build_tasks(
     *,
     seed: int | str = DEFAULT_PARAM_SEED,
     errors: dict[str, str] | None = None,
+    shuffle: bool = True,
+    harness: bool = True,
 ) -> list[Task]:
     """The neighbourhoods: the first ``instances`` parameter rows of every template, as tasks
-    (``errors``: see ``parameter_rows``; a template whose generator fails then has no tasks)."""
+    (``errors``: see ``parameter_rows``; a template whose generator fails then has no tasks).
+
+    By default as the benchmark makes and judges them (rows shuffled with the seed, a tuple row
+    holds the values, ``HARNESS_RULES``); ``harness=False`` is cctest's reading for its own
+    templates (a list row holds the values too, cctest's argument rules)."""
     if instances < 1:
         raise ConfigError("--instances must be at least 1.")
-    rows = parameter_rows(templates, seed, errors=errors)
+    rows = parameter_rows(templates, seed, errors=errors, shuffle=shuffle, spread_lists=not harness)
     tasks: list[Task] = []
     for t in templates:
         try:  # a template whose filled texts are over their bounds is left out as a whole
-            tasks += [instance_task(t, i, row) for i, row in enumerate(rows.get(t.qid, [])[:instances])]
+            tasks += [
+                instance_task(t, i, row, harness=harness)
+                for i, row in enumerate(rows.get(t.qid, [])[:instances])
+            ]
         except ConfigError as exc:
             if errors is None:
                 raise
@@ -510,7 +642,7 @@ class TurbulenceKind(TasksKind):
         suite = config.get("suite") or {}
         return (
             f"{self.title} · {suite.get('benchmark', 'built-in templates')} · {config.get('backend')} "
-            f"{model_label(config)} · {config.get('mode')} · {len(summary['corrsc'])} templates × "
+            f"{model_label(config)} · {mode_label(config, summary)} · {len(summary['corrsc'])} templates × "
             f"{suite.get('instances')} instances × {config.get('rounds')} rounds"
         )
 
@@ -588,16 +720,21 @@ class TurbulenceKind(TasksKind):
         return {**tables, **super().tables(summary)}
 
     def figures(self, runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
-        from ..bench.report import _plt, _png
+        from ..bench.report import _plt, _svg
         from .turbulence_metrics import BINS, CLASSES
 
         plt = _plt()
         out = {}
-        for title, keys, get in (
-            ("CorrSc histogram (Figure 3)", BINS, lambda s: s["histogram"]),
-            ("Templates by class (Figure 5)", CLASSES, lambda s: s["classes"]["counts"]),
+        for title, keys, get, xlabel in (
+            (
+                "CorrSc histogram (Figure 3)",
+                BINS,
+                lambda s: s["histogram"],
+                "CorrSc (share of correct answers)",
+            ),
+            ("Templates by class (Figure 5)", CLASSES, lambda s: s["classes"]["counts"], "class"),
         ):
-            fig, ax = plt.subplots(figsize=(max(6.4, 0.7 * len(keys) * len(runs)), 3.8))
+            fig, ax = plt.subplots(figsize=(max(7.5, 0.8 * len(keys) * len(runs)), 3.8))
             width = 0.8 / len(runs)
             for k, (label, summary) in enumerate(runs):
                 values = get(summary)
@@ -606,13 +743,21 @@ class TurbulenceKind(TasksKind):
                     [values.get(b, 0) for b in keys],
                     width,
                     color=f"C{k}",
+                    edgecolor=f"C{k}",  # a bar of 0 is a line, not nothing
+                    linewidth=1.5,
                     label=label,
                 )
             ax.set_xticks([i + 0.4 - width / 2 for i in range(len(keys))])
-            ax.set_xticklabels([b.replace("_", "\n") for b in keys], fontsize=7)
+            # bins as "[0.1, 0.2)" on two lines, so neighbouring labels keep apart
+            ax.set_xticklabels(
+                [b.replace("_", "\n").replace(", ", ",\n") for b in keys], fontsize=7, rotation=0
+            )
+            ax.set_xlabel(xlabel)
             ax.set_ylabel("templates")
-            ax.legend(fontsize=7)
-            out[title] = _png(fig)
+            ax.set_title(title)
+            ax.yaxis.get_major_locator().set_params(integer=True)
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+            out[title] = _svg(fig)
         return out
 
     def examples(

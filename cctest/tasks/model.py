@@ -43,7 +43,18 @@ FIELDS = (
     "abs_tol",
     "rel_tol",
     "meta",
+    "rules",
 )
+
+# The judging rules a task may set (``Task.rules``), beside the oracle's defaults:
+#   "arg_counts": [n, ...]  the function must declare exactly one of these numbers of parameters,
+#                           counted as ``inspect.signature`` counts them (every kind), in place of
+#                           "callable with ``arity`` positional arguments";
+#   "compare": how a generated input's result is compared with the reference's:
+#       "ordered" (default: ``==``, element by element), "upper" (two strings equal once upper-cased),
+#       "unordered" (a list equal to the reference's as a multiset), "unordered_arrays" (a list of
+#       NumPy arrays equal as a multiset of their ``tolist()``).
+COMPARE_RULES = ("ordered", "upper", "unordered", "unordered_arrays")
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,7 @@ class Task:
     abs_tol: float | None = None  # None: the oracle's setting
     rel_tol: float | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
+    rules: Mapping[str, Any] = field(default_factory=dict)  # see COMPARE_RULES above
 
     def __post_init__(self) -> None:
         where = f"task '{self.task_id}'"
@@ -88,6 +100,18 @@ class Task:
             value = getattr(self, tol)
             if value is not None and (not isinstance(value, (int, float)) or value < 0):
                 raise TaskError(f"{where}: {tol} must be a number >= 0.")
+        unknown = sorted(set(self.rules) - {"arg_counts", "compare"})
+        if unknown:
+            raise TaskError(f"{where}: unknown rules {', '.join(unknown)} (known: arg_counts, compare).")
+        if self.rules.get("compare", "ordered") not in COMPARE_RULES:
+            raise TaskError(f"{where}: rule compare must be one of {', '.join(COMPARE_RULES)}.")
+        counts = self.rules.get("arg_counts")
+        if counts is not None and (
+            not isinstance(counts, (list, tuple))
+            or not counts
+            or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts)
+        ):
+            raise TaskError(f"{where}: rule arg_counts must be a non-empty list of integers >= 0.")
 
     @property
     def signature(self) -> str | None:
@@ -113,6 +137,7 @@ class Task:
             "abs_tol": self.abs_tol,
             "rel_tol": self.rel_tol,
             "meta": dict(self.meta),
+            **({"rules": dict(self.rules)} if self.rules else {}),
         }
 
     @classmethod
@@ -138,6 +163,9 @@ class Task:
         meta = obj.get("meta") or {}
         if not isinstance(meta, dict):
             raise TaskError(f"{where}: 'meta' must be a JSON object.")
+        rules = obj.get("rules") or {}
+        if not isinstance(rules, dict):
+            raise TaskError(f"{where}: 'rules' must be a JSON object.")
         try:
             return cls(
                 task_id=obj["task_id"],
@@ -151,6 +179,7 @@ class Task:
                 abs_tol=obj.get("abs_tol"),
                 rel_tol=obj.get("rel_tol"),
                 meta=meta,
+                rules=rules,
             )
         except TaskError as exc:
             raise TaskError(f"{where}: {exc}") from None

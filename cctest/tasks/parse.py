@@ -146,7 +146,20 @@ def extract_function(task: Task, answer: str, prompt: str | None = None) -> Extr
             detail = f"expected {task.name}, found {', '.join(dict.fromkeys(n.name for n in nested))}"
         return Extracted(code, "wrong_function_name", detail)
     fn = wanted[-1]  # a later definition replaces an earlier one, as when the code runs
-    if task.arity is not None and not _accepts(fn, task.arity):
+    counts = task.rules.get("arg_counts")
+    if counts is not None:  # the count of declared parameters, as inspect.signature counts them
+        a = fn.args
+        declared = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) + (a.vararg is not None)
+        declared += a.kwarg is not None
+        if declared not in counts:
+            wanted_counts = " or ".join(str(n) for n in counts)
+            return Extracted(
+                code,
+                "wrong_arg_count",
+                f"{_describe(fn)} declares {declared} parameter{'' if declared == 1 else 's'}, "
+                f"not {wanted_counts}",
+            )
+    elif task.arity is not None and not _accepts(fn, task.arity):
         return Extracted(
             code,
             "wrong_arg_count",

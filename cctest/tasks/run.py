@@ -21,6 +21,7 @@ no rounds, which every summary leaves out and lists under ``skipped``).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -108,7 +109,8 @@ def check_tasks(
     groups: dict[tuple[Any, ...], list[str]] = {}
     for t in tasks:
         if t.reference is not None:
-            key = (t.name, t.args, t.arity, t.reference, t.generator, t.tests, t.abs_tol, t.rel_tol)
+            rules = json.dumps(dict(t.rules), sort_keys=True)
+            key = (t.name, t.args, t.arity, t.reference, t.generator, t.tests, t.abs_tol, t.rel_tol, rules)
             distinct.setdefault(key, t)
             if skip_broken is not None:
                 groups.setdefault(key, []).append(skip_broken(t))
