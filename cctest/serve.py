@@ -622,7 +622,8 @@ class _LoopErrors:
     """The event loop's exception handler while serving: an accept that fails for want of file
     descriptors or memory (asyncio then pauses accepting for a second and tries again) is logged
     in one line per ``LOG_EVERY`` seconds, not with a traceback each time; anything else goes to
-    the handler that was there before (asyncio's own by default)."""
+    the handler that was there before (asyncio's own by default). A retry that finds the server
+    stopped meanwhile (asyncio retries on the closed socket, a ValueError) is logged at debug."""
 
     def __init__(self, before: Any) -> None:
         self.before = before
@@ -635,6 +636,8 @@ class _LoopErrors:
                 "cannot accept connections: %s; new connections wait until some close",
                 exc.strerror or exc,
             )
+        elif isinstance(exc, (OSError, ValueError)) and "_start_serving" in repr(context.get("handle")):
+            log.debug("a retried accept found the server stopped: %s", exc)
         elif self.before is not None:
             self.before(loop, context)
         else:
@@ -802,9 +805,10 @@ def run(
     """Serve until SIGINT or SIGTERM, then stop cleanly (the command's main loop)."""
 
     async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(_LoopErrors(None))  # until the end, the stopping included
         runner, url = await start_server(backend, host, port, limits=limits, **app_options)
         stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             try:
                 loop.add_signal_handler(sig, stop.set)
