@@ -322,3 +322,27 @@ async def test_a_lone_surrogate_is_a_400_that_says_so(
     assert set(error) == ERROR_KEYS and error["param"] == param, error
     assert "lone surrogate" in error["message"]
     assert "Traceback" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "sentence"),
+    [
+        ("--request-timeout", "0", "--request-timeout must be"),
+        ("--request-timeout", "inf", "--request-timeout must be"),
+        ("--request-timeout", "nan", "--request-timeout must be"),
+        ("--max-connections", "0", "at least 1"),
+        ("--max-connections-per-address", "-3", "at least 1"),
+    ],
+)
+def test_the_command_refuses_a_bound_out_of_range_in_one_sentence(
+    flag: str, value: str, sentence: str
+) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "cctest", "serve", "--port", "0", flag, value],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and sentence in lines[0], proc.stderr
