@@ -545,6 +545,12 @@ def _mean(xs: Sequence[float | None]) -> float | None:
     return sum(known) / len(known) if known else None  # type: ignore[arg-type]
 
 
+def _over_all(xs: Sequence[float | None], tasks: int) -> float | None:
+    """The measured values' sum over ``tasks`` (None where none was measured)."""
+    known = [x for x in xs if _known(x)]
+    return sum(known) / tasks if known and tasks else None  # type: ignore[arg-type]
+
+
 def distinguishability(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float | None]]:
     """Uniqueness, distinctness and differentness (Eq. 25-27) of each metric over the tasks'
     generated paraphrases; differentness on distances min-max normalised per metric."""
@@ -577,8 +583,17 @@ def summarize_operational(records: Sequence[Mapping[str, Any]]) -> dict[str, Any
     summary = summarize_tasks(records)
     broken = [r for r in records if r.get("status") == "broken"]
     metrics = sorted({m for r in broken for m in (r["first_failure"] or {}).get("distance", {})})
-    summary["r_o"] = {m: _mean([r["first_failure"]["distance"][m] for r in broken]) for m in metrics}
-    summary["r_star"] = {m: _mean([r["last_success"]["distance"][m] for r in broken]) for m in metrics}
+    ff = {m: [r["first_failure"]["distance"][m] for r in broken] for m in metrics}
+    ls = {m: [r["last_success"]["distance"][m] for r in broken] for m in metrics}
+    # Algorithm 2, lines 41-42: Rᵒ = FFSum / Length(T), R* = LSSum / Length(T), over every task of
+    # the run (a task with no first failure adds nothing to the sums); None where no distance of
+    # that metric was measured
+    summary["r_o"] = {m: _over_all(ff[m], len(records)) for m in metrics}
+    summary["r_star"] = {m: _over_all(ls[m], len(records)) for m in metrics}
+    summary["r_tasks"] = len(records)
+    # cctest's reading beside it: the mean distance over the broken tasks only
+    summary["r_o_broken_mean"] = {m: _mean(ff[m]) for m in metrics}
+    summary["r_star_broken_mean"] = {m: _mean(ls[m]) for m in metrics}
     by = {
         st: [r["task_id"] for r in records if r.get("status") == st]
         for st in ("broken", "unbroken", "original_failed", "backend_error")
@@ -770,6 +785,7 @@ async def run_operational(
     from ..backends import create_backend
     from ..bench.runner import RESULTS, append_record, in_task_order, progress_bar
     from ..errors import BackendError, ModelLoadError
+    from ..model_load import load
     from ..tasks.oracle import OracleSettings, judge_many
     from ..tasks.run import check_tasks, render
 
@@ -783,6 +799,8 @@ async def run_operational(
         return in_task_order(records, tasks)
     if search.reference == "tests":
         await asyncio.to_thread(check_tasks, [t for _, t in todo], oracle, workers)
+    factory = backend_factory or partial(create_backend, retry_unavailable=True)
+    backend = load(factory, settings)  # told on stderr, before the bar starts: not in its rate
     bar = progress_bar(len(tasks), len(tasks) - len(todo), f"cctest bench {config.kind}", progress)
     mode = config.mode
     model_key = {
@@ -802,9 +820,8 @@ async def run_operational(
         records.append(record)
         bar.update(1)
 
-    factory = backend_factory or partial(create_backend, retry_unavailable=True)
     try:
-        async with factory(settings) as backend:
+        async with backend:
             if mode == "auto":
                 mode = "chat" if getattr(backend, "prefers_chat", False) else "completion"
 

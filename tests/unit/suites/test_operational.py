@@ -128,6 +128,35 @@ def test_ff_ls_ro_rstar_on_two_tasks() -> None:
     assert [x for x in seen if x.startswith("batch")] == ["batch 2", "batch 2", "batch 1"]
 
 
+def test_r_o_is_ffsum_over_every_task_as_algorithm_2_line_41() -> None:
+    # two tasks, one broken at word distance 1 (LS at 0), one unbroken within the budget:
+    # Rᵒ = FFSum / |T| = 1 / 2, R* = LSSum / |T| = 0 / 2; the mean over broken tasks is 1 and 0
+    broken = {
+        "task_id": "a",
+        "status": "broken",
+        "query_count": 2,
+        "first_failure": {
+            "text": "x",
+            "distance": {"lev_word": 1.0, "cosine": None},
+            "replaced": [],
+            "category": "assertion_error",
+        },
+        "last_success": {"text": "t", "distance": {"lev_word": 0.0, "cosine": None}},
+    }
+    unbroken = {
+        "task_id": "b",
+        "status": "unbroken",
+        "query_count": 20,
+        "first_failure": None,
+        "last_success": None,
+    }
+    summary = summarize_operational([broken, unbroken])
+    assert summary["r_o"]["lev_word"] == 0.5 and summary["r_star"]["lev_word"] == 0.0
+    assert summary["r_tasks"] == 2
+    assert summary["r_o_broken_mean"]["lev_word"] == 1.0 and summary["r_star_broken_mean"]["lev_word"] == 0.0
+    assert summary["r_o"]["cosine"] is None and summary["r_o_broken_mean"]["cosine"] is None
+
+
 def test_widening_reaches_the_second_neighbour() -> None:
     (s,), _ = run(SearchSettings(n=1, k=1, reference="tests"), "figures")
     rec = s.record()
