@@ -10,10 +10,13 @@ control characters; so do the error sentences.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import logging
+import re
 import sys
-from typing import NoReturn, TextIO
+from collections.abc import Sequence
+from typing import Any, NoReturn, TextIO
 
 from . import __version__
 from .errors import CCTestError
@@ -36,14 +39,45 @@ COMMANDS = {
 }
 
 
+# the namespace's record of the innermost (sub-)parser that read the arguments, removed after parsing
+_PARSER = "_cctest_parser"
+
+
 class SentenceParser(argparse.ArgumentParser):
     """argparse, but a usage error is one sentence and exit code 2 (argparse's usage noise
-    omitted); ``cctest`` and ``cctest-lsp`` both parse with it."""
+    omitted), with "did you mean" for a mistyped option or sub-command; ``cctest`` and
+    ``cctest-lsp`` both parse with it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # a sub-command's parser sets this after its parent did: the last one set is the innermost
+        self.set_defaults(**{_PARSER: self})
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        ns, extras = self.parse_known_args(args, namespace)
+        parser = vars(ns).pop(_PARSER, self)
+        if extras:
+            message = f"unrecognized arguments: {' '.join(extras)}"
+            option = next((a.split("=", 1)[0] for a in extras if a.startswith("-")), None)
+            close = difflib.get_close_matches(option, parser.option_names(), n=1) if option else []
+            parser.error(f"{message}; did you mean {close[0]}?" if close else message)
+        return ns
+
+    def option_names(self) -> list[str]:
+        """The option strings ``--help`` shows (a deprecated spelling is hidden)."""
+        return [o for a in self._actions if a.help != argparse.SUPPRESS for o in a.option_strings]
 
     def error(self, message: str) -> NoReturn:
         name = self.prog.split()[0]  # a subcommand's errors are the program's
         text = message[0].upper() + message[1:].rstrip(".") if message else "Bad arguments"
-        self.exit(2, f"{name}: {text}.\n")
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", text)
+        if choice:
+            names = [c.strip(" '") for c in choice[2].split(",")]
+            close = difflib.get_close_matches(choice[1], names, n=1)
+            text = f"{text}; did you mean {close[0]}?" if close else text
+        self.exit(2, f"{name}: {text}{'' if text.endswith('?') else '.'}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,7 +123,10 @@ def log_to_stderr() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error (its sentence is on stderr)
+        return exc.code if isinstance(exc.code, int) else 2
     log_to_stderr()
     try:
         return int(args._run(args) or 0)

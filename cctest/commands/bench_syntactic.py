@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+from ._common import Options
 
 if TYPE_CHECKING:
     from ..tasks.model import TaskSet
@@ -22,8 +23,8 @@ if TYPE_CHECKING:
 DEFAULT_INPUTS = 1000
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("cctest bench syntactic")
+def add_arguments(g: Options) -> None:
+    """This suite's own options (a task source of cctest bench operational as well)."""
     g.add_argument(
         "--equations",
         default=None,

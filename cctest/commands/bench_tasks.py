@@ -17,12 +17,17 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..userfile import MAX_SOURCE_BYTES, read_user_text
-from ._common import recorded_model, settings_from_args
+from ._common import Options, recorded_model, settings_from_args
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("natural-language tasks (cctest bench tasks and the task suites)")
-    g.add_argument("--tasks", metavar="FILE.jsonl", help="the task file of 'cctest bench tasks'")
+def add_arguments(g: Options) -> None:
+    """This suite's own option: the task file."""
+    g.add_argument("--tasks", metavar="FILE.jsonl", help="the task file (JSON lines, one task a line)")
+
+
+def add_task_options(p: argparse.ArgumentParser) -> None:
+    """The options every task suite shares, in their group: chat or completion, rounds, the oracle."""
+    g = p.add_argument_group("tasks and the oracle (every task suite)")
     how = g.add_mutually_exclusive_group()
     how.add_argument(
         "--chat",
@@ -120,7 +125,6 @@ def task_settings(args: argparse.Namespace, default_inputs: int = 100) -> tuple[
         seed=args.seed,
         abs_tol=args.abs_tol,
         rel_tol=args.rel_tol,
-        static_check=getattr(args, "static_check", "pyflakes"),  # a suite may ask for Pylint's
         input_cpu_seconds=args.input_cpu,
         input_wall_seconds=args.input_timeout,
         limits=Limits(

@@ -78,7 +78,7 @@ def test_operational_run_cache_and_resume(tmp_path: Path, server, capsys) -> Non
         "5",
         "--n",
         "2",
-        "--k",
+        "--order",
         "1",
         "--answers-cache",
         str(cache),
@@ -92,10 +92,8 @@ def test_operational_run_cache_and_resume(tmp_path: Path, server, capsys) -> Non
     (ff,) = summary["first_failures"]
     assert ff["task"] == "add" and ff["replaced"] == [["sum", "amount", 11]]
     assert ff["paraphrase"] == "Return the amount of a and b." and ff["category"] == "fuzzing_failure"
-    # Rᵒ and R* over both tasks (Algorithm 2, line 41); the means over the broken one beside them
-    assert summary["r_o"]["lev_word"] == 0.5 and summary["r_star"]["lev_word"] == 0.5
-    assert summary["r_o_broken_mean"]["lev_word"] == 1 and summary["r_star_broken_mean"]["lev_word"] == 1
-    assert summary["r_star_broken_mean"]["lev_char"] == 5  # "R" -> "Tax r": 4 insertions, 1 substitution
+    assert summary["r_o"]["lev_word"] == 1 and summary["r_star"]["lev_word"] == 1
+    assert summary["r_star"]["lev_char"] == 5  # "R" -> "Tax r": 4 insertions, 1 substitution
     assert summary["unbroken"] == 1 and summary["unbroken_tasks"] == ["mul"]
     assert summary["queries_per_task"] == (3 + 4) / 2
     assert len(seen) == 7
@@ -113,10 +111,15 @@ def test_operational_run_cache_and_resume(tmp_path: Path, server, capsys) -> Non
         "widenings": s2["queries"]["widenings"],
         "errors": 0,
     }
-    # resume: a run cut after its first record finishes the rest from the cache, asking nothing
+    # resume: a run cut after its first record finishes the rest from the cache, asking nothing;
+    # config.json keeps the paper's names (k), so the order's old spelling --k resumes it too
+    assert json.loads((run2 / "config.json").read_text())["suite"]["search"]["k"] == 1
     lines = (run2 / "results.jsonl").read_text().splitlines(keepends=True)
     (run2 / "results.jsonl").write_text(lines[0])
-    assert main([*base, "--budget", "8", "--out", str(run2), "--resume"]) == 0
+    old = ["--k" if a == "--order" else a for a in base]
+    capsys.readouterr()
+    assert main([*old, "--budget", "8", "--out", str(run2), "--resume"]) == 0
+    assert "use --order." in capsys.readouterr().err
     assert len(seen) == 11
     _, records = load_run(run2)
     assert [r["task_id"] for r in records] == ["add", "mul"]
@@ -129,6 +132,8 @@ def test_bad_options_are_one_sentence(tmp_path: Path, capsys) -> None:
     for extra, message in (
         (["--metric", "cosine"], "needs --vectors FILE"),
         (["--budget", "0"], "--budget must be at least 1"),
+        (["--order", "0"], "--order must be at least 1"),
+        (["--widen-n", "0", "--widen-order", "0"], "--widen-n and --widen-order must be at least 0"),
         (["--vectors", str(tmp_path / "none.txt")], "none.txt: no such file"),
     ):
         assert (
@@ -149,7 +154,7 @@ def _search_args(url: str, tmp_path: Path) -> list[str]:
         "5",
         "--n",
         "1",
-        "--k",
+        "--order",
         "1",
         "--budget",
         "6",
@@ -291,8 +296,7 @@ def test_backend_faults_are_retried_then_recorded(tmp_path: Path, serve_app) -> 
     assert hits["sub"] == 4 and down["status"] == "backend_error" and down["queries"] == []
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["status"]["backend_error"] == 1 and summary["queries"]["errors"] == 1
-    assert summary["r_o"]["lev_word"] == 1 / 3 and summary["r_star"]["lev_word"] == 0  # over 3 tasks
-    assert summary["r_o_broken_mean"]["lev_word"] == 1
+    assert summary["r_o"]["lev_word"] == 1 and summary["r_star"]["lev_word"] == 0
     assert "paraphrases the backend did not answer" in (tmp_path / "run" / "report.html").read_text()
 
 
