@@ -55,6 +55,7 @@ import errno
 import json
 import logging
 import math
+import reprlib
 import signal
 import sys
 import time
@@ -284,7 +285,8 @@ def _sampling(body: dict[str, Any], name: str, default: float) -> float:
     try:
         return float(SPECS[name].validate(default if value is None else value))
     except ConfigError:
-        raise BadRequest(f"'{name}' must be {SPECS[name].what()}, not {value!r}.", name) from None
+        # the client's value is echoed in the answer and the log: at most a short prefix of it
+        raise BadRequest(f"'{name}' must be {SPECS[name].what()}, not {reprlib.repr(value)}.", name) from None
 
 
 def _unicode(text: str, param: str) -> str:

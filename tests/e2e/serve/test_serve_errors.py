@@ -55,6 +55,23 @@ async def test_every_error_is_openai_json_without_a_traceback(
     assert "Traceback" not in caplog.text
 
 
+async def test_a_bad_sampling_value_is_echoed_short(
+    model: HFBackend, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A 1 MB string as ``temperature``: the 400 names the parameter and quotes only the start
+    of the value, so neither the answer nor the log line carries the client's megabyte."""
+    caplog.set_level(logging.DEBUG)
+    async with running(model) as (url, _):
+        async with aiohttp.ClientSession() as session:
+            body = {"prompt": "x = ", "temperature": "t" * 1_000_000}
+            async with session.post(f"{url}/v1/completions", json=body) as r:
+                assert r.status == 400
+                error = (await r.json())["error"]
+    assert error["param"] == "temperature" and "'temperature' must be" in error["message"]
+    assert len(error["message"]) < 300, len(error["message"])
+    assert "t" * 1000 not in caplog.text
+
+
 async def test_a_model_failure_is_a_json_500_and_the_server_keeps_serving(
     model: HFBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
