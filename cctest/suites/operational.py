@@ -24,9 +24,10 @@ counts against the budget. Only a task whose original cannot be answered stops, 
 
 The search runs every task's next query in ONE backend call, and keeps every answer in an answer
 cache keyed by (model settings, rendered prompt), so a re-run with a larger budget pays only for the
-new queries. Rᵒ and R* are the mean distance to FF and to LS over the tasks broken within the budget,
-for every metric; the distinguishability measures (uniqueness, distinctness, differentness, Eq.
-25-27) are computed over each task's generated paraphrases.
+new queries. Rᵒ and R* are FFSum / |T| and LSSum / |T| over every task (Algorithm 2, line 41), for
+every metric, with the mean distance to FF and to LS over the broken tasks beside them
+(``r_o_broken_mean``, ``r_star_broken_mean``); the distinguishability measures (uniqueness,
+distinctness, differentness, Eq. 25-27) are computed over each task's generated paraphrases.
 
 Bounded work per task: a description over ``MAX_DESCRIPTION_CHARS`` characters or
 ``MAX_DESCRIPTION_WORDS`` words is refused before any query (``check_descriptions``; every
