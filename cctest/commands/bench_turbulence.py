@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from ._common import Options
 
 if TYPE_CHECKING:
     from ..tasks.model import TaskSet
@@ -26,8 +25,8 @@ log = logging.getLogger(__name__)
 DEFAULT_ROUNDS = 5
 
 
-def add_arguments(g: Options) -> None:
-    """This suite's own options (a task source of cctest bench operational as well)."""
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("cctest bench turbulence")
     g.add_argument(
         "--benchmark",
         metavar="DIR",
@@ -41,7 +40,23 @@ def add_arguments(g: Options) -> None:
     g.add_argument(
         "--param-seed",
         default="1",
-        help="the seed of the templates' parameter generators (default 1, the benchmark's)",
+        help="the seed of the templates' parameter generators, a string as the benchmark passes it "
+        "(default 1, the benchmark's)",
+    )
+    g.add_argument(
+        "--param-order",
+        choices=("shuffled", "generated"),
+        default=None,
+        help="shuffled: the rows shuffled with the seed, as the benchmark does (default with "
+        "--benchmark); generated: in the generator's order, hand-picked rows first (default for "
+        "cctest's own templates, whose first rows are their edge cases)",
+    )
+    g.add_argument(
+        "--prompt",
+        choices=("benchmark", "cctest"),
+        default="benchmark",
+        help="benchmark: the benchmark's own wording (default); cctest: cctest's, which adds the "
+        "function's signature (--instruction overrides both)",
     )
 
 
@@ -53,12 +68,21 @@ def task_set(args: argparse.Namespace) -> TaskSet:
 
     if args.instances < 1:
         raise ConfigError("--instances must be at least 1.")
-    seed: int | str = int(args.param_seed) if args.param_seed.lstrip("-").isdigit() else args.param_seed
+    seed = str(args.param_seed)  # the benchmark seeds with the string "1", not the integer 1
     only = [x.strip() for x in args.templates.split(",") if x.strip()] if args.templates else None
     root = benchmark_root(args.benchmark) if args.benchmark else BUILTIN
-    templates = load_benchmark(root, only)
-    skipped: dict[str, str] = {}  # a template whose parameter generator fails is left out, not the run
-    tasks = build_tasks(templates, args.instances, seed=seed, errors=skipped)
+    skipped: dict[str, str] = {}  # a template lacking a file or whose generator fails is left out
+    templates = load_benchmark(root, only, missing=skipped)
+    order = getattr(args, "param_order", None) or ("shuffled" if args.benchmark else "generated")
+    shuffle = order == "shuffled"
+    tasks = build_tasks(
+        templates,
+        args.instances,
+        seed=seed,
+        errors=skipped,
+        shuffle=shuffle,
+        harness=bool(args.benchmark),  # the harness's per-question rules are the public benchmark's
+    )
     for t, why in skipped.items():
         log.warning("cctest bench turbulence: skipping %s; %s", t, why)
     if not tasks:
@@ -68,6 +92,8 @@ def task_set(args: argparse.Namespace) -> TaskSet:
         "templates": [t.template_id for t in templates],
         "instances": args.instances,
         "param_seed": seed,
+        "param_order": "shuffled" if shuffle else "generated",
+        "rules": "harness" if args.benchmark else "cctest",
         **({"skipped": skipped} if skipped else {}),  # templates left out: their generator failed
     }
     source = settings["benchmark"] if args.benchmark else "turbulence"
@@ -75,7 +101,7 @@ def task_set(args: argparse.Namespace) -> TaskSet:
 
 
 def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
-    from ..suites.turbulence import template_of
+    from ..suites.turbulence import BENCHMARK_INSTRUCTION, instance_of
     from .bench_tasks import run_task_set
 
     if rest:
@@ -83,12 +109,16 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     tasks = task_set(args)
     if args.rounds is None:
         args.rounds = DEFAULT_ROUNDS
-    # a template whose model solution fails its own tests is left out (one sentence), not the run
+    if args.instruction is None and getattr(args, "prompt", "benchmark") == "benchmark":
+        args.instruction = BENCHMARK_INSTRUCTION
+    args.static_check = "pylint"  # the paper's static errors: Pylint's error checks
+    # an instance whose model solution fails its own tests is left out (one sentence), not the
+    # template nor the run
     return run_task_set(
         args,
         tasks.tasks,
         kind="turbulence",
         source=tasks.source,
-        suite=dict(tasks.settings),
-        skip_broken=template_of,
+        suite={**tasks.settings, "prompt": getattr(args, "prompt", "benchmark")},
+        skip_broken=instance_of,
     )

@@ -81,7 +81,7 @@ def test_classes_corrsc_and_table_ii_are_exact(tmp_path, chat_server, capsys):
     run = tmp_path / "run"
     assert main(_argv(url, run)) == 0
     summary = json.loads((run / "summary.json").read_text())
-    q13 = parameter_rows(load_benchmark(BUILTIN, ["13"]))["13"][:INSTANCES]
+    q13 = parameter_rows(load_benchmark(BUILTIN, ["13"]), shuffle=False, spread_lists=True)["13"][:INSTANCES]
     equal = [r for r in q13 if r[0] == r[1]]
     assert 0 < len(equal) < INSTANCES
     assert summary["corrsc"] == {"Q1": 1.0, "Q2": 0.0, "Q5": 0.5, "Q13": 1 - len(equal) / INSTANCES}
