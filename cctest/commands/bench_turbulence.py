@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+from ._common import Options
 
 if TYPE_CHECKING:
     from ..tasks.model import TaskSet
@@ -25,8 +26,8 @@ log = logging.getLogger(__name__)
 DEFAULT_ROUNDS = 5
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("cctest bench turbulence")
+def add_arguments(g: Options) -> None:
+    """This suite's own options (a task source of cctest bench operational as well)."""
     g.add_argument(
         "--benchmark",
         metavar="DIR",
