@@ -125,6 +125,7 @@ def task_settings(args: argparse.Namespace, default_inputs: int = 100) -> tuple[
         seed=args.seed,
         abs_tol=args.abs_tol,
         rel_tol=args.rel_tol,
+        static_check=getattr(args, "static_check", "pyflakes"),  # a suite may ask for Pylint's
         input_cpu_seconds=args.input_cpu,
         input_wall_seconds=args.input_timeout,
         limits=Limits(
