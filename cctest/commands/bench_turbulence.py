@@ -47,10 +47,9 @@ def add_arguments(g: Options) -> None:
     g.add_argument(
         "--param-order",
         choices=("shuffled", "generated"),
-        default=None,
-        help="shuffled: the rows shuffled with the seed, as the benchmark does (default with "
-        "--benchmark); generated: in the generator's order, hand-picked rows first (default for "
-        "cctest's own templates, whose first rows are their edge cases)",
+        default="shuffled",
+        help="shuffled: the rows shuffled with the seed, as the benchmark does (default); "
+        "generated: in the generator's order, hand-picked rows first",
     )
     g.add_argument(
         "--prompt",
@@ -74,8 +73,7 @@ def task_set(args: argparse.Namespace) -> TaskSet:
     root = benchmark_root(args.benchmark) if args.benchmark else BUILTIN
     skipped: dict[str, str] = {}  # a template lacking a file or whose generator fails is left out
     templates = load_benchmark(root, only, missing=skipped)
-    order = getattr(args, "param_order", None) or ("shuffled" if args.benchmark else "generated")
-    shuffle = order == "shuffled"
+    shuffle = getattr(args, "param_order", "shuffled") == "shuffled"
     tasks = build_tasks(
         templates,
         args.instances,

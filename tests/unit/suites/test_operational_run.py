@@ -92,8 +92,10 @@ def test_operational_run_cache_and_resume(tmp_path: Path, server, capsys) -> Non
     (ff,) = summary["first_failures"]
     assert ff["task"] == "add" and ff["replaced"] == [["sum", "amount", 11]]
     assert ff["paraphrase"] == "Return the amount of a and b." and ff["category"] == "fuzzing_failure"
-    assert summary["r_o"]["lev_word"] == 1 and summary["r_star"]["lev_word"] == 1
-    assert summary["r_star"]["lev_char"] == 5  # "R" -> "Tax r": 4 insertions, 1 substitution
+    # Rᵒ and R* over both tasks (Algorithm 2, line 41); the means over the broken one beside them
+    assert summary["r_o"]["lev_word"] == 0.5 and summary["r_star"]["lev_word"] == 0.5
+    assert summary["r_o_broken_mean"]["lev_word"] == 1 and summary["r_star_broken_mean"]["lev_word"] == 1
+    assert summary["r_star_broken_mean"]["lev_char"] == 5  # "R" -> "Tax r": 4 insertions, 1 substitution
     assert summary["unbroken"] == 1 and summary["unbroken_tasks"] == ["mul"]
     assert summary["queries_per_task"] == (3 + 4) / 2
     assert len(seen) == 7
@@ -296,7 +298,8 @@ def test_backend_faults_are_retried_then_recorded(tmp_path: Path, serve_app) -> 
     assert hits["sub"] == 4 and down["status"] == "backend_error" and down["queries"] == []
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["status"]["backend_error"] == 1 and summary["queries"]["errors"] == 1
-    assert summary["r_o"]["lev_word"] == 1 and summary["r_star"]["lev_word"] == 0
+    assert summary["r_o"]["lev_word"] == 1 / 3 and summary["r_star"]["lev_word"] == 0  # over 3 tasks
+    assert summary["r_o_broken_mean"]["lev_word"] == 1
     assert "paraphrases the backend did not answer" in (tmp_path / "run" / "report.html").read_text()
 
 
