@@ -532,6 +532,7 @@ async def run_benchmark(
     batch finishes, shortest prompts first; readers order them by task."""
     from ..backends import create_backend
     from ..engine import Engine, eligible_mask
+    from ..model_load import load
 
     limits = limits or Limits()
     finished = {r["task_id"] for r in done}
@@ -540,7 +541,8 @@ async def run_benchmark(
     results_path = out / RESULTS
     thresholds = config.thresholds
     factory = backend_factory or create_backend
-    bar = progress_bar(len(tasks), len(tasks) - len(todo), "cctest bench", progress)
+    if not todo:
+        return in_task_order(records, tasks)
 
     async def tested(task: Problem, record: dict[str, Any]) -> list[dict[str, Any]]:
         if task.tests and record["completions"]:
@@ -548,11 +550,12 @@ async def run_benchmark(
             record["tests"] = await asyncio.to_thread(execute_tests, task, texts, limits, workers)
         return [record]
 
+    # the model loads (told on stderr) before the bar starts: its clock and rate are the prompts'
+    backend = load(factory, settings)
+    bar = progress_bar(len(tasks), len(tasks) - len(todo), "cctest bench", progress)
     pending = RecordWriter(results_path, records, bar)
     try:
-        if not todo:
-            return in_task_order(records, tasks)
-        async with factory(settings) as backend:
+        async with backend:
             engine = Engine(backend, settings)
             # the editor's repair mode, deciding early: finishing the chosen row only (the run's
             # completions are every row whole)

@@ -54,6 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..backends import create_backend
     from ..engine import Engine
+    from ..model_load import load
 
     settings = settings_from_args(  # a bad setting or scheme name before reading anything
         args,
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     fim: list[str | None] = [None]  # the FIM template used (None: left to right)
 
     async def go():  # type: ignore[no-untyped-def]
-        async with create_backend(settings) as backend:
+        async with load(create_backend, settings) as backend:  # told on stderr: it takes seconds
             fim[0] = backend.fim_used() if isinstance(backend, FimLayout) and prompt.suffix.strip() else None
             return await Engine(backend, settings).run(prompt)
 

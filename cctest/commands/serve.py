@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from ..backends.hf import HFBackend
     from ..config import Settings
     from ..errors import ConfigError
+    from ..model_load import load
     from ..serve import Limits
     from ..serve import run as serve
 
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings().replace(
         model=args.model, device=args.device, dtype=args.dtype, threads=args.threads
     )
-    backend = HFBackend.from_settings(settings)
+    backend = load(HFBackend.from_settings, settings)  # told on stderr before the address is
     try:
         serve(
             backend,
