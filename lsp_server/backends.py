@@ -1,6 +1,11 @@
 """The backend holder: one backend for the current settings, built off the event loop, rebuilt
 when a setting that concerns it changes, and closed when replaced.
 
+A build that loads a local model is told through ``tell``: ``{state: "loading", model, text}``
+when it starts and ``{state: "ready" | "failed", model, seconds, text}`` when it ends (``text``:
+``cctest: loading model bundled… done (14.8 s)``, as the command line says it), which the server
+logs and sends as ``cctest/model``.
+
 A build is a task of its own, shielded from the requests that wait for it: a request cancelled
 while a model loads must not abandon the load (the next one would start another). A build that
 failed is not retried for the same settings for ``RETRY_S`` seconds (each request would
@@ -20,12 +25,28 @@ from cctest.backends import create_backend
 from cctest.backends.base import Backend
 from cctest.config import Settings, backend_key
 from cctest.errors import BackendError, CCTestError
+from cctest.model_load import loaded_text, loading_text, model_label
 
 from .background import Spawn
 
 log = logging.getLogger("lsp_server")
 
 RETRY_S = 10.0  # a backend that failed to be built is not rebuilt sooner for the same settings
+
+Tell = Callable[[dict[str, Any]], None]
+
+
+def load_params(label: str, seconds: float | None = None, failed: bool = False) -> dict[str, Any]:
+    """What ``tell`` gets: a load of model ``label`` started (``seconds`` None) or ended."""
+    if seconds is None:
+        return {"state": "loading", "model": label, "text": loading_text(label)}
+    text = f"{loading_text(label)} failed ({seconds:.1f} s)" if failed else loaded_text(label, seconds)
+    return {
+        "state": "failed" if failed else "ready",
+        "model": label,
+        "seconds": round(seconds, 1),
+        "text": text,
+    }
 
 
 class BackendHolder:
@@ -37,11 +58,13 @@ class BackendHolder:
         spawn: Spawn,
         counters: Counter[str],
         build: Callable[[Settings], Backend] = create_backend,
+        tell: Tell | None = None,
     ) -> None:
         self.settings_now = settings_now
         self.spawn = spawn
         self.counters = counters
         self.build = build
+        self.tell = tell
         self.current: Backend | None = None
         self._key: tuple[Any, ...] | None = None
         self._building: tuple[tuple[Any, ...], asyncio.Future[Backend]] | None = None
@@ -67,11 +90,15 @@ class BackendHolder:
         return self.current.describe() if self.current is not None else None
 
     async def _build(self, settings: Settings, key: tuple[Any, ...]) -> Backend:
+        label = model_label(settings) if self.tell is not None else None
+        self._tell(label)
+        t0 = time.perf_counter()
         try:
             # building may load a model from disk: seconds of work, in a thread
             backend = await asyncio.to_thread(self.build, settings)
             self.counters["backend_builds"] += 1
         except Exception as exc:
+            self._tell(label, time.perf_counter() - t0, failed=True)
             message = describe_failure(exc)
             self._failure = (key, time.monotonic(), message)
             if not isinstance(exc, CCTestError):
@@ -80,6 +107,7 @@ class BackendHolder:
         finally:
             if self._building is not None and self._building[0] == key:
                 self._building = None
+        self._tell(label, time.perf_counter() - t0)
         if key != backend_key(self.settings_now()):  # the settings moved on while it was built
             self.spawn(close(backend))
             return backend
@@ -89,6 +117,14 @@ class BackendHolder:
             self.spawn(close(old))
         log.info("backend ready: %s", backend.describe())
         return backend
+
+    def _tell(self, label: str | None, seconds: float | None = None, failed: bool = False) -> None:
+        if label is None or self.tell is None:
+            return
+        try:
+            self.tell(load_params(label, seconds, failed))
+        except Exception:  # telling must never fail a build
+            log.warning("telling of the model load failed", exc_info=True)
 
 
 async def close(backend: Backend) -> None:
@@ -104,4 +140,4 @@ def describe_failure(exc: BaseException) -> str:
     return text if text.endswith(".") else text + "."
 
 
-__all__ = ["RETRY_S", "BackendHolder", "describe_failure"]
+__all__ = ["RETRY_S", "BackendHolder", "Tell", "describe_failure", "load_params"]

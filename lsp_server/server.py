@@ -65,6 +65,7 @@ from .verdicts import VerdictNotifier
 
 log = logging.getLogger("lsp_server")
 
+MODEL_NOTIFICATION = "cctest/model"  # a local model's load: loading, then ready or failed
 JOB_CACHE_SIZE = 256  # job results kept for repeated prompts
 SERVED_SIZE = 4096  # request ids remembered for acceptance reports
 
@@ -90,7 +91,9 @@ class CCTestServer(LanguageServer):
         self.background = BackgroundTasks()
         self.spawn = self.background.spawn
         self.jobs: JobTable[JobResult] = JobTable(self.counters)
-        self.backends = BackendHolder(lambda: self.settings, self.spawn, self.counters)
+        self.backends = BackendHolder(
+            lambda: self.settings, self.spawn, self.counters, tell=self.tell_model_load
+        )
         self.health = BackendHealth(self.counters, self.log_to_client, lambda: self.settings.backend)
         self.verdicts = VerdictNotifier(lambda method, params: self.protocol.notify(method, params))
         self.recorder = DefectRecorder(
@@ -120,6 +123,14 @@ class CCTestServer(LanguageServer):
             self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
         except Exception:  # no transport yet, or it is gone: stderr has it
             log.debug("could not send a log message", exc_info=True)
+
+    def tell_model_load(self, params: dict[str, Any]) -> None:
+        """A local model's load started or ended: a log line and ``cctest/model`` (the status bar's)."""
+        self.log_to_client(params["text"])
+        try:
+            self.protocol.notify(MODEL_NOTIFICATION, params)
+        except Exception:  # no transport, or it is gone: the log has it
+            log.debug("could not send the model's state", exc_info=True)
 
     def warn_user(self, message: str) -> None:
         log.warning("%s", message)

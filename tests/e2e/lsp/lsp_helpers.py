@@ -48,6 +48,13 @@ async def session(
     def _verdict(params: Any) -> None:
         verdicts.append(params)
 
+    models: list[Any] = []  # cctest/model: a local model's load (loading, then ready or failed)
+    client.models = models  # type: ignore[attr-defined]
+
+    @client.feature("cctest/model")
+    def _model(params: Any) -> None:
+        models.append(as_dict(params))
+
     client.init_result = await client.initialize_session(  # type: ignore[attr-defined]
         lsp.InitializeParams(
             capabilities=capabilities or client_capabilities("neovim"), initialization_options=options

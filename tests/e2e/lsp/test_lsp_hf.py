@@ -41,3 +41,18 @@ async def test_bundled_model_end_to_end(tmp_path: Path) -> None:
         assert again.items[0].insert_text == want
     else:  # the model had nothing to say here: both faces say nothing
         assert len(res.items) == 0 and len(again.items) == 0
+
+
+async def test_the_model_load_is_logged_and_told_for_the_status_bar(tmp_path: Path) -> None:
+    """The warm-up after ``initialized`` loads the bundled model: ``cctest/model`` says loading,
+    then ready, and the log (window/logMessage) has the same two lines, in that order."""
+    opts = {**SETTINGS, "defectLog": str(tmp_path / "d.sqlite3")}
+    async with session(opts, tmp_path, open_source=None) as client:
+        while len(client.models) < 2:  # type: ignore[attr-defined]
+            await client.wait_for_notification("cctest/model")
+        models = list(client.models)  # type: ignore[attr-defined]
+        logged = [m.message for m in client.log_messages]
+    assert [(m["state"], m["model"]) for m in models] == [("loading", "bundled"), ("ready", "bundled")]
+    assert models[0]["text"] == "cctest: loading model bundled…"
+    assert models[1]["text"] == f"cctest: loading model bundled… done ({models[1]['seconds']:.1f} s)"
+    assert logged.index(models[0]["text"]) < logged.index(models[1]["text"])

@@ -38,7 +38,10 @@ class World:
         self.built: list[FakeBackend] = []
         self.attempts = 0
         self.spawned: list[asyncio.Task[Any]] = []
-        self.holder = BackendHolder(lambda: self.settings, self.spawn, Counter(), build=self.build)
+        self.told: list[dict[str, Any]] = []
+        self.holder = BackendHolder(
+            lambda: self.settings, self.spawn, Counter(), build=self.build, tell=self.told.append
+        )
 
     def build(self, settings: Settings) -> Any:
         self.gate.wait(30)
@@ -85,3 +88,29 @@ async def test_a_failed_build_is_not_retried_at_once() -> None:
         await world.holder.get()
     assert world.attempts == 1  # the second request got the first one's failure
     assert world.holder.current is None and world.holder.counters["backend_builds"] == 0
+
+
+async def test_a_local_models_load_is_told_when_it_starts_and_ends() -> None:
+    world = World()  # the default settings: backend hf, the bundled model
+    world.gate.clear()
+    waiting = asyncio.ensure_future(world.holder.get())
+    while not world.told:  # the build started (and waits at the gate)
+        await asyncio.sleep(0)
+    assert world.told == [{"state": "loading", "model": "bundled", "text": "cctest: loading model bundled…"}]
+    world.gate.set()
+    await waiting
+    [_, ready] = world.told
+    assert (ready["state"], ready["model"]) == ("ready", "bundled") and ready["seconds"] >= 0
+    assert ready["text"] == f"cctest: loading model bundled… done ({ready['seconds']:.1f} s)"
+
+
+async def test_a_failed_load_is_told_and_a_backend_without_a_model_tells_nothing() -> None:
+    world = World(fail=True)
+    with pytest.raises(BackendError):
+        await world.holder.get()
+    assert [(t["state"], t["model"]) for t in world.told] == [("loading", "bundled"), ("failed", "bundled")]
+    assert world.told[1]["text"].startswith("cctest: loading model bundled… failed (")
+    world = World()
+    world.settings = dataclasses.replace(world.settings, backend="rules")
+    await world.holder.get()
+    assert world.told == []
