@@ -1,7 +1,7 @@
 /**
  * The server's lifecycle: start (after `planLaunch` has checked the interpreter), stop, restart
  * (serialised, so a burst of restarts cannot leave two servers running), settings pushes, and the
- * server's custom messages (`cctest/verdict`, `cctest/defects`, commands).
+ * server's custom messages (`cctest/verdict`, `cctest/model`, `cctest/defects`, commands).
  */
 import * as vscode from 'vscode';
 import { DidChangeConfigurationNotification, type LanguageClient, State } from 'vscode-languageclient/node';
@@ -10,7 +10,7 @@ import type { Host } from './host';
 import { logError, logInfo } from './logging';
 import { SECTION, readServerSettings } from './settings';
 import { type LaunchPlan, planLaunch, reportLaunchProblem } from './startup';
-import type { ServerState, Verdict } from './status';
+import type { ModelLoad, ServerState, Verdict } from './status';
 
 export class ServerManager implements vscode.Disposable {
   private client: LanguageClient | undefined;
@@ -20,8 +20,11 @@ export class ServerManager implements vscode.Disposable {
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
   private readonly verdictEmitter = new vscode.EventEmitter<Verdict>();
   private readonly acceptEmitter = new vscode.EventEmitter<void>();
+  private readonly modelEmitter = new vscode.EventEmitter<ModelLoad>();
   readonly onDidChangeState = this.stateEmitter.event;
   readonly onDidVerdict = this.verdictEmitter.event;
+  /** The server's local model: loading, then ready or failed (`cctest/model`). */
+  readonly onDidModel = this.modelEmitter.event;
   readonly onDidAccept = this.acceptEmitter.event;
 
   constructor(
@@ -97,6 +100,11 @@ export class ServerManager implements vscode.Disposable {
       }
     });
     client.onNotification('cctest/verdict', (v: Verdict) => this.verdictEmitter.fire(v));
+    client.onNotification('cctest/model', (m: ModelLoad) => {
+      if (this.client === client) {
+        this.modelEmitter.fire(m);
+      }
+    });
     this.client = client;
     try {
       await client.start();
@@ -142,5 +150,6 @@ export class ServerManager implements vscode.Disposable {
     this.stateEmitter.dispose();
     this.verdictEmitter.dispose();
     this.acceptEmitter.dispose();
+    this.modelEmitter.dispose();
   }
 }

@@ -22,6 +22,17 @@ export interface Verdict {
   mode?: string;
 }
 
+/** A local model's load: the params of the server's `cctest/model` notification. */
+export interface ModelLoad {
+  state: 'loading' | 'ready' | 'failed';
+  /** `bundled` or the model directory, as the settings name it. */
+  model: string;
+  /** How long the load took (when it ended). */
+  seconds?: number;
+  /** One line, e.g. `cctest: loading model bundled… done (14.8 s)` (the server's own wording). */
+  text: string;
+}
+
 export function isMode(value: unknown): value is Mode {
   return typeof value === 'string' && (MODES as readonly string[]).includes(value);
 }
@@ -39,11 +50,14 @@ const ICONS: Record<ServerState, string> = {
   failed: '$(error)',
 };
 
-/** The status bar text: `<icon> cctest [mode]: <verdict>`. */
-export function statusText(mode: Mode, state: ServerState, verdict?: Verdict): string {
+/** The status bar text: `<icon> cctest [mode]: <verdict>`; `loading model …` while the server loads one. */
+export function statusText(mode: Mode, state: ServerState, verdict?: Verdict, model?: ModelLoad): string {
   const head = `${ICONS[state]} cctest [${mode}]`;
   if (state !== 'running') {
     return `${head}: ${state === 'starting' ? 'starting…' : state}`;
+  }
+  if (model?.state === 'loading') {
+    return `${ICONS.starting} cctest [${mode}]: loading model ${model.model}…`;
   }
   if (mode === 'off') {
     return `${head}: off`;
@@ -55,11 +69,31 @@ export function statusText(mode: Mode, state: ServerState, verdict?: Verdict): s
   return `${head}: ${body}`;
 }
 
-export function statusTooltip(mode: Mode, state: ServerState, verdict: Verdict | undefined, interpreter?: string): string {
+/** The model line of the tooltip: `Model: bundled, loaded in 14.8 s`. */
+export function modelLine(model: ModelLoad): string {
+  if (model.state === 'loading') {
+    return `Model: ${model.model}, loading…`;
+  }
+  if (model.state === 'failed') {
+    return `Model: ${model.model}, failed to load (see the output)`;
+  }
+  return `Model: ${model.model}, loaded${model.seconds === undefined ? '' : ` in ${model.seconds.toFixed(1)} s`}`;
+}
+
+export function statusTooltip(
+  mode: Mode,
+  state: ServerState,
+  verdict: Verdict | undefined,
+  interpreter?: string,
+  model?: ModelLoad,
+): string {
   const lines = [
     `cctest language server: ${state}${interpreter ? ` (${interpreter})` : ''}`,
     `Mode: ${mode} — click to switch to ${nextMode(mode)}`,
   ];
+  if (model && state === 'running') {
+    lines.push(modelLine(model));
+  }
   if (verdict) {
     lines.push(`Last completion: ${verdict.text.replace(/^cctest:\s*/, '')}`);
   }

@@ -17,7 +17,7 @@ import {
 import { logError } from './logging';
 import type { ServerManager } from './server';
 import { SECTION } from './settings';
-import { type Mode, type Verdict, isMode, statusText, statusTooltip } from './status';
+import { type Mode, type ModelLoad, type Verdict, isMode, statusText, statusTooltip } from './status';
 
 export const TOGGLE_MODE_COMMAND = 'cctest.toggleMode';
 export const OPEN_DEFECT_COMMAND = 'cctest.openDefect';
@@ -31,13 +31,23 @@ export function currentMode(): Mode {
 export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('cctest.status', vscode.StatusBarAlignment.Right, 100);
   private verdict: Verdict | undefined;
+  private model: ModelLoad | undefined;
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(private readonly server: ServerManager) {
     this.item.name = 'cctest';
     this.item.command = TOGGLE_MODE_COMMAND;
     this.subscriptions.push(
-      server.onDidChangeState(() => this.update()),
+      server.onDidChangeState((state) => {
+        if (state !== 'running') {
+          this.model = undefined; // a new server tells its own load
+        }
+        this.update();
+      }),
+      server.onDidModel((m) => {
+        this.model = m;
+        this.update();
+      }),
       server.onDidVerdict((v) => {
         this.verdict = v;
         this.update();
@@ -55,8 +65,8 @@ export class StatusBar implements vscode.Disposable {
 
   update(): void {
     const mode = currentMode();
-    this.item.text = statusText(mode, this.server.state, this.verdict);
-    this.item.tooltip = statusTooltip(mode, this.server.state, this.verdict, this.server.interpreter);
+    this.item.text = statusText(mode, this.server.state, this.verdict, this.model);
+    this.item.tooltip = statusTooltip(mode, this.server.state, this.verdict, this.server.interpreter, this.model);
     this.item.backgroundColor =
       this.verdict?.suspect && mode !== 'off' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
   }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import { debounce } from '../../common/debounce';
 import { type DefectRecord, defectDescription, defectLabel, fileName, parseSidePath, sidePath, sideText } from '../../common/defects';
-import { nextMode, statusText, statusTooltip } from '../../common/status';
+import { type ModelLoad, nextMode, statusText, statusTooltip } from '../../common/status';
 
 describe('status bar', () => {
   it('cycles repair → monitor → off → repair, and unknown values to monitor', () => {
@@ -21,6 +21,21 @@ describe('status bar', () => {
     assert.equal(statusText('repair', 'starting'), '$(loading~spin) cctest [repair]: starting…');
     assert.equal(statusText('repair', 'failed', v), '$(error) cctest [repair]: failed');
     assert.match(statusTooltip('repair', 'running', v, '/py'), /\(\/py\)\nMode: repair — click to switch to monitor\nLast completion: 2\/11 outliers · repaired/);
+  });
+
+  it('shows "loading model …" while the server loads its model (cctest/model), then the verdicts again', () => {
+    const loading: ModelLoad = { state: 'loading', model: 'bundled', text: 'cctest: loading model bundled…' };
+    const ready: ModelLoad = { state: 'ready', model: 'bundled', seconds: 14.8, text: 'cctest: loading model bundled… done (14.8 s)' };
+    const failed: ModelLoad = { state: 'failed', model: '/m/mine', seconds: 0.4, text: 'cctest: loading model /m/mine… failed (0.4 s)' };
+    const v = { text: 'cctest: 2/11 outliers · repaired' };
+    assert.equal(statusText('repair', 'running', undefined, loading), '$(loading~spin) cctest [repair]: loading model bundled…');
+    assert.equal(statusText('monitor', 'running', v, loading), '$(loading~spin) cctest [monitor]: loading model bundled…');
+    assert.equal(statusText('repair', 'running', undefined, ready), '$(beaker) cctest [repair]: ready');
+    assert.equal(statusText('repair', 'running', v, ready), '$(beaker) cctest [repair]: 2/11 outliers · repaired');
+    assert.equal(statusText('repair', 'starting', undefined, loading), '$(loading~spin) cctest [repair]: starting…');
+    assert.match(statusTooltip('repair', 'running', undefined, '/py', loading), /\nModel: bundled, loading…$/);
+    assert.match(statusTooltip('repair', 'running', v, '/py', ready), /\nModel: bundled, loaded in 14\.8 s\n/);
+    assert.match(statusTooltip('repair', 'running', undefined, '/py', failed), /\nModel: \/m\/mine, failed to load \(see the output\)$/);
   });
 });
 
