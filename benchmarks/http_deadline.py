@@ -22,6 +22,7 @@ import time
 from aiohttp import web
 
 from cctest.backends.http import HTTPBackend
+from cctest.commands._common import add_deprecated_alias
 from cctest.errors import BackendTimeout
 
 
@@ -73,6 +74,9 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timeout", type=float, default=1.0, help="the backend's --timeout in seconds")
-    parser.add_argument("--k", type=int, default=10, help="mutants per request (k + 1 prompts)")
+    parser.add_argument(
+        "-k", "--mutants", dest="k", type=int, default=10, help="mutants per request (k + 1 prompts)"
+    )
+    add_deprecated_alias(parser, "--k", "--mutants", dest="k", type=int)
     parser.add_argument("--rounds", type=int, default=5, help="rounds; the worst round counts")
     asyncio.run(main(parser.parse_args()))

@@ -15,7 +15,7 @@ For each: the share of positions with all k mutants, with at least 3 scheme *fam
 (REP_R and REP_C are one family, REP), the mean number of mutants, the share of positions where
 each scheme supplied a mutant, and the histogram of mutants per position.
 
-Usage: .venv/bin/python benchmarks/mutant_supply.py [--positions 300] [--seed 20230514] [--k 10]
+Usage: .venv/bin/python benchmarks/mutant_supply.py [--positions 300] [--seed 20230514] [-k 10]
 [--spare-suffix] [--no-near-sites] [--scheme NAME]...
 ``--positions N``: N stdlib positions and the first min(N, 164) HumanEval prompts.
 ``--spare-suffix``: as the engine with the bundled (suffix-first) model and ``spare_suffix`` on, renames
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cctest.bench.datasets import load_humaneval
-from cctest.commands._common import add_scheme_argument
+from cctest.commands._common import add_deprecated_alias, add_scheme_argument
 from cctest.errors import DatasetError, UnknownSchemeError
 from cctest.mutators import generate_mutants, scheme_names
 
@@ -177,7 +177,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--positions", type=int, default=300, help="stdlib positions (default 300)")
     ap.add_argument("--seed", type=int, default=20230514)
-    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument(
+        "-k", "--mutants", dest="k", type=int, default=10, help="mutants per position (default 10)"
+    )
+    add_deprecated_alias(ap, "--k", "--mutants", dest="k", type=int)
     ap.add_argument(
         "--spare-suffix",
         action="store_true",
@@ -192,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_scheme_argument(ap)
     args = ap.parse_args(argv)
     if args.positions < 1 or args.k < 1:
-        print("--positions and --k must be at least 1.", file=sys.stderr)
+        print("--positions and -k/--mutants must be at least 1.", file=sys.stderr)
         return 2
     try:
         schemes = scheme_names(args.scheme)

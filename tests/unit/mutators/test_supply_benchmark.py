@@ -32,6 +32,17 @@ def test_mutant_supply_script_rejects_a_bad_count() -> None:
     assert done.stderr.count("\n") == 1
 
 
+def test_mutant_supply_script_names_the_mutants_k_as_the_cli_does() -> None:
+    done = supply("--mutants", "0", timeout=60)
+    assert (done.returncode, done.stderr) == (2, "--positions and -k/--mutants must be at least 1.\n")
+    done = supply("--k", "0", timeout=60)  # the old spelling: still read, with one line naming the new
+    assert done.returncode == 2
+    assert (
+        done.stderr.splitlines()[0]
+        == "cctest: warning: --k is deprecated and will be removed; use --mutants."
+    )
+
+
 def test_mutant_supply_script_measures_the_named_schemes_only() -> None:
     done = supply("--positions", "3", "--scheme", "gra_c", "--scheme", "Fmt")
     assert done.returncode == 0, done.stderr
