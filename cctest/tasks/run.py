@@ -202,6 +202,7 @@ async def run_tasks(
     ``skip_broken``: a task's group (see ``check_tasks``); a group with a broken reference is
     skipped (one logged sentence, one ``skipped`` record per task) instead of stopping the run."""
     from ..backends import create_backend
+    from ..model_load import load
 
     oracle = oracle or OracleSettings()
     finished = {r["task_id"] for r in done}
@@ -226,6 +227,7 @@ async def run_tasks(
             if not todo:
                 return in_task_order(records, tasks)
     factory = backend_factory or create_backend
+    backend = load(factory, settings)  # told on stderr, before the bar starts: not in its rate
     bar = progress_bar(len(tasks), len(tasks) - len(todo), f"cctest bench {config.kind}", progress)
     mode = config.mode
     prompts: dict[str, str | list[Message]] = {}
@@ -252,7 +254,7 @@ async def run_tasks(
 
     pending = RecordWriter(results_path, records, bar)
     try:
-        async with factory(settings) as backend:
+        async with backend:
             if mode == "auto":
                 mode = "chat" if getattr(backend, "prefers_chat", False) else "completion"
             prompts.update({t.task_id: render(t, mode, style) for _, t in todo})
