@@ -43,8 +43,23 @@ class RunKind:
         """The summary as titled tables, shared by the terminal and the HTML report."""
         raise NotImplementedError
 
+    def notes(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> list[str]:
+        """Sentences printed under the headline (the terminal's and the report's): what the run
+        left out and why; none by default."""
+        return []
+
+    def empty_table(self, title: str, summary: Mapping[str, Any]) -> str:
+        """The one sentence printed instead of the table ``title`` when it has no rows: why."""
+        return "Nothing of this kind was measured in this run."
+
+    def settings(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> dict[str, Any]:
+        """The settings the report lists: ``config.json``, with what an ``auto`` became where the
+        records say so."""
+        return dict(config)
+
     def figures(self, runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
-        """Figures (title -> base64 PNG) for one run, or several side by side; none by default."""
+        """Figures (title -> inline SVG, or a ``report.Note``: the sentence saying why there is
+        nothing to draw) for one run, or several side by side; none by default."""
         return {}
 
     def examples(
@@ -81,9 +96,28 @@ class CompletionKind(RunKind):
     name = "completion"
 
     def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        from .metrics import summarize
+        from .metrics import summarize, t_key
 
-        return summarize(records, config["thresholds"])
+        # Algorithm 1 flags a completion when more than T of its similarities to the others fall
+        # below the median; with k mutants a completion has at most k others, so T >= k never fires
+        k = int(config.get("k") or 0)
+        thresholds = [float(t) for t in config["thresholds"]]
+        summary = summarize(records, [t for t in thresholds if t < k])
+        dropped = [t_key(t) for t in thresholds if t >= k]
+        if dropped:
+            summary["thresholds_dropped"] = {"thresholds": dropped, "k": k}
+        return summary
+
+    def notes(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> list[str]:
+        from .report import dropped_note
+
+        note = dropped_note(summary)
+        return [note] if note else []
+
+    def empty_table(self, title: str, summary: Mapping[str, Any]) -> str:
+        from .report import dropped_note
+
+        return dropped_note(summary) or super().empty_table(title, summary)
 
     def headline(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
         return (

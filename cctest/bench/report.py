@@ -16,7 +16,6 @@ sentence (``summarize_run``), not a traceback.
 
 from __future__ import annotations
 
-import base64
 import html
 import io
 import json
@@ -65,6 +64,19 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def _ts(summary: Mapping[str, Any]) -> list[str]:
     return list(summary["outliers_per_T"].keys())
+
+
+def dropped_note(summary: Mapping[str, Any]) -> str | None:
+    """The one line saying which thresholds were dropped because they cannot fire for the run's k."""
+    dropped = summary.get("thresholds_dropped")
+    if not dropped:
+        return None
+    k = dropped["k"]
+    return (
+        f"T={', '.join(dropped['thresholds'])} left out: with k={k} mutants a completion has at most "
+        f"{k} similarities to the others and is flagged only when more than T of them fall below "
+        f"the median, so only T < {k} can flag one."
+    )
 
 
 def _exact_match_row(summary: Mapping[str, Any], ts: list[str]) -> list[list[str]]:
@@ -169,9 +181,11 @@ def tables(summary: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[s
                     ("recall", "recall"),
                     ("F1", "f1"),
                 )
-            ],
+            ]
+            if ts
+            else [],
         )
-    if summary.get("decided_early"):
+    if summary.get("decided_early") and ts:
         out.update(_early_table(summary["decided_early"], ts))
     ps = summary["per_scheme"]
     out["Per scheme"] = (
@@ -216,8 +230,12 @@ def terminal_report(summary: Mapping[str, Any], config: Mapping[str, Any] | None
     parts = []
     if config:
         parts.append(kind.headline(config, summary))
+        parts += kind.notes(config, summary)
     for title, (headers, rows) in kind.tables(summary).items():
-        parts.append(f"\n{title}\n" + text_table(headers, rows))
+        if rows:
+            parts.append(f"\n{title}\n" + text_table(headers, rows))
+        else:
+            parts.append(f"\n{title}\n" + kind.empty_table(title, summary))
     return "\n".join(parts) + "\n"
 
 
@@ -229,16 +247,84 @@ def _plt():  # type: ignore[no-untyped-def]
 
     matplotlib.use("Agg")  # no display: render to memory
     matplotlib.rcParams["text.parse_math"] = False  # a label is text: "$x$" in a run's name is no formula
+    matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text: small, searchable, selectable
+    matplotlib.rcParams["svg.hashsalt"] = "cctest"  # the same figure gives the same file
     import matplotlib.pyplot as plt
 
     return plt
 
 
-def _png(fig: Any) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+class Note(str):
+    """A figure that cannot be drawn, as the one sentence saying why (the report prints it in
+    the figure's place)."""
+
+
+def why_empty(ax: Any, sentence: str) -> None:
+    """Write ``sentence`` across ``ax``, a panel with nothing to draw, so it is not an empty plot."""
+    ax.text(
+        0.5,
+        0.5,
+        sentence,
+        ha="center",
+        va="center",
+        wrap=True,
+        fontsize=8,
+        transform=ax.transAxes,
+        gid="cc-why-empty",
+    )
+
+
+def figure_legend(fig: Any, ax: Any, **kwargs: Any) -> None:
+    """A legend of ``ax``'s series for the whole figure (outside every panel)."""
+    handles, labels = ax.get_legend_handles_labels()
+    legend = fig.legend(handles, labels, **kwargs)
+    legend.cc_handles = handles  # for _tag_series: a figure's legend keeps no link to its series
+
+
+def _tag_series(fig: Any) -> None:
+    """Name every drawn artist in the SVG: ``cc-series-KIND-N-J`` for the artists of legend entry
+    N (its text ``cc-legend-N``), ``cc-data-KIND-J`` for the rest (KIND: line or patch), so a
+    reader (the browser test) can tell an empty plot and a legend entry without a series."""
+    from matplotlib.container import Container
+    from matplotlib.lines import Line2D
+
+    def kind(a: Any) -> str:
+        return "line" if isinstance(a, Line2D) else "patch"
+
+    n = j = 0
+    legends = [(legend, getattr(legend, "cc_handles", [])) for legend in fig.legends]
+    legends += [(ax.get_legend(), ax.get_legend_handles_labels()[0]) for ax in fig.axes if ax.get_legend()]
+    for legend, handles in legends:
+        texts = legend.get_texts()
+        if len(texts) == len(handles):
+            for handle, text in zip(handles, texts, strict=True):
+                n += 1
+                text.set_gid(f"cc-legend-{n}")
+                for a in list(handle) if isinstance(handle, Container) else [handle]:
+                    j += 1
+                    a.set_gid(f"cc-series-{kind(a)}-{n}-{j}")
+    for ax in fig.axes:
+        for a in [*ax.lines, *ax.patches, *ax.collections]:
+            if a.get_gid() is None:
+                j += 1
+                a.set_gid(f"cc-data-{kind(a)}-{j}")
+
+
+def _svg(fig: Any) -> str:
+    """``fig`` as an inline ``<svg>`` element, its ids prefixed so that several figures share a page."""
+    import hashlib
+    import re
+
+    _tag_series(fig)
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     _plt().close(fig)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+    text = buf.getvalue()
+    text = text[text.index("<svg") :]
+    prefix = "f" + hashlib.sha1(text.encode()).hexdigest()[:8] + "-"
+    text = re.sub(r'\bid="', f'id="{prefix}', text)
+    text = re.sub(r'(url\(#|href="#)', lambda m: m.group(1) + prefix, text)
+    return text
 
 
 def _num(x: float | None) -> float:
@@ -246,103 +332,152 @@ def _num(x: float | None) -> float:
 
 
 def figures(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
-    """Figures (title -> base64 PNG) for one run, or for several side by side."""
+    """Figures (title -> inline SVG, or a ``Note`` where there is nothing to draw) for one run, or
+    for several side by side; every legend names every run."""
     plt = _plt()
     ts = _ts(runs[0][1])
     n = len(runs)
     width = 0.8 / n
     out: dict[str, str] = {}
+    no_t = Note(dropped_note(runs[0][1]) or "No threshold T was evaluated.")
 
-    fig, ax = plt.subplots(figsize=(6.4, 3.4))
-    for j, (name, s) in enumerate(runs):
-        xs = [i + (j - (n - 1) / 2) * width for i in range(len(ts))]
-        ax.bar(xs, [s["outliers_per_T"][t] for t in ts], width, label=f"{name}: all completions")
-        ax.plot(
-            xs,
-            [s["original_flagged_per_T"][t] for t in ts],
-            "k^",
-            label=f"{name}: original flagged" if j == 0 else None,
-        )
-    ax.set_xticks(range(len(ts)), [f"T={t}" for t in ts])
-    ax.set_ylabel("outliers")
-    ax.set_title("Outliers per threshold T")
-    ax.legend(fontsize=8)
-    out["Outliers per T"] = _png(fig)
+    if not ts:
+        out["Outliers per T"] = no_t
+    else:
+        fig, ax = plt.subplots(figsize=(6.4, 3.4))
+        for j, (name, s) in enumerate(runs):
+            xs = [i + (j - (n - 1) / 2) * width for i in range(len(ts))]
+            ax.bar(
+                xs,
+                [s["outliers_per_T"][t] for t in ts],
+                width,
+                color=f"C{j}",
+                edgecolor=f"C{j}",  # a bar of 0 is a line, not nothing
+                linewidth=1.5,
+                label=f"{name}: all completions",
+            )
+            ax.plot(
+                xs,
+                [s["original_flagged_per_T"][t] for t in ts],
+                "^",
+                color="black" if n == 1 else f"C{j}",
+                markeredgecolor="black",
+                label=f"{name}: original flagged",
+            )
+        ax.set_xticks(range(len(ts)), [f"T={t}" for t in ts])
+        ax.set_ylabel("outliers")
+        ax.set_ylim(bottom=0, top=max(1, *(max(s["outliers_per_T"][t] for t in ts) for _, s in runs)) * 1.15)
+        ax.set_title("Outliers per threshold T")
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+        out["Outliers per T"] = _svg(fig)
 
     tested = any(s["counts"]["prompts_with_tests"] for _, s in runs)
     keys = (("bleu", "BLEU"), ("edit_similarity", "edit similarity")) + (
         (("pass_at_1", "pass@1"),) if tested else ()
     )
-    fig, axes = plt.subplots(1, len(keys), figsize=(3.7 * len(keys), 3.3), squeeze=False)
+    fig, axes = plt.subplots(1, len(keys), figsize=(3.4 * len(keys), 3.3), squeeze=False)
     axes = axes[0]
     for ax, (key, label) in zip(axes, keys, strict=True):
-        for name, s in runs:
-            vals = [_num(s[key]["repaired"][t]) for t in ts]
-            line = ax.plot(range(len(ts)), vals, "o-", label=f"{name}: repaired")
-            ax.axhline(
-                _num(s[key]["original"]), ls="--", color=line[0].get_color(), label=f"{name}: original"
-            )
+        for j, (name, s) in enumerate(runs):
+            if ts:
+                vals = [_num(s[key]["repaired"][t]) for t in ts]
+                ax.plot(range(len(ts)), vals, "o-", color=f"C{j}", label=f"{name}: repaired")
+            ax.axhline(_num(s[key]["original"]), ls="--", color=f"C{j}", label=f"{name}: original")
         ax.set_xticks(range(len(ts)), [f"T={t}" for t in ts])
         ax.set_title(label)
         if key == "pass_at_1":
             ax.set_ylim(-0.02, 1.02)
-    axes[0].legend(fontsize=7)
+    # the legend under the panels, where it covers no point
+    figure_legend(fig, axes[0], fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4)
     fig.suptitle("Scores before (dashed) and after repair", y=1.04)
-    out["Scores before and after repair"] = _png(fig)
+    out["Scores before and after repair"] = _svg(fig)
 
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
     bins = runs[0][1]["structural_consistency"]["bins"]
     for j, (name, s) in enumerate(runs):
         xs = [i + (j - (n - 1) / 2) * width for i in range(len(bins))]
-        ax.bar(xs, s["structural_consistency"]["freq_pct"], width, label=name)
+        ax.bar(
+            xs,
+            s["structural_consistency"]["freq_pct"],
+            width,
+            color=f"C{j}",
+            edgecolor=f"C{j}",
+            linewidth=1.5,
+            label=name,
+        )
     ax.set_xticks(range(len(bins)), bins, fontsize=8)
     ax.set_xlabel("structural distance (pycode-similar based)")
     ax.set_ylabel("% of mutants")
     ax.set_title("Structural consistency of the mutants (Table IV bins)")
-    if n > 1:
+    if not any(sum(s["structural_consistency"]["counts"]) for _, s in runs):
+        why_empty(ax, "No mutant was made, so there is no distance to show.")
+    elif n > 1:
         ax.legend(fontsize=8)
-    out["Structural consistency histogram"] = _png(fig)
+    out["Structural consistency histogram"] = _svg(fig)
 
-    fig, ax = plt.subplots(figsize=(6.4, 3.4))
-    for name, s in runs if tested else []:
-        fv = s["flag_vs_failure"]
-        for key, style in (("precision", "o-"), ("recall", "s--"), ("f1", "^:")):
-            ax.plot(range(len(ts)), [_num(fv[t][key]) for t in ts], style, label=f"{name}: {key}")
-    ax.set_xticks(range(len(ts)), [f"T={t}" for t in ts])
-    ax.set_ylim(0, 1.05)
-    ax.set_title("Flagged as outlier vs fails its tests")
-    if tested:
-        ax.legend(fontsize=7)
-        out["Precision, recall and F1 per T"] = _png(fig)
-    else:
-        plt.close(fig)
+    if tested and not ts:
+        out["Precision, recall and F1 per T"] = no_t
+    elif tested:
+        fig, ax = plt.subplots(figsize=(6.4, 3.4))
+        drawn = False
+        for j, (name, s) in enumerate(runs):
+            fv = s["flag_vs_failure"]
+            for key, style in (("precision", "o-"), ("recall", "s--"), ("f1", "^:")):
+                vals = [_num(fv[t][key]) for t in ts]
+                if all(v != v for v in vals):  # NaN: never measured (nothing flagged, or nothing failed)
+                    continue
+                drawn = True
+                ax.plot(range(len(ts)), vals, style, color=f"C{j}", label=f"{name}: {key}")
+        ax.set_xticks(range(len(ts)), [f"T={t}" for t in ts])
+        ax.set_ylim(0, 1.05)
+        ax.set_title("Flagged as outlier vs fails its tests")
+        if drawn:
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+        else:
+            why_empty(
+                ax,
+                "No completion was flagged and none failed its tests, so precision, recall and F1 "
+                "are undefined.",
+            )
+        out["Precision, recall and F1 per T"] = _svg(fig)
 
     schemes = sorted({sch for _, s in runs for sch in s["per_scheme"]})
     if schemes:
-        mid = ts[len(ts) // 2]
-        panels = [
-            (
-                f"outlier rate of the scheme's mutants (T={mid})",
-                lambda v: v.get("outlier_rate_per_T", {}).get(mid),
+        mid = ts[len(ts) // 2] if ts else None
+        panels: list[tuple[str, Callable[[Mapping[str, Any]], Any], str]] = []
+        if mid is not None:
+            panels.append(
+                (
+                    f"outlier rate of the scheme's mutants (T={mid})",
+                    lambda v: v.get("outlier_rate_per_T", {}).get(mid),
+                    f"No mutant's completion was an outlier at T={mid}.",
+                )
             )
-        ]
         if tested:
             panels.append(
-                ("share of the scheme's completions failing the tests", lambda v: v.get("failure_rate"))
+                (
+                    "share of the scheme's completions failing the tests",
+                    lambda v: v.get("failure_rate"),
+                    "No mutant's completion failed its tests.",
+                )
             )
-        fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 3.4), squeeze=False)
-        axes = axes[0]
-        for j, (name, s) in enumerate(runs):
-            xs = [i + (j - (n - 1) / 2) * width for i in range(len(schemes))]
-            ps = s["per_scheme"]
-            for ax, (_title, get) in zip(axes, panels, strict=True):
-                ax.bar(xs, [_num(get(ps.get(sch, {}))) for sch in schemes], width, label=name)
-        for ax, (title, _get) in zip(axes, panels, strict=True):
-            ax.set_xticks(range(len(schemes)), schemes, rotation=30, fontsize=8)
-            ax.set_title(title, fontsize=10)
-        if n > 1:
-            axes[0].legend(fontsize=8)
-        out["Per scheme"] = _png(fig)
+        if panels:
+            fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 3.4), squeeze=False)
+            axes = axes[0]
+            for ax, (title, get, why) in zip(axes, panels, strict=True):
+                shown = False
+                for j, (name, s) in enumerate(runs):
+                    xs = [i + (j - (n - 1) / 2) * width for i in range(len(schemes))]
+                    vals = [_num(get(s["per_scheme"].get(sch, {}))) for sch in schemes]
+                    shown = shown or any(v == v and v > 0 for v in vals)
+                    ax.bar(xs, vals, width, color=f"C{j}", edgecolor=f"C{j}", linewidth=1.5, label=name)
+                ax.set_xticks(range(len(schemes)), schemes, rotation=30, fontsize=8)
+                ax.set_title(title, fontsize=10)
+                if not shown:
+                    why_empty(ax, why)
+                elif n > 1:
+                    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+            out["Per scheme"] = _svg(fig)
     return out
 
 
@@ -355,15 +490,27 @@ h1{font-size:1.5rem} h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px soli
 table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem}
 th,td{border:1px solid #ddd;padding:.25rem .6rem;text-align:right}
 th:first-child,td:first-child{text-align:left} th{background:#f4f6f8}
-.meta td{text-align:left} img{max-width:100%;margin:.5rem 0}
-pre{background:#f7f7f7;padding:.5rem;overflow:auto;font-size:.8rem;margin:.2rem 0}
-.ex{display:grid;grid-template-columns:1fr 1fr 1fr;gap:.5rem} .note{color:#555;font-size:.85rem}
+.meta td{text-align:left} .meta td:first-child{white-space:nowrap} img,svg{max-width:100%;height:auto}
+figure{margin:.5rem 0} table{max-width:100%} td+td{overflow-wrap:anywhere}
+pre{background:#f7f7f7;padding:.5rem;overflow:auto;font-size:.8rem;margin:.2rem 0;max-width:100%;
+white-space:pre-wrap;overflow-wrap:anywhere}
+.ex{display:grid;grid-template-columns:repeat(3,minmax(0,1fr));gap:.5rem} .ex>div{min-width:0}
+.note{color:#555;font-size:.85rem}
+tr.differs td{background:#fff4d6} tr.differs td:first-child{font-weight:bold}
 """
 
 
-def _html_table(headers: Sequence[str], rows: Sequence[Sequence[str]], cls: str = "") -> str:
+def _html_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], cls: str = "", marked: Sequence[bool] = ()
+) -> str:
+    """A table; the rows whose ``marked`` is true get the class ``differs``."""
     head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    body = "".join(
+        ("<tr class='differs'>" if i < len(marked) and marked[i] else "<tr>")
+        + "".join(f"<td>{html.escape(str(c))}</td>" for c in r)
+        + "</tr>"
+        for i, r in enumerate(rows)
+    )
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
@@ -455,20 +602,27 @@ def report_page(
 ) -> str:
     """The HTML of ``report.html``."""
     kind = kind_of(config)
-    meta_rows = [[k, json.dumps(v) if isinstance(v, (list, dict)) else fmt(v)] for k, v in config.items()]
+    settings = kind.settings(config, summary)
+    meta_rows = [[k, _setting(v)] for k, v in settings.items()]
     meta_rows += [[f"count: {k}", str(v)] for k, v in summary["counts"].items()]
     meta_rows += [[f"time: {k}", fmt(v, 1)] for k, v in summary.get("timings_ms", {}).items()]
     body = [f"<h1>{html.escape(kind.headline(config, summary))}</h1>"]
+    body += [f"<p class='note'>{html.escape(note)}</p>" for note in kind.notes(config, summary)]
     body.append("<h2>Run</h2>" + _html_table(["setting", "value"], meta_rows, "meta"))
     figs = kind.figures([(str(config.get("model") or config.get("backend")), summary)])
     placed: set[str] = set()
     for title, (headers, rows) in kind.tables(summary).items():
-        body.append(f"<h2>{html.escape(title)}</h2>" + _html_table(headers, rows))
+        if rows:
+            body.append(f"<h2>{html.escape(title)}</h2>" + _html_table(headers, rows))
+        else:
+            why = html.escape(kind.empty_table(title, summary))
+            body.append(f"<h2>{html.escape(title)}</h2><p class='note'>{why}</p>")
         for fig_title in kind.figures_after.get(title, ()):
             if fig_title in figs:
                 placed.add(fig_title)
-                body.append(_img(fig_title, figs[fig_title]))
-    body += [f"<h2>{html.escape(t)}</h2>" + _img(t, png) for t, png in figs.items() if t not in placed]
+                if rows or not isinstance(figs[fig_title], Note):  # the table's sentence says it already
+                    body.append(_img(fig_title, figs[fig_title]))
+    body += [f"<h2>{html.escape(t)}</h2>" + _img(t, svg) for t, svg in figs.items() if t not in placed]
     body.append(kind.examples(config, summary, records))
     body.append(
         f"<p class='note'>Definitions of every number: {html.escape(kind.docs)}. "
@@ -477,8 +631,15 @@ def report_page(
     return _page(f"{kind.title} report", "".join(body))
 
 
-def _img(title: str, png: str) -> str:
-    return f'<img alt="{html.escape(title)}" src="data:image/png;base64,{png}">'
+def _setting(v: Any) -> str:
+    return json.dumps(v) if isinstance(v, (list, dict)) else fmt(v)
+
+
+def _img(title: str, svg: str) -> str:
+    """A figure in the page: the inline SVG, or the sentence of a ``Note``."""
+    if isinstance(svg, Note):
+        return f"<p class='note'>{html.escape(svg)}</p>"
+    return f'<figure class="plot" aria-label="{html.escape(title)}">{svg}</figure>'
 
 
 def finish_run(run_dir: Path, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> str:
@@ -566,20 +727,30 @@ def write_compare(out_dir: Path, runs: Sequence[tuple[str, Mapping[str, Any], Ma
     """``compare.html`` for two runs of one kind: (name, config, summary) each."""
     (na, ca, sa), (nb, cb, sb) = runs
     kind = kind_of(ca)
-    keys = sorted(set(ca) | set(cb))
-    cfg_rows = [
-        [
-            k,
-            fmt(ca.get(k)) if not isinstance(ca.get(k), (list, dict)) else json.dumps(ca.get(k)),
-            fmt(cb.get(k)) if not isinstance(cb.get(k), (list, dict)) else json.dumps(cb.get(k)),
-        ]
-        for k in keys
-    ]
+    ga, gb = kind.settings(ca, sa), kind.settings(cb, sb)
+    # the settings that differ first, marked, then the rest
+    keys = sorted(set(ga) | set(gb), key=lambda k: (ga.get(k) == gb.get(k), k))
+    cfg_rows = [[k, _setting(ga.get(k)), _setting(gb.get(k))] for k in keys]
+    differ = [ga.get(k) != gb.get(k) for k in keys]
     body = [f"<h1>{html.escape(kind.title)}: {html.escape(na)} vs {html.escape(nb)}</h1>"]
-    body.append("<h2>Settings</h2>" + _html_table(["", na, nb], cfg_rows, "meta"))
+    for name, config, summary in runs:
+        body += [
+            f"<p class='note'>{html.escape(name)}: {html.escape(n)}</p>" for n in kind.notes(config, summary)
+        ]
+    n_differ = sum(differ)
+    body.append(
+        "<h2>Settings</h2><p class='note'>"
+        + (
+            f"{n_differ} of {len(keys)} settings differ (marked, first)."
+            if n_differ
+            else f"All {len(keys)} settings are the same."
+        )
+        + "</p>"
+        + _html_table(["", na, nb], cfg_rows, "meta", differ)
+    )
     body.append("<h2>Headline numbers</h2>" + _html_table(["", na, nb], kind.compare_rows(sa, sb)))
-    for title, png in kind.figures([(na, sa), (nb, sb)]).items():
-        body.append(f"<h2>{html.escape(title)}</h2>" + _img(title, png))
+    for title, svg in kind.figures([(na, sa), (nb, sb)]).items():
+        body.append(f"<h2>{html.escape(title)}</h2>" + _img(title, svg))
     path = out_dir / "compare.html"
     make_dir(out_dir)
     write_run_file(path, _page(f"{kind.title} comparison", "".join(body)))

@@ -59,7 +59,7 @@ from ..paraphrase import Distances, NeighbourSource, Paraphrase, paraphrases
 from ..paraphrase.replace import cased
 from ..tasks.model import Task
 from ..tasks.oracle import Judgement
-from ..tasks.run import TasksKind, _pct, summarize_tasks
+from ..tasks.run import TasksKind, _pct, mode_label, summarize_tasks
 
 READINGS = ("original", "tests")
 # a description (HumanEval's longest docstring: 1,228 characters, 244 words) is paraphrased and
@@ -640,6 +640,27 @@ def _num(x: float | None, digits: int | None = None) -> str:
     return f"{x:.3f}" if digits is None else f"{x:.{digits}g}"
 
 
+def no_failure_reason(summary: Mapping[str, Any], paraphrases: bool = False) -> str:
+    """Why a run has no first failure (``paraphrases``: no paraphrase at all), in one sentence."""
+    st = summary["status"]
+    tasks = sum(st.values())
+    if not tasks:
+        return "The run has no task."
+    if st["original_failed"] == tasks:
+        return "Every original answer failed, so no paraphrase was asked."
+    if st["backend_error"] == tasks:
+        return "No original question got an answer from the backend, so no paraphrase was asked."
+    if st["original_failed"] + st["backend_error"] == tasks:
+        return "Every original answer failed or got no answer from the backend, so no paraphrase was asked."
+    if paraphrases:
+        return "No paraphrase was measured: the tasks' descriptions had no word to replace."
+    return (
+        f"No task was broken within the budget ({st['unbroken']} unbroken, {st['original_failed']} "
+        f"whose original answer failed, {st['backend_error']} without an answer), so there is no "
+        "first failure to measure."
+    )
+
+
 class OperationalKind(TasksKind):
     """A ``cctest bench operational`` run: Rᵒ and R* per metric, first failures, queries."""
 
@@ -654,7 +675,7 @@ class OperationalKind(TasksKind):
         suite = config.get("suite") or {}
         search = suite.get("search") or {}
         return (
-            f"{self.title} · {config.get('backend')} {model_label(config)} · {config.get('mode')} · "
+            f"{self.title} · {config.get('backend')} {model_label(config)} · {mode_label(config, summary)} · "
             f"{summary['counts']['tasks']} tasks · budget {search.get('budget')} · "
             f"ordered by {search.get('metric')} · reference {search.get('reference')}"
         )
@@ -692,9 +713,16 @@ class OperationalKind(TasksKind):
         }
         return {**tables, **super().tables(summary)}
 
-    def figures(self, runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
-        from ..bench.report import _plt, _png
+    def empty_table(self, title: str, summary: Mapping[str, Any]) -> str:
+        if title.startswith("Rᵒ and R*") or title.startswith("Distinguishability"):
+            return no_failure_reason(summary, paraphrases=title.startswith("Distinguishability"))
+        return super().empty_table(title, summary)
 
+    def figures(self, runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
+        from ..bench.report import Note, _plt, _svg, why_empty
+
+        if not any(summary["first_failures"] for _, summary in runs):
+            return {"Distance to the first failure": Note(no_failure_reason(runs[0][1]))}
         plt = _plt()
         fig, axes = plt.subplots(1, len(runs), figsize=(6.4 * len(runs), 4.0), squeeze=False)
         for ax, (label, summary) in zip(axes[0], runs, strict=True):
@@ -703,10 +731,13 @@ class OperationalKind(TasksKind):
                 ax.hist(
                     first, bins=range(0, int(max(first)) + 2), color="C3", edgecolor="black", align="left"
                 )
+                ax.xaxis.get_major_locator().set_params(integer=True)
+            else:
+                why_empty(ax, no_failure_reason(summary))
             ax.set_xlabel("Levenshtein distance on words to the first failure")
             ax.set_ylabel("tasks")
             ax.set_title(label)
-        return {"Distance to the first failure": _png(fig)}
+        return {"Distance to the first failure": _svg(fig)}
 
     def examples(
         self, config: Mapping[str, Any], summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]

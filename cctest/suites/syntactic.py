@@ -26,7 +26,7 @@ from ..errors import ConfigError
 from ..formula import EQUATIONS, parse_equation, reduce, variants
 from ..tasks.model import Task
 from ..tasks.oracle import CATEGORIES
-from ..tasks.run import TasksKind, _pct, summarize_tasks
+from ..tasks.run import TasksKind, _pct, mode_label, summarize_tasks
 
 _OUTPUT = (
     "Return the distinct real solutions for 'x' as a list of floats, each rounded to 2 digits after "
@@ -286,7 +286,7 @@ class SyntacticKind(TasksKind):
     def headline(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
         suite = config.get("suite") or {}
         return (
-            f"{self.title} · {config.get('backend')} {model_label(config)} · {config.get('mode')} · "
+            f"{self.title} · {config.get('backend')} {model_label(config)} · {mode_label(config, summary)} · "
             f"{', '.join(suite.get('equations') or [])} · {sum(summary['variants'].values())} variants "
             f"× {config.get('rounds')} rounds" + (" · with reduction" if suite.get("reduce") else "")
         )
@@ -321,37 +321,59 @@ class SyntacticKind(TasksKind):
         return {**tables, **super().tables(summary)}
 
     def figures(self, runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
-        from ..bench.report import _plt, _png
+        from ..bench.report import _plt, _svg, why_empty
 
         plt = _plt()
         fig, axes = plt.subplots(1, len(runs), figsize=(6.4 * len(runs), 4.2), squeeze=False)
         for ax, (label, summary) in zip(axes[0], runs, strict=True):
+            distances: set[int] = set()
+            reduced = bool(summary.get("reduced"))
             for which, style in (("plain", "-"), ("reduced", "--")):
                 src = summary if which == "plain" else summary.get("reduced")
                 if not src:
                     continue
                 per = src["robustness_degree"]["by_equation_distance"]
                 for i, (kind, series) in enumerate(per.items()):
-                    xs = [int(d) for d, v in series.items() if v is not None]
-                    ys = [100 * v for v in series.values() if v is not None]
+                    points = [(int(d), 100 * v) for d, v in series.items() if v is not None]
+                    if not points:
+                        continue
+                    distances.update(x for x, _ in points)
                     ax.plot(
-                        xs, ys, style, marker="o", color=f"C{i}", label=kind if which == "plain" else None
+                        *zip(*points, strict=True),
+                        style,
+                        marker="o",
+                        color=f"C{i}",
+                        label=(kind if which == "plain" else None),
                     )
-                overall = src["robustness_degree"]["by_distance"]
-                ax.plot(
-                    [int(d) for d in overall],
-                    [100 * (v or 0) for v in overall.values()],
-                    style,
-                    color="black",
-                    linewidth=2.5,
-                    label=f"all ({which})",
-                )
+                overall = [
+                    (int(d), 100 * v)
+                    for d, v in src["robustness_degree"]["by_distance"].items()
+                    if v is not None
+                ]
+                if overall:
+                    distances.update(x for x, _ in overall)
+                    ax.plot(
+                        *zip(*overall, strict=True),
+                        style,
+                        marker="s",  # a lone distance is a point, not a line: drawn all the same
+                        markerfacecolor="none",  # around the equations' points, not over them
+                        markersize=10,
+                        color="black",
+                        linewidth=2.5,
+                        label=f"all ({which})" if reduced else "all",
+                    )
             ax.set_xlabel("syntactic distance")
             ax.set_ylabel("robustness degree (%)")
             ax.set_ylim(-5, 105)
-            ax.set_title(label + " (dashed: reduced)")
-            ax.legend(fontsize=7)
-        return {"Robustness degree against syntactic distance": _png(fig)}
+            ax.set_title(label + (" (dashed: reduced)" if reduced else ""))
+            if distances:
+                ax.set_xticks(sorted(distances))  # integer ticks, at the distances run
+                if len(distances) == 1:
+                    ax.set_xlim(min(distances) - 1, max(distances) + 1)
+                ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+            else:
+                why_empty(ax, "No variant was judged, so there is no degree to show.")
+        return {"Robustness degree against syntactic distance": _svg(fig)}
 
     def compare_rows(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> list[list[str]]:
         da, db = a["robustness_degree"], b["robustness_degree"]

@@ -317,7 +317,16 @@ def summarize_tasks(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "tasks_any_round_passed": sum(t["passed"] > 0 for t in judged_tasks),
         "per_task": per_task,
         "skipped": skipped,
+        # what the run's mode became (``auto``: chat or completion, as the backend preferred)
+        "modes": sorted({str(r["mode"]) for r in records if r.get("mode")}),
     }
+
+
+def mode_label(config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
+    """The run's mode, with what ``auto`` resolved to: ``auto (chat)``."""
+    mode = str(config.get("mode"))
+    modes = summary.get("modes") or []
+    return f"{mode} ({', '.join(modes)})" if mode == "auto" and modes else mode
 
 
 def _pct(x: float | None) -> str:
@@ -338,9 +347,12 @@ class TasksKind(RunKind):
         c = summary["counts"]
         return (
             f"{self.title} · {Path(str(config.get('source'))).name} · {config.get('backend')} "
-            f"{model_label(config)} · {config.get('mode')} · "
+            f"{model_label(config)} · {mode_label(config, summary)} · "
             f"{c['tasks']} tasks × {config.get('rounds')} rounds"
         )
+
+    def settings(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> dict[str, Any]:
+        return {**config, "mode": mode_label(config, summary)}
 
     def tables(self, summary: Mapping[str, Any]) -> dict[str, Table]:
         c = summary["counts"]
