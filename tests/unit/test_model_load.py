@@ -57,12 +57,23 @@ def test_a_backend_without_a_local_model_loads_nothing_to_tell() -> None:
     assert r.returncode == 0 and "loading model" not in r.stderr, r.stderr
 
 
+SYNTACTIC = ["--equations", "linear", "--distances", "1", "--variants", "1", "--inputs", "5"]
+
+
 @pytest.mark.slow
-def test_bench_tells_the_load_before_its_progress_bar_starts(tmp_path: Path) -> None:
-    r = cctest_run(
-        "bench", "--dataset", "humaneval", "--limit", "2", "-k", "1", "--max-new-tokens", "8",
-        "--out", "run", cwd=tmp_path,
-    )  # fmt: skip
+@pytest.mark.parametrize(
+    ("suite", "args"),
+    [
+        ("", ["--dataset", "humaneval", "--limit", "2", "-k", "1"]),
+        (" syntactic", SYNTACTIC),  # the task suites' runner (tasks, syntactic, turbulence)
+        (" operational", ["--dataset", "syntactic", *SYNTACTIC, "--budget", "2"]),
+    ],
+    ids=["completion", "tasks", "operational"],
+)
+def test_bench_tells_the_load_before_its_progress_bar_starts(
+    suite: str, args: list[str], tmp_path: Path
+) -> None:
+    r = cctest_run("bench", *suite.split(), *args, "--max-new-tokens", "8", "--out", "run", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     err = r.stderr
     start = err.index("cctest: loading model bundled…\n")
@@ -70,7 +81,7 @@ def test_bench_tells_the_load_before_its_progress_bar_starts(tmp_path: Path) -> 
     assert done is not None, err
     # the bar's first drawing (0/2) comes after the load ended: its clock, and so its first
     # rate and ETA, leave the load out
-    first_bar = err.index("cctest bench:")
+    first_bar = err.index(f"cctest bench{suite}:")
     assert start < done.start() < first_bar, err
     assert "0/2" in err[first_bar : err.index("prompt", first_bar)]
 
