@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -126,3 +127,23 @@ def test_a_model_directory_is_named_as_given(tmp_path: Path) -> None:
         load(lambda s: None, Settings(model=str(tmp_path)), StderrReport(pipe))
     told, done = stream.read_text(encoding="utf-8").splitlines()
     assert told == f"cctest: loading model {tmp_path}…" and done.startswith(f"{told} done (")
+
+
+@pytest.mark.slow
+def test_serve_tells_the_load_before_it_listens() -> None:
+    proc = subprocess.Popen(
+        [str(CCTEST), "serve", "--port", "0", "--threads", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        listening = proc.stdout.readline()  # written once the model is loaded and the port open
+        told = [proc.stderr.readline(), proc.stderr.readline()]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    assert "listening on http://127.0.0.1:" in listening, listening
+    assert told[0] == "cctest: loading model bundled…\n" and DONE.fullmatch(told[1].rstrip("\n")), told
