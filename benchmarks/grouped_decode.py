@@ -4,7 +4,7 @@
 
 At the seeded stdlib cursor positions of ``repair_latency.py``, the hf backend's layout of the
 prompt and its k mutants (``Engine`` variants and suffixes, ``HFBackend.fim_inputs``/``encode``,
-``_shares``, ``_row_groups``) gives the shape of the batch ``generate`` decodes: the prefix every
+``row_shares``, ``row_groups``) gives the shape of the batch ``generate`` decodes: the prefix every
 row reads (once), and each row's own tokens. A model of SmolLM-135M's shape (random weights, the
 bundled tokenizer's vocabulary; ``--layers`` fewer layers for a quick run) then runs decoding
 steps (one new token per row, the real model with random keys and values in the cache) with:
@@ -36,7 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mutant_supply import stdlib_positions  # noqa: E402
 from repair_latency import SMOLLM_135M_SHAPE, position_arguments  # noqa: E402
 
-from cctest.backends.hf import HFBackend, _decode_groups, _shares  # noqa: E402
+from cctest.backends._layout import decode_groups, row_shares  # noqa: E402
+from cctest.backends.hf import HFBackend  # noqa: E402
 from cctest.config import Settings  # noqa: E402
 from cctest.engine import Engine  # noqa: E402
 from cctest.types import Prompt  # noqa: E402
@@ -113,7 +114,7 @@ def layout(engine: Engine, backend: HFBackend, before: str, after: str, max_new:
     request = engine._prepare(Prompt(text=before, suffix=after), None, None, None)
     inputs = backend.fim_inputs(request.texts, request.suffixes, max_new) or request.texts
     enc = backend.encode(inputs, max_new)
-    shares = _shares(enc.ids, enc.max_new, backend.context)
+    shares = row_shares(enc.ids, enc.max_new, backend.context)
     return [len(x) for x in enc.ids], shares
 
 
@@ -129,7 +130,7 @@ def caches(lengths: list[int], shares: list[int], layers: int, steps: int) -> di
     dim = SMOLLM_135M_SHAPE["hidden_size"] // SMOLLM_135M_SHAPE["num_attention_heads"]
     own = [n - d - 1 for n, d in zip(lengths, shares, strict=True)]
     rows, prefix, width = len(own), max(shares), max(own)
-    groups = [torch.tensor(g) for g in _decode_groups(own)]
+    groups = [torch.tensor(g) for g in decode_groups(own)]
     gen = torch.Generator().manual_seed(1)
     out: dict[str, Any] = {v: DynamicCache() for v in VARIANTS}
     for cache in out.values():
@@ -156,9 +157,9 @@ def caches(lengths: list[int], shares: list[int], layers: int, steps: int) -> di
 
 
 def run_position(model: Any, lengths: list[int], shares: list[int], layers: int, steps: int) -> Any:
-    from cctest.backends.hf import _cache_keyword
+    from cctest.backends.loaded import cache_keyword
 
-    cache_kw = _cache_keyword(model)
+    cache_kw = cache_keyword(model)
     import torch
 
     state = caches(lengths, shares, layers, steps)
@@ -209,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     positions = [p for p in positions if args.where in p[0]]
     backend = HFBackend(None, threads=args.threads)  # the bundled tokenizer: the 135M model's
     # the rows laid out as for the 135M model: its context, not the bundled model's
-    backend._m.context = SMOLLM_135M_SHAPE["max_position_embeddings"]
+    backend.loaded.context = SMOLLM_135M_SHAPE["max_position_embeddings"]
     engine = Engine(backend, Settings(mutants=args.mutants))
     model = build_model(len(backend.tokenizer), args.layers, args.threads)
     print(

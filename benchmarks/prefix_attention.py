@@ -3,7 +3,7 @@
     python benchmarks/prefix_attention.py --positions 4
 
 At the seeded stdlib cursor positions of ``repair_latency.py``, the hf backend's layout of the
-prompt and its k mutants (``HFBackend.encode``, ``_shares``, ``_row_groups``) on a model of
+prompt and its k mutants (``HFBackend.encode``, ``row_shares``, ``row_groups``) on a model of
 SmolLM-135M's shape (its context, 9 query / 3 key-value heads of 64, 30 layers; random weights,
 the bundled tokenizer) gives each prefill call's shape: the rows of a group, their own tokens,
 the prefix they read. For each call, one layer's attention on random tensors of that shape, CPU
@@ -34,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mutant_supply import stdlib_positions  # noqa: E402
 from repair_latency import SMOLLM_135M_SHAPE, model_dir, position_arguments  # noqa: E402
 
-from cctest.backends.hf import _CALL_TOKENS, HFBackend, _row_groups, _shares  # noqa: E402
+from cctest.backends._layout import CALL_TOKENS, row_groups, row_shares  # noqa: E402
+from cctest.backends.hf import HFBackend  # noqa: E402
 from cctest.config import Settings  # noqa: E402
 from cctest.engine import Engine  # noqa: E402
 from cctest.types import Prompt  # noqa: E402
@@ -108,13 +109,13 @@ def main(argv: list[str] | None = None) -> int:
         for where, before, after in positions:
             texts = engine.variants(Prompt(text=before, suffix=after))
             enc = backend.encode(texts, args.max_new_tokens)
-            shares = _shares(enc.ids, enc.max_new, backend.context)
+            shares = row_shares(enc.ids, enc.max_new, backend.context)
             if shares is None:
                 print(f"  {where:<26} {len(texts):2d} variants: no shared layout")
                 continue
             own = [len(x) - d - 1 for x, d in zip(enc.ids, shares, strict=True)]
             cascade = fused = worst = 0.0
-            for group in _row_groups(own, _CALL_TOKENS):
+            for group in row_groups(own, CALL_TOKENS):
                 width = max(own[i] for i in group)
                 if width:
                     b, a, diff = group_call(

@@ -38,7 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mutant_supply import stdlib_positions  # noqa: E402
 from repair_latency import percentile  # noqa: E402
 
-from cctest.backends.hf import HFBackend, _shares  # noqa: E402
+from cctest.backends._layout import row_shares  # noqa: E402
+from cctest.backends.hf import HFBackend  # noqa: E402
 from cctest.config import Settings  # noqa: E402
 from cctest.engine import Engine  # noqa: E402
 from cctest.types import Prompt  # noqa: E402
@@ -152,7 +153,7 @@ def _owned(
     suffix (a suffix-first layout only)."""
     rows = backend.fim_inputs(texts, suffixes, max_new_tokens) or texts
     enc = backend.encode(rows, max_new_tokens)
-    shares = _shares(enc.ids, enc.max_new, 0) or [0] * len(enc.ids)
+    shares = row_shares(enc.ids, enc.max_new, 0) or [0] * len(enc.ids)
     template = backend.fim_template
     end = 0  # where the suffix ends in the prompt's row (suffix first only)
     if rows is not texts and template is not None and template.order == "spm":

@@ -10,17 +10,7 @@ from __future__ import annotations
 from ..config import Settings
 from ..errors import ConfigError
 from ._worker import run as run_on_model_thread
-from .base import Backend, GenerationOptions, Outcome
-
-
-def generation_options(settings: Settings) -> GenerationOptions:
-    return GenerationOptions(
-        max_new_tokens=settings.max_new_tokens,
-        temperature=settings.temperature,
-        top_p=settings.top_p,
-        stop=settings.stop,
-        seed=settings.seed,
-    )
+from .base import Backend, GenerationOptions, Outcome, generation_options
 
 
 def create_backend(settings: Settings, *, retry_unavailable: bool = False) -> Backend:

@@ -27,21 +27,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from transformers import DynamicCache
 
 from ..errors import BackendOutOfMemory
 from . import _worker
+from ._encode import Encoding
 from ._prefix_attention import SharedPrefixLayer, own_cache
 from ._rows import Healing, RowStops, YieldToWaiting, collect, generate_kwargs
 from ._stop import BoundaryStopper
 from .base import GenerationOptions, Outcome, Unfinished
-from .hf import Encoding, _attention_kernels, _free_cuda_cache, _is_oom
-
-if TYPE_CHECKING:
-    from .hf import Generation, HFBackend
+from .loaded import Generation, LoadedModel, attention_kernels, free_cuda_cache, is_oom
 
 
 def one_row_cache(cache: Any, row: int, keep: torch.Tensor, room: int) -> DynamicCache:
@@ -99,7 +97,8 @@ class CutRows(Unfinished):
 
 
 def finish_row(
-    backend: HFBackend,
+    m: LoadedModel,
+    seed: int,
     ids: Any,
     mask: Any,
     cache: Any,
@@ -114,7 +113,6 @@ def finish_row(
     (the last new token's included), ``cache`` the batch's. Its stopping and healing controls
     start again from the same place (they read the row's text, not a state), sampling goes on
     from the generator's state."""
-    m = backend._m
     texts = m.token_texts()
     written = int(mask.sum()) - len(enc.ids[row])  # new tokens so far
     start = len(enc.ids[row])
@@ -122,7 +120,7 @@ def finish_row(
     stops = RowStops(start, heal, [stopper], texts, m.tokenizer, m.eos_ids, opts.max_new_tokens)
     healing = Healing(start, heal, texts, m.allowed) if heal[0] else None
     rest = enc.max_new - written
-    kwargs = generate_kwargs(m, backend.seed, opts, rest, stops if watch else None, healing, seeded=False)
+    kwargs = generate_kwargs(m, seed, opts, rest, stops if watch else None, healing, seeded=False)
     kwargs[m.cache_kw] = one_row_cache(cache, row, mask[:-1], rest + 1)
     ids = ids[None]
     out = m.model.generate(input_ids=ids, attention_mask=ids.new_ones(ids.shape), **kwargs)
@@ -130,16 +128,16 @@ def finish_row(
     return collect(m, out, start, alone, [stopper], stops)[0]
 
 
-def run_on(backend: HFBackend, cut: Cut) -> list[Outcome] | None:
+def run_on(m: LoadedModel, seed: int, cut: Cut) -> list[Outcome] | None:
     """The batch an early decision stopped (``Cut``), run on together as the undecided batch
     would have: every row's completion once every row has ended or the budget is spent; None
     when another call for the model thread came first (``cut`` then holds how far it got, to go
     on from). On the model thread, under the model's lock."""
     if not _worker.on_model_thread():
-        return _worker.run(run_on, backend, cut)
-    m, enc, opts = backend._m, cut.encoding, cut.options
+        return _worker.run(run_on, m, seed, cut)
+    enc, opts = cut.encoding, cut.options
     texts = m.token_texts()
-    with m.lock, _attention_kernels(m.device), torch.inference_mode():
+    with m.lock, attention_kernels(m.device), torch.inference_mode():
         stops = RowStops(
             cut.start, enc.heal, cut.stoppers, texts, m.tokenizer, m.eos_ids, opts.max_new_tokens
         )
@@ -148,17 +146,15 @@ def run_on(backend: HFBackend, cut: Cut) -> list[Outcome] | None:
         if left > 0 and not all(stops.ended(cut.seqs)):
             healing = Healing(cut.start, enc.heal, texts, m.allowed) if any(enc.heal) else None
             yielding = YieldToWaiting(_worker.waiting)
-            kwargs = generate_kwargs(
-                m, backend.seed, opts, left, stops if cut.watch else None, healing, seeded=False
-            )
+            kwargs = generate_kwargs(m, seed, opts, left, stops if cut.watch else None, healing, seeded=False)
             kwargs["stopping_criteria"].append(yielding)
             kwargs.update(return_dict_in_generate=True)
             kwargs[m.cache_kw] = cut.cache
             try:
                 out = m.model.generate(input_ids=cut.seqs, attention_mask=cut.mask, **kwargs)
             except Exception as exc:
-                if _is_oom(exc):
-                    _free_cuda_cache()
+                if is_oom(exc):
+                    free_cuda_cache()
                     raise BackendOutOfMemory(
                         "the model ran out of memory running on the rows an early decision cut."
                     ) from exc

@@ -10,21 +10,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from ._layout import _round_up, _runs, _shared_prefix
+from ._layout import round_up, row_runs, shared_prefix_length
 
 if TYPE_CHECKING:
-    from .hf import _Model
+    from .loaded import LoadedModel
 
-_HEAL_MAX_TOKENS = 4  # at most this many trailing tokens are regenerated
+HEAL_MAX_TOKENS = 4  # at most this many trailing tokens are regenerated
 # Where a context cut falls is rounded to steps, so that a prompt growing at the cursor keeps the
 # same first token over many keystrokes and the next request can reuse this one's key/value cache
 # (``_prefill.Reused``); an exact cut would move by a token every few keystrokes and every request would
 # prefill its whole prefix again. The model then sees up to one step less than fits: 64 tokens is
 # 3-6% of a 1-2k context, and at about 4 characters a token of code the cut moves once in some 250
 # characters typed. Token ids are cut in steps of tokens; a FIM prefix is cut on the text, at the
-# first token starting at or after a multiple of ``_CUT_STEP_CHARS`` (about as many characters).
-_CUT_STEP = 64
-_CUT_STEP_CHARS = 256
+# first token starting at or after a multiple of ``CUT_STEP_CHARS`` (about as many characters).
+CUT_STEP = 64
+CUT_STEP_CHARS = 256
 
 
 class Encoding(NamedTuple):
@@ -37,7 +37,7 @@ class Encoding(NamedTuple):
 
 
 def encode(
-    m: _Model,
+    m: LoadedModel,
     prompts: Sequence[str],
     max_new_tokens: int,
     groups: Sequence[int] | None = None,
@@ -63,37 +63,37 @@ def encode(
     new = max_new_tokens + extra
     if m.context:
         new = max(1, min(new, m.context // 2))
-        room = max(1, min(max_new_tokens + _HEAL_MAX_TOKENS, m.context // 2))
-        runs = _runs(groups, len(ids))
+        room = max(1, min(max_new_tokens + HEAL_MAX_TOKENS, m.context // 2))
+        runs = row_runs(groups, len(ids))
         ids = [
             row for lo, hi in runs for row in _cut(ids[lo:hi], m.context - room, share_prefix=share_prefix)
         ]
     # one row shares with nothing: a "prefix" of all but its last token would only send every
     # decoding step through the two-part attention, about twice the cost of a plain row
     share = share_prefix and len(ids) > 1
-    return Encoding(ids, _shared_prefix(ids) if share else 0, new, heal)
+    return Encoding(ids, shared_prefix_length(ids) if share else 0, new, heal)
 
 
 def _cut(ids: list[list[int]], limit: int, *, share_prefix: bool) -> list[list[int]]:
     """One prompt's rows (it and its mutants) cut from the left to ``limit`` tokens, in steps
-    of ``_CUT_STEP`` tokens, so the first kept token stays put while typing."""
+    of ``CUT_STEP`` tokens, so the first kept token stays put while typing."""
     longest = max(len(x) for x in ids)
     if longest <= limit:
         return ids
-    drop = _round_up(longest - limit, _CUT_STEP)
-    if share_prefix and len(ids) > 1 and drop < _shared_prefix(ids):
+    drop = round_up(longest - limit, CUT_STEP)
+    if share_prefix and len(ids) > 1 and drop < shared_prefix_length(ids):
         # cut the shared prefix by the same amount in every row: each keeps its tokens
         # nearest the cursor and the rows still share a prefix
         return [x[drop:] for x in ids]
-    return [x[_round_up(max(0, len(x) - limit), _CUT_STEP) :] for x in ids]  # each on its own
+    return [x[round_up(max(0, len(x) - limit), CUT_STEP) :] for x in ids]  # each on its own
 
 
-def _heal(m: _Model, prompt: str, ids: list[int]) -> tuple[list[int], str]:
+def _heal(m: LoadedModel, prompt: str, ids: list[int]) -> tuple[list[int], str]:
     """``ids`` without the tail to regenerate, and that tail's text: the trailing run of
     whitespace tokens, or else the last token alone (a word the cursor may be inside)."""
     texts = m.token_texts()
     cut = len(ids)
-    while cut > 0 and len(ids) - cut < _HEAL_MAX_TOKENS:
+    while cut > 0 and len(ids) - cut < HEAL_MAX_TOKENS:
         piece = texts[ids[cut - 1]] if ids[cut - 1] < len(texts) else ""
         if not piece or (cut < len(ids) and not piece.isspace()):
             break  # a special token, or a word before trailing whitespace: it stays

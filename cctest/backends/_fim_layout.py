@@ -11,18 +11,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._encode import _CUT_STEP, _CUT_STEP_CHARS, _HEAL_MAX_TOKENS
-from ._layout import _round_up, _runs
+from ._encode import CUT_STEP, CUT_STEP_CHARS, HEAL_MAX_TOKENS
+from ._layout import round_up, row_runs
 
 if TYPE_CHECKING:
     from .fim import FimTemplate
-    from .hf import _Model
+    from .loaded import LoadedModel
 
 _CHARS_PER_TOKEN = 8  # characters read per token needed where only the tokens near a cut count
 
 
 def fim_inputs(
-    m: _Model,
+    m: LoadedModel,
     template: FimTemplate | None,
     prompts: Sequence[str],
     suffixes: Sequence[str] | None,
@@ -39,13 +39,13 @@ def fim_inputs(
         return None
     return [
         row
-        for lo, hi in _runs(groups, len(prompts))
+        for lo, hi in row_runs(groups, len(prompts))
         for row in _fim_rows(m, template, suffix_share, prompts[lo:hi], suffixes[lo:hi], max_new_tokens)
     ]
 
 
 def _fim_rows(
-    m: _Model,
+    m: LoadedModel,
     template: FimTemplate,
     suffix_share: float,
     prompts: Sequence[str],
@@ -72,15 +72,15 @@ def _fim_rows(
             head = text
         elif drop >= len(p):
             head = ""
-        else:  # from the first token at or after the next step (``_CUT_STEP_CHARS``)
-            at = _round_up(p[drop][0], _CUT_STEP_CHARS)
+        else:  # from the first token at or after the next step (``CUT_STEP_CHARS``)
+            at = round_up(p[drop][0], CUT_STEP_CHARS)
             head = text[next((a for a, _ in p[drop:] if a >= at), len(text)) :]
         rows[i] = template.prompt(head, tail)
     return rows
 
 
 def fim_cut(
-    m: _Model,
+    m: LoadedModel,
     template: FimTemplate,
     prompts: Sequence[str],
     suffixes: Sequence[str],
@@ -91,10 +91,10 @@ def fim_cut(
     """Each suffix as cut to fit the model's context beside its prompt in ``template``, the
     room (in tokens) left for each prompt, and the prompts' token spans. The suffixes are
     cut alike: a suffix keeps what the longest prompt leaves it, so in a batch whose mutants
-    are longer than the prompt by a step's worth, the prompt's row sees up to ``_CUT_STEP``
+    are longer than the prompt by a step's worth, the prompt's row sees up to ``CUT_STEP``
     fewer tokens of it than the prompt alone would."""
     tok, context = m.tokenizer, m.context
-    new = max(1, min(max_new_tokens + _HEAL_MAX_TOKENS, context // 2))
+    new = max(1, min(max_new_tokens + HEAL_MAX_TOKENS, context // 2))
     overhead = len(tok(template.overhead(), add_special_tokens=False)["input_ids"])
     room = max(2, context - new - overhead - 4)  # a few tokens' slack: the cut text re-tokenizes
     # only the tokens nearest the cursor can be kept: the prompts' last ``room``, the suffixes'
@@ -103,13 +103,13 @@ def fim_cut(
     suf = _spans_near(tok, list(suffixes), room, end=False)
     kept_suffix: list[str] = []
     prefix_room: list[int] = []
-    # a short prefix leaves the suffix more room, counted in steps of ``_CUT_STEP`` tokens of
+    # a short prefix leaves the suffix more room, counted in steps of ``CUT_STEP`` tokens of
     # the prefix: the suffix's cut (the rows' head in suffix-first order) stays put while
     # typing makes the prefix longer. It is counted from the longest of the rows' prefixes,
     # so every row keeps as much of the suffix: a mutant a few tokens longer than the prompt
     # (dead code, a print) would else keep less of it and, suffix first, part from the
     # prompt's row before the whole prefix
-    spare = room - _round_up(max((len(p) for p in pre), default=0), _CUT_STEP)
+    spare = room - round_up(max((len(p) for p in pre), default=0), CUT_STEP)
     for spans, text in zip(suf, suffixes, strict=True):
         keep = min(len(spans), max(int(room * suffix_share), spare))
         kept_suffix.append(text[: spans[keep - 1][1]] if 0 < keep < len(spans) else text if keep else "")

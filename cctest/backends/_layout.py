@@ -1,9 +1,9 @@
 """How the HF backend lays a batch's rows out: pure arithmetic on token ids, without torch.
 
-Which leading tokens rows share with the first row (``_shares``) or all together
-(``_shared_prefix``), the runs of rows that are one prompt and its mutants (``_runs``), where a
-context cut falls (``_round_up``), and how rows are grouped to prefill (``_row_groups``) and to
-decode (``_decode_groups``). ``hf.py`` imports these at load (they need nothing but the standard
+Which leading tokens rows share with the first row (``row_shares``) or all together
+(``shared_prefix_length``), the runs of rows that are one prompt and its mutants (``row_runs``), where a
+context cut falls (``round_up``), and how rows are grouped to prefill (``row_groups``) and to
+decode (``decode_groups``). ``hf.py`` imports these at load (they need nothing but the standard
 library) and re-exports them; ``_prefill.py`` builds the batch and its cache from them.
 """
 
@@ -12,35 +12,35 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-_CALL_TOKENS = 64  # a forward call's own cost, counted in tokens, when rows are grouped to prefill
+CALL_TOKENS = 64  # a forward call's own cost, counted in tokens, when rows are grouped to prefill
 _DECODE_GROUP_TOKENS = 256  # a group's own cost at each decoding step, counted in padded tokens
 
 
-def _shares(ids: list[list[int]], max_new: int = 0, context: int = 0) -> list[int] | None:
+def row_shares(ids: list[list[int]], max_new: int = 0, context: int = 0) -> list[int] | None:
     """Per row, how many leading tokens it has in common with the first row, leaving every row
     (the first too) at least one own token; None for one row, or when the batch laid out with
     them (the longest share, then the longest rest) would be over twice the model's context
     (the columns may pass the context: every token's position comes from the mask, and no row
     is longer than the context).
 
-    >>> _shares([[1, 2, 3, 4], [1, 2, 9], [5, 6]])
+    >>> row_shares([[1, 2, 3, 4], [1, 2, 9], [5, 6]])
     [3, 2, 0]
-    >>> _shares([[1, 2, 3, 4], [5, 6, 7, 8]], max_new=4, context=5) is None
+    >>> row_shares([[1, 2, 3, 4], [5, 6, 7, 8]], max_new=4, context=5) is None
     True
     """
     if len(ids) < 2:
         return None
     first = ids[0]
     # every row keeps at least one own token: at most all but its (or the first row's) last
-    out = [max(0, min(_common_length(x, first), min(len(x), len(first)) - 1)) for x in ids]
+    out = [max(0, min(common_length(x, first), min(len(x), len(first)) - 1)) for x in ids]
     columns = max(out) + max(len(x) - d for x, d in zip(ids, out, strict=True))
     return None if context and columns + max_new > 2 * context else out
 
 
-def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
+def common_length(a: Sequence[int], b: Sequence[int]) -> int:
     """How many leading tokens ``a`` and ``b`` have in common.
 
-    >>> _common_length([1, 2, 3], [1, 2, 4, 5])
+    >>> common_length([1, 2, 3], [1, 2, 4, 5])
     2
     """
     n = min(len(a), len(b))
@@ -50,7 +50,7 @@ def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
     return k
 
 
-def _runs(groups: Sequence[int] | None, n: int) -> list[tuple[int, int]]:
+def row_runs(groups: Sequence[int] | None, n: int) -> list[tuple[int, int]]:
     """(start, end) of each run of ``groups`` rows over ``n`` rows (None: one run of all)."""
     if groups is None:
         return [(0, n)]
@@ -60,24 +60,24 @@ def _runs(groups: Sequence[int] | None, n: int) -> list[tuple[int, int]]:
     return list(zip([0, *ends[:-1]], ends, strict=True))
 
 
-def _round_up(n: int, step: int) -> int:
+def round_up(n: int, step: int) -> int:
     """``n`` rounded up to a multiple of ``step`` (0 and below stay as they are).
 
-    >>> _round_up(1, 64), _round_up(64, 64), _round_up(65, 64), _round_up(-3, 64)
+    >>> round_up(1, 64), round_up(64, 64), round_up(65, 64), round_up(-3, 64)
     (64, 64, 128, -3)
     """
     return -(-n // step) * step if n > 0 else n
 
 
-def _row_groups(lengths: list[int], call: int) -> list[list[int]]:
+def row_groups(lengths: list[int], call: int) -> list[list[int]]:
     """The rows (indices into ``lengths``, their own token counts) split into groups that are
     each prefilled in one forward call, padded to the group's longest row: the split that
     costs the fewest tokens, counting ``call`` tokens for each call. The rows are taken longest
     first, so a group is a run of neighbours in that order.
 
-    >>> _row_groups([500, 20, 30, 490, 25], call=64)
+    >>> row_groups([500, 20, 30, 490, 25], call=64)
     [[0, 3], [2, 4, 1]]
-    >>> _row_groups([30, 20], call=64)
+    >>> row_groups([30, 20], call=64)
     [[0, 1]]
     """
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
@@ -94,14 +94,14 @@ def _row_groups(lengths: list[int], call: int) -> list[list[int]]:
     return groups[::-1]
 
 
-def _decode_groups(own: list[int]) -> list[list[int]]:
-    """The groups of rows whose own keys decoding reads apart (``_row_groups`` with the cost of
+def decode_groups(own: list[int]) -> list[list[int]]:
+    """The groups of rows whose own keys decoding reads apart (``row_groups`` with the cost of
     a group at each decoding step, counted in tokens: a few more operations per layer cost as
     much as reading a few hundred padded tokens), each group's rows in batch order."""
-    return [sorted(g) for g in _row_groups(own, _DECODE_GROUP_TOKENS)]
+    return [sorted(g) for g in row_groups(own, _DECODE_GROUP_TOKENS)]
 
 
-def _shared_prefix(ids: list[list[int]]) -> int:
+def shared_prefix_length(ids: list[list[int]]) -> int:
     """Length of the token prefix all rows share, leaving every row at least one own token."""
     n = min(len(x) for x in ids) - 1
-    return max(0, min([n, *(_common_length(x, ids[0]) for x in ids[1:])]))
+    return max(0, min([n, *(common_length(x, ids[0]) for x in ids[1:])]))

@@ -17,18 +17,13 @@ import torch
 from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
-from ._layout import _CALL_TOKENS, _common_length, _decode_groups, _row_groups
+from ._layout import CALL_TOKENS, common_length, decode_groups, row_groups
 from ._prefix_attention import own_cache, shared_prefix_cache
+from .loaded import Reused
 
 if TYPE_CHECKING:
-    from .hf import Encoding, _Model
-
-
-class Reused(NamedTuple):
-    """The last call's shared prefix: its token ids and, per layer, its keys and values (batch 1)."""
-
-    ids: list[int]
-    kv: list[tuple[Any, Any]]
+    from ._encode import Encoding
+    from .loaded import LoadedModel
 
 
 class Batch(NamedTuple):
@@ -45,7 +40,7 @@ class Batch(NamedTuple):
         return self.prefix + self.width
 
 
-def build_batch(m: _Model, enc: Encoding, shares: list[int] | None = None) -> Batch:
+def build_batch(m: LoadedModel, enc: Encoding, shares: list[int] | None = None) -> Batch:
     """The rows as ``[prefix][padding][suffix_i]`` token ids, with the mask over the padding.
 
     ``shares``: per row, how many of the first row's leading tokens it shares; the prefix is
@@ -67,7 +62,7 @@ def build_batch(m: _Model, enc: Encoding, shares: list[int] | None = None) -> Ba
 
 
 def prefill(
-    m: _Model, batch: Batch, max_new: int, shares: list[int] | None = None, *, reuse_prefix: bool
+    m: LoadedModel, batch: Batch, max_new: int, shares: list[int] | None = None, *, reuse_prefix: bool
 ) -> Any | None:
     """The key/value cache ``generate`` starts from: the shared prefix run through the model
     once (its cache is what counts, not its logits), one copy that attention reads for all
@@ -89,7 +84,7 @@ def prefill(
     return prefix_cache
 
 
-def plain_cache(m: _Model, batch: Batch, max_new: int, *, reuse_prefix: bool) -> Any:
+def plain_cache(m: LoadedModel, batch: Batch, max_new: int, *, reuse_prefix: bool) -> Any:
     """One row without a shared prefix (a plain completion): the cache of its tokens but the
     last (``prefix_kv``, so the next call reuses it), which ``generate`` goes on from. With
     the shared-prefix attention it is the row's own part of that cache (one buffer with room
@@ -100,9 +95,9 @@ def plain_cache(m: _Model, batch: Batch, max_new: int, *, reuse_prefix: bool) ->
     return own_cache([(got.keys, got.values) for got in head.layers], max_new + 1)
 
 
-def prefix_kv(m: _Model, ids: Any, *, reuse_prefix: bool) -> Any:
+def prefix_kv(m: LoadedModel, ids: Any, *, reuse_prefix: bool) -> Any:
     """The key/value cache (a batch-1 ``DynamicCache``) of ``ids`` ([1, n] on the model's
-    device). Where the last call's prefix (``_Model.reused``) begins them, only the tokens
+    device). Where the last call's prefix (``LoadedModel.reused``) begins them, only the tokens
     past what both share are run, on top of a copy of its cache cut to that length; the
     result is kept for the next call in its place (one prefix per model). The keys depend on
     the token ids and the model only, so every view of the model shares it. Chunked, the
@@ -113,7 +108,7 @@ def prefix_kv(m: _Model, ids: Any, *, reuse_prefix: bool) -> Any:
         return m.model(input_ids=ids, use_cache=True, **keep)[m.cache_kw]
     new = [int(t) for t in ids[0].tolist()]
     old, m.reused = m.reused, None  # nothing kept if this call fails (out of memory)
-    n = _common_length(old.ids, new) if old is not None else 0
+    n = common_length(old.ids, new) if old is not None else 0
     m.prefix_tokens[0] += n
     m.prefix_tokens[1] += len(new) - n
     if old is None or n == 0:
@@ -135,13 +130,13 @@ def prefix_kv(m: _Model, ids: Any, *, reuse_prefix: bool) -> Any:
 
 
 def prefill_rows(
-    m: _Model, batch: Batch, shares: list[int], prefix_cache: Any, cache: Any, max_new: int = 0
+    m: LoadedModel, batch: Batch, shares: list[int], prefix_cache: Any, cache: Any, max_new: int = 0
 ) -> None:
     """Every row's own tokens but its last into ``cache``, in groups of rows of about the same
-    length (``_row_groups``), so a row that parts from the first row early (a renamed
+    length (``row_groups``), so a row that parts from the first row early (a renamed
     parameter) does not make every row of the batch as long as it; ``generate`` then feeds
     the last token of every row, together. The cache keeps the rows' own keys in groups too
-    (``_decode_groups``: each as long as its longest row's own tokens, with room for
+    (``decode_groups``: each as long as its longest row's own tokens, with room for
     ``max_new`` more), so decoding does not read the padding up to the longest row either."""
     p, w = batch.prefix, batch.width
     before_last = p + w - 1  # the column of every row's last token
@@ -151,7 +146,7 @@ def prefill_rows(
     got_v: list[list[Any]] = [[None] * len(own) for _ in range(m.layers)]
     positions = (batch.mask.cumsum(-1) - 1).clamp(min=0)
     keep = {"logits_to_keep": 1} if m.keeps_logits else {}
-    for group in _row_groups(own, _CALL_TOKENS):
+    for group in row_groups(own, CALL_TOKENS):
         width = max(own[i] for i in group)
         if width == 0:
             continue
@@ -174,7 +169,7 @@ def prefill_rows(
             for j, i in enumerate(group):  # views of the row's own (right-aligned) columns
                 got_k[layer][i] = got.keys[j, :, width - own[i] :]
                 got_v[layer][i] = got.values[j, :, width - own[i] :]
-    decode = _decode_groups(own)
+    decode = decode_groups(own)
     for layer in range(m.layers):
         like = next(k for k in got_k[layer] if k is not None)
         parts = []

@@ -25,12 +25,12 @@ from transformers import LogitsProcessor, LogitsProcessorList, StoppingCriteria,
 
 from ..safe_text import model_text
 from ._stop import BoundaryStopper
-from .hf import Generation
+from .loaded import Generation
 
 if TYPE_CHECKING:
     from ._encode import Encoding
     from .base import GenerationOptions
-    from .hf import _Model
+    from .loaded import LoadedModel
 
 
 class RowStops(StoppingCriteria):
@@ -150,7 +150,7 @@ def healing_tokens(texts: list[str], new_ids: list[int], tail: str) -> int:
 
 
 def generate_kwargs(
-    m: _Model,
+    m: LoadedModel,
     seed: int,
     opts: GenerationOptions,
     max_new: int,
@@ -178,7 +178,7 @@ def generate_kwargs(
 
 
 def collect(
-    m: _Model, out: Any, start: int, enc: Encoding, stoppers: list[BoundaryStopper], stops: Any
+    m: LoadedModel, out: Any, start: int, enc: Encoding, stoppers: list[BoundaryStopper], stops: Any
 ) -> list[Generation]:
     """Each row's completion: its new tokens up to EOS, decoded, the healed tail dropped,
     trimmed at its stop point, with what ended it."""

@@ -13,7 +13,7 @@ whichever thread of the loop's pool is free, which makes such teams; so every ca
 model goes to this one thread instead: ``arun`` from async code, ``run`` from blocking code (run
 directly when already on it, so a call from inside a call does not wait for itself).
 
-Models are locked one call at a time anyway (``_Model.lock``); one thread for all of them also
+Models are locked one call at a time anyway (``LoadedModel.lock``); one thread for all of them also
 runs two models' calls one after the other (side-by-side benchmark runs, two views of a server).
 Code that runs torch on other threads of the same process (its own tensors on the main thread)
 brings its own team back, and with it the slower regime.

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol, runtime_checkable
 
+from ..config import Settings
 from ..errors import BackendError
 
 # the completion of one prompt: its text, or the error that prevented it
@@ -88,6 +89,17 @@ class GenerationOptions:
     # several times in one call (a task's rounds) is sent seed, seed + 1, ... so each round differs
     # and a re-run asks the same
     seed: int | None = None
+
+
+def generation_options(settings: Settings) -> GenerationOptions:
+    """The generation options ``settings`` name, as every backend takes them."""
+    return GenerationOptions(
+        max_new_tokens=settings.max_new_tokens,
+        temperature=settings.temperature,
+        top_p=settings.top_p,
+        stop=settings.stop,
+        seed=settings.seed,
+    )
 
 
 class Backend(abc.ABC):

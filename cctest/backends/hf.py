@@ -9,9 +9,9 @@ the mask. With the one-copy prefix (``_prefix_attention.py``) the prefix is the 
 prompt), and each row reads as much of it as it has in common with it (the rest masked out): a
 mutant changed near the cursor reads almost all of the prompt from the one copy, one renamed at
 the ``def`` line only its head. The rows' own tokens are then prefilled in groups of rows of
-about the same length (``_row_groups``), so the one row that parts early does not pad every row
+about the same length (``row_groups``), so the one row that parts early does not pad every row
 to its length, and ``generate`` continues all rows together, each group of rows reading only
-its own keys (``_decode_groups``). A single prompt shares nothing: it is a plain ``generate``
+its own keys (``decode_groups``). A single prompt shares nothing: it is a plain ``generate``
 from the cache of its tokens but the last. A stopping criterion decodes each row after every
 token and marks it finished once its natural boundary appears (``_stop.BoundaryStopper``);
 ``generate`` ends as soon as every row has.
@@ -43,7 +43,7 @@ against the code before the cursor.
 
 Prompts longer than the model's context are cut from the left, so the tokens nearest the cursor
 stay (room is left for ``max_new_tokens``). Every cut (left to right, and a FIM prefix's start and
-suffix's end) falls in steps (``_CUT_STEP``), so the model sees up to a step less than would fit.
+suffix's end) falls in steps (``CUT_STEP``), so the model sees up to a step less than would fit.
 
 Reuse across calls: while typing, a request's prompt extends the previous one's. The model keeps
 the key/value cache of the last call's shared prefix (the first row's tokens but its last; for a
@@ -62,25 +62,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import inspect
-import logging
-import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._cache import LRU
-from ..config import Settings, missing_model_dir
-from ..errors import BackendError, BackendOutOfMemory, ConfigError, ModelLoadError
-from ..redact import redact_url
+from ..config import Settings
+from ..errors import BackendError, BackendOutOfMemory
 from . import _encode, _fim_layout, _worker
-from ._encode import _CUT_STEP as _CUT_STEP  # re-exported, as below: tests
-from ._encode import _HEAL_MAX_TOKENS as _HEAL_MAX_TOKENS
 from ._encode import Encoding
-from ._layout import _CALL_TOKENS, _row_groups, _runs, _shares
-from ._layout import _common_length as _common_length  # re-exported, as below: tests and benchmarks
-from ._layout import _decode_groups as _decode_groups
+from ._layout import CALL_TOKENS, row_groups, row_runs, row_shares
 from ._stop import BoundaryStopper
 from .base import (
     PLAIN_CHAT_STOP,
@@ -90,134 +80,14 @@ from .base import (
     GenerationOptions,
     Message,
     Outcome,
+    generation_options,
     plain_chat_template,
 )
-from .fim import FAMILIES, FimTemplate, resolve
+from .fim import FimTemplate, resolve
+from .loaded import Generation, LoadedModel, attention_kernels, free_cuda_cache, is_oom, model_dir
 
 if TYPE_CHECKING:
     from ._decide import Cut
-    from ._prefill import Reused
-
-_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
-
-
-@dataclass(frozen=True)
-class Generation:
-    """One row's result: the trimmed completion and what ended it (OpenAI's finish_reason)."""
-
-    text: str
-    # "stop": EOS, a stop sequence or a boundary; "length": max_new_tokens; "decided": stopped
-    # where an early decision chose another row (``generate_deciding``)
-    finish_reason: str
-    prompt_tokens: int  # after truncation
-    completion_tokens: int  # generated before the row finished
-
-
-class _Model:
-    """The loaded model and tokenizer, shared by every HFBackend view of them."""
-
-    def __init__(self, path: Path, device: str, dtype: str, threads: int) -> None:
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-        from transformers.utils import logging as hf_logging
-
-        if threads > 0:
-            torch.set_num_threads(threads)
-        self.path = path
-        self.device = _resolve_device(device)
-        self.dtype = _resolve_dtype(dtype, self.device)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        except Exception as exc:  # transformers raises OSError, ValueError, … for unusable files
-            raise ModelLoadError(f"the tokenizer in {path} cannot be loaded: {_first_line(exc)}.") from exc
-        bars = hf_logging.is_progress_bar_enabled()
-        hf_logging.disable_progress_bar()  # a progress bar per load is noise in a CLI or a server log
-        try:
-            model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=self.dtype)
-        except Exception as exc:
-            if _is_oom(exc):
-                raise BackendOutOfMemory(f"loading the model in {path} ran out of memory.") from exc
-            raise ModelLoadError(
-                f"{path} cannot be loaded as a causal language model: {_first_line(exc)}."
-            ) from exc
-        finally:
-            if bars:
-                hf_logging.enable_progress_bar()
-        self.model = model.to(self.device).eval()
-        config = model.config
-        supports = getattr(self.model, "_supports_logits_to_keep", None)
-        self.keeps_logits = bool(supports and supports())
-        self.layers = int(getattr(config.get_text_config(decoder=True), "num_hidden_layers", 0) or 0)
-        # the key/value cache's argument: ``cache`` since transformers 5.2x, where the older
-        # ``past_key_values`` still works with a FutureWarning and is to be removed
-        self.cache_kw = _cache_keyword(self.model)
-        # the prefix kept as one copy that attention reads for all rows (else a copy per row)
-        self.cascade = _enable_shared_prefix(self.model) and self.layers > 0
-        self.context = int(
-            getattr(config, "max_position_embeddings", 0) or getattr(config, "n_positions", 0) or 0
-        )
-        eos = self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else config.eos_token_id
-        if isinstance(eos, list):
-            eos = eos[0] if eos else None
-        self.eos_ids = {int(i) for i in ([eos] if eos is not None else []) + _as_list(config.eos_token_id)}
-        # the tokens that end a FIM middle (<EOT>, <|file_sep|>, ...) end a completion too
-        vocab = self.tokenizer.get_vocab()
-        self.eos_ids |= {int(vocab[t]) for tpl in FAMILIES.values() for t in tpl.stops if t in vocab}
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos
-        self.pad_id = int(pad if pad is not None else 0)
-        self.start_id = int(eos if eos is not None else self.pad_id)  # the input of an empty prompt
-        # cctest pads and masks each batch itself (its pad id goes to generate). transformers drops a
-        # mask of all ones, and the model then warns of padding on stderr whenever its config's pad id
-        # is at an edge of the input; when that id is also a real token (BOS/EOS: the input of a prompt
-        # healed down to nothing) the warning is always wrong, so the loaded config forgets it.
-        for cfg in (config, config.get_text_config(decoder=True)):
-            if getattr(cfg, "pad_token_id", None) in {self.start_id, *self.eos_ids, config.bos_token_id}:
-                cfg.pad_token_id = None
-        # rows that share the prompt's head for different lengths make a batch wider than any row
-        # (``_shares``); transformers then warns that the input passed the context, but positions
-        # come from the mask and stay within it, so that one warning is dropped
-        logging.getLogger("transformers.generation.stopping_criteria").addFilter(_WideBatchFilter())
-        self.lock = threading.Lock()
-        # the FIM template per `fim` setting: resolving reads the whole vocabulary (about 1 ms),
-        # and a request asks several times
-        self.fim_templates: dict[str, FimTemplate | None] = {}
-        self._texts: list[str] | None = None
-        # the key/value cache of the last call's shared prefix (one, under the lock): the next
-        # request's prompt mostly extends it, and only the tokens past it are run (``_prefill.prefix_kv``)
-        self.reused: Reused | None = None
-        self.prefix_tokens = [0, 0]  # prefix tokens taken from ``reused``, and run, since loaded
-        self._allowed: LRU[tuple[str, int], Any] = LRU(256)
-
-    def token_texts(self) -> list[str]:
-        """Every token id's text ("" for special tokens), computed once."""
-        if self._texts is None:
-            tok = self.tokenizer
-            # added tokens marked special count too: a tokenizer may hold its FIM tokens only
-            # there, and healing must never take "<fim_middle>" for text to write back
-            added = getattr(tok, "added_tokens_decoder", {}) or {}
-            special = set(tok.all_special_ids) | {i for i, t in added.items() if getattr(t, "special", False)}
-            texts = tok.batch_decode([[i] for i in range(len(tok))], clean_up_tokenization_spaces=False)
-            self._texts = ["" if i in special else t for i, t in enumerate(texts)]
-        return self._texts
-
-    def allowed(self, rest: str, vocab: int) -> Any:
-        """A bool mask over ``vocab`` logits: the tokens that write ``rest`` back, i.e. whose
-        text starts with it or is a (non-empty) beginning of it."""
-        return self._allowed.get_or_compute((rest, vocab), lambda: self._mask(rest, vocab))
-
-    def _mask(self, rest: str, vocab: int) -> Any:
-        import torch
-
-        texts = self.token_texts()
-        ok = [bool(t) and (t.startswith(rest) or rest.startswith(t)) for t in texts[:vocab]]
-        mask = torch.zeros(vocab, dtype=torch.bool)
-        mask[: len(ok)] = torch.tensor(ok, dtype=torch.bool)
-        return mask.to(self.device)
-
-
-class _WideBatchFilter(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "exceeded the model's predefined maximum length" not in record.getMessage()
 
 
 class HFBackend(Backend):
@@ -240,7 +110,7 @@ class HFBackend(Backend):
         fim: str = "auto",
         suffix_share: float = 0.25,
         reuse_prefix: bool = True,
-        _shared: _Model | None = None,
+        _shared: LoadedModel | None = None,
     ) -> None:
         self.options = options or GenerationOptions()
         self.seed = seed
@@ -251,12 +121,11 @@ class HFBackend(Backend):
         self.suffix_share = suffix_share  # the room kept for the code after the cursor
         self.reuse_prefix = reuse_prefix  # False: every call prefills its prefix from scratch
         if _shared is None:  # loaded on the model thread, as every call runs there (``_worker``)
-            _shared = _worker.run(_Model, _model_dir(model), device, dtype, threads)
-        self._m = _shared
+            _shared = _worker.run(LoadedModel, model_dir(model), device, dtype, threads)
+        self.loaded = _shared
 
     @classmethod
     def from_settings(cls, settings: Settings) -> HFBackend:
-        from . import generation_options
 
         return cls(
             settings.model,
@@ -289,35 +158,35 @@ class HFBackend(Backend):
             fim=self.fim if fim is None else fim,
             suffix_share=self.suffix_share,
             reuse_prefix=self.reuse_prefix if reuse_prefix is None else reuse_prefix,
-            _shared=self._m,
+            _shared=self.loaded,
         )
 
     @property
     def prefix_tokens(self) -> tuple[int, int]:
         """Since the model was loaded: the shared-prefix tokens taken from the previous call's
         cache, and those run through the model (with ``reuse_prefix``)."""
-        reused, run = self._m.prefix_tokens
+        reused, run = self.loaded.prefix_tokens
         return reused, run
 
     @property
     def path(self) -> Path:
-        return self._m.path
+        return self.loaded.path
 
     @property
     def tokenizer(self) -> Any:
-        return self._m.tokenizer
+        return self.loaded.tokenizer
 
     @property
     def context(self) -> int:
         """The model's context in tokens (0: no limit declared)."""
-        return self._m.context
+        return self.loaded.context
 
     @property
     def fim_template(self) -> FimTemplate | None:
         """The FIM template completions with a suffix use (None: left to right only)."""
-        cache = self._m.fim_templates
+        cache = self.loaded.fim_templates
         if self.fim not in cache:
-            cache[self.fim] = resolve(self.fim, self._m.tokenizer)
+            cache[self.fim] = resolve(self.fim, self.loaded.tokenizer)
         return cache[self.fim]
 
     def fim_used(self) -> str | None:
@@ -332,15 +201,21 @@ class HFBackend(Backend):
     def suffix_shown(self, prompt: str, suffix: str) -> str:
         """The part of ``suffix`` ``fim_inputs`` keeps with ``prompt`` (at the options' token budget)."""
         template = self.fim_template
-        if template is None or not self._m.context or not suffix.strip():
+        if template is None or not self.loaded.context or not suffix.strip():
             return suffix
         cut = _fim_layout.fim_cut(
-            self._m, template, [prompt], [suffix], self.options.max_new_tokens, suffix_share=self.suffix_share
+            self.loaded,
+            template,
+            [prompt],
+            [suffix],
+            self.options.max_new_tokens,
+            suffix_share=self.suffix_share,
         )
         return cut[0][0]
 
     def describe(self) -> str:
-        return f"hf {self._m.path.name} on {self._m.device} ({str(self._m.dtype).removeprefix('torch.')})"
+        m = self.loaded
+        return f"hf {m.path.name} on {m.device} ({str(m.dtype).removeprefix('torch.')})"
 
     async def complete(
         self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
@@ -399,7 +274,7 @@ class HFBackend(Backend):
     @property
     def chat_template(self) -> str | None:
         """The tokenizer's chat template (None: the model has none)."""
-        template = getattr(self._m.tokenizer, "chat_template", None)
+        template = getattr(self.loaded.tokenizer, "chat_template", None)
         return template if isinstance(template, str) and template else None
 
     @property
@@ -412,7 +287,7 @@ class HFBackend(Backend):
         turn opened, or ``plain_chat_template`` for a model without one."""
         if self.chat_template is None:
             return plain_chat_template(messages)
-        text = self._m.tokenizer.apply_chat_template(
+        text = self.loaded.tokenizer.apply_chat_template(
             [dict(m) for m in messages], tokenize=False, add_generation_prompt=True
         )
         return str(text)
@@ -516,15 +391,15 @@ class HFBackend(Backend):
         memory as BackendOutOfMemory."""
         if suffixes is not None and len(suffixes) != len(prompts):
             raise ValueError(f"{len(suffixes)} suffixes for {len(prompts)} prompts")
-        _runs(groups, len(prompts))  # a wrong grouping fails here, not halfway through
+        row_runs(groups, len(prompts))  # a wrong grouping fails here, not halfway through
         if not _worker.on_model_thread():
             return _worker.run(self._generate_guarded, prompts, opts, suffixes, deciding, groups)
-        with self._m.lock, _attention_kernels(self._m.device):
+        with self.loaded.lock, attention_kernels(self.loaded.device):
             try:
                 return self._generate_locked(prompts, opts, suffixes, deciding, groups)
             except Exception as exc:
-                if _is_oom(exc):
-                    _free_cuda_cache()
+                if is_oom(exc):
+                    free_cuda_cache()
                     raise BackendOutOfMemory(
                         f"the model ran out of memory on a batch of {len(prompts)} prompt(s); "
                         "use fewer mutants, a shorter max_new_tokens or a smaller model."
@@ -538,7 +413,7 @@ class HFBackend(Backend):
     ) -> Encoding:
         """The batch for ``prompts``, healed and cut to the context (``_encode.encode``)."""
         return _encode.encode(
-            self._m,
+            self.loaded,
             prompts,
             max_new_tokens,
             groups,
@@ -560,11 +435,13 @@ class HFBackend(Backend):
         shared by every row and the rest padded to the longest. ``suffixes``: the code after each
         cursor, laid out with its prompt as ``generate`` does (``fim_inputs``)."""
         enc = self.encode(self.fim_inputs(prompts, suffixes, max_new_tokens) or prompts, max_new_tokens)
-        shares = _shares(enc.ids, enc.max_new, self._m.context) if grouped and self.share_prefix else None
+        shares = (
+            row_shares(enc.ids, enc.max_new, self.loaded.context) if grouped and self.share_prefix else None
+        )
         if shares is None:
             return enc.prefix + len(enc.ids) * max(len(x) - enc.prefix for x in enc.ids)
         own = [len(x) - d - 1 for x, d in zip(enc.ids, shares, strict=True)]
-        groups = _row_groups(own, _CALL_TOKENS)
+        groups = row_groups(own, CALL_TOKENS)
         return max(shares) + sum(len(g) * max(own[i] for i in g) for g in groups) + len(enc.ids)
 
     def fim_inputs(
@@ -577,7 +454,7 @@ class HFBackend(Backend):
         """The rows' texts in the FIM template, cut to fit the context; None: left to right
         (``_fim_layout.fim_inputs``)."""
         return _fim_layout.fim_inputs(
-            self._m,
+            self.loaded,
             self.fim_template,
             prompts,
             suffixes,
@@ -604,12 +481,12 @@ class HFBackend(Backend):
         from ._prefill import build_batch, prefill
         from ._rows import Healing, RowStops, collect, generate_kwargs
 
-        m = self._m
+        m = self.loaded
         inputs = self.fim_inputs(prompts, suffixes, opts.max_new_tokens, groups) or prompts
         enc = self.encode(inputs, opts.max_new_tokens, groups)
         # rows prefilled on their own (see ``_prefill.prefill_rows``) share with the first row as much as
         # each has in common with it, not only what every row has in common
-        shares = _shares(enc.ids, enc.max_new, m.context) if self.share_prefix and m.cascade else None
+        shares = row_shares(enc.ids, enc.max_new, m.context) if self.share_prefix and m.cascade else None
         batch = build_batch(m, enc, shares)
         texts = m.token_texts()
         stoppers = [BoundaryStopper(p, opts.stop, boundaries=self.boundaries) for p in prompts]
@@ -656,7 +533,16 @@ class HFBackend(Backend):
 
             mask = full_mask[chosen].bool()
             generations[chosen] = finish_row(
-                self, seqs[chosen][mask], mask, out[m.cache_kw], chosen, enc, stoppers[chosen], opts, watch
+                m,
+                self.seed,
+                seqs[chosen][mask],
+                mask,
+                out[m.cache_kw],
+                chosen,
+                enc,
+                stoppers[chosen],
+                opts,
+                watch,
             )
             return generations, chosen, rest
 
@@ -664,115 +550,7 @@ class HFBackend(Backend):
         """The batch an early decision stopped, run on together (``_decide.run_on``)."""
         from ._decide import run_on
 
-        return run_on(self, cut)
+        return run_on(self.loaded, self.seed, cut)
 
 
-def _attention_kernels(device: Any) -> Any:
-    """The SDPA backends a call may use: on CUDA all but cuDNN's. PyTorch prefers cuDNN attention
-    on recent GPUs, and it builds an execution plan for every new sequence length: on an H100 and
-    an H200 a plain completion of the bundled model took about 1.3 s at each new prompt length
-    (every keystroke) and 0.1 s when the length was seen before; flash and memory-efficient
-    attention build nothing. Elsewhere, and on a torch without the choice, nothing changes."""
-    if getattr(device, "type", None) != "cuda":
-        return contextlib.nullcontext()
-    try:
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-    except ImportError:  # torch < 2.3: no cuDNN attention to avoid
-        return contextlib.nullcontext()
-    return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
-
-
-def _cache_keyword(model: Any) -> str:
-    """The name under which ``model``'s forward (and ``generate``) take the key/value cache, and
-    its outputs return it."""
-    try:
-        params = inspect.signature(model.forward).parameters
-    except (TypeError, ValueError):
-        return "past_key_values"
-    return "cache" if "cache" in params else "past_key_values"
-
-
-def _enable_shared_prefix(model: Any) -> bool:
-    try:
-        from ._prefix_attention import enable
-
-        return enable(model)
-    except Exception:  # an architecture or transformers version it does not fit: repeat the prefix
-        return False
-
-
-def _model_dir(model: str | Path | None) -> Path:
-    if model is None:
-        from ..models import bundled_model_path
-
-        return bundled_model_path()
-    if isinstance(model, str) and "://" in model:
-        raise ModelLoadError(
-            f"{redact_url(model)} is a server's URL, not a model directory; use --backend http for a server."
-        )
-    path = Path(model).expanduser()
-    if not path.exists():
-        raise ModelLoadError(missing_model_dir(str(model)))
-    if not path.is_dir():
-        raise ModelLoadError(f"{path} is a file; give the directory of a saved model.")
-    if not (path / "config.json").is_file():
-        raise ModelLoadError(f"{path} is not a model directory because it has no config.json.")
-    if not any((path / f).is_file() for f in _TOKENIZER_FILES):
-        raise ModelLoadError(f"{path} has no tokenizer (tokenizer.json or tokenizer_config.json).")
-    return path
-
-
-def _resolve_device(device: str) -> Any:
-    import torch
-
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        dev = torch.device(device)
-    except RuntimeError as exc:
-        raise ConfigError(f"'{device}' is not a device; use auto, cpu, cuda or cuda:N.") from exc
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ConfigError(f"device '{device}' was asked for but CUDA is not available here.")
-    return dev
-
-
-def _resolve_dtype(dtype: str, device: Any) -> Any:
-    import torch
-
-    if dtype == "auto":
-        if device.type == "cuda":
-            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        return torch.float32
-    return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
-
-
-def _is_oom(exc: BaseException) -> bool:
-    import torch
-
-    if isinstance(exc, torch.OutOfMemoryError | MemoryError):
-        return True
-    text = str(exc)
-    return isinstance(exc, RuntimeError) and (
-        "out of memory" in text or "not enough memory" in text or "can't allocate memory" in text
-    )
-
-
-def _free_cuda_cache() -> None:
-    import torch
-
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
-
-
-def _as_list(x: Any) -> list[int]:
-    if x is None:
-        return []
-    return [int(i) for i in x] if isinstance(x, list | tuple) else [int(x)]
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().split("\n", 1)[0].rstrip(".") or type(exc).__name__
-    return text[:200]
-
-
-__all__ = ["Encoding", "Generation", "HFBackend"]
+__all__ = ["HFBackend"]

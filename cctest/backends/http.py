@@ -76,7 +76,7 @@ from ..errors import (
 from ..redact import redact_url
 from ..safe_text import model_text
 from ._stop import BoundaryStopper
-from .base import Backend, GenerationOptions, Message, Outcome
+from .base import Backend, GenerationOptions, Message, Outcome, generation_options
 from .fim import FimTemplate, named_template
 
 log = logging.getLogger(__name__)
@@ -388,7 +388,6 @@ class HTTPBackend(Backend):
 
     @classmethod
     def from_settings(cls, settings: Settings, *, retry_unavailable: bool = False) -> HTTPBackend:
-        from . import generation_options
 
         if not settings.model:
             raise ConfigError("the http backend needs the server's URL; pass --model URL.")

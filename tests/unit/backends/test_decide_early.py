@@ -44,7 +44,7 @@ def _check_every_choice(backend: HFBackend, prompts: list[str], after: int, **kw
 
 def test_the_chosen_row_finishes_as_in_the_whole_batch(tiny: HFBackend) -> None:
     backend = tiny.with_options(GenerationOptions(max_new_tokens=12), boundaries=False)
-    assert backend._m.cascade
+    assert backend.loaded.cascade
     gens, _ = backend.generate_deciding(PROMPTS, 4, lambda partial: 0)
     whole = backend.generate(PROMPTS)
     assert gens[0].completion_tokens == whole[0].completion_tokens == 12

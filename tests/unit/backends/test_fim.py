@@ -208,7 +208,7 @@ def test_fim_tokens_added_as_special_tokens_are_never_healed(tmp_path: Path) -> 
     assert rows is not None and rows[0].endswith("<fim_middle>")
     enc = backend.encode(rows, 8)
     assert enc.heal == [""] and enc.ids[0][-1] == middle
-    assert backend._m.token_texts()[middle] == ""
+    assert backend.loaded.token_texts()[middle] == ""
 
 
 def test_only_the_text_near_the_cursor_is_tokenized_and_the_rows_are_the_same(

@@ -35,7 +35,7 @@ def test_grouped_decoding_gives_the_padded_batch_and_one_by_one(
     from cctest.backends import _layout
 
     backend = tiny.with_options(GenerationOptions(max_new_tokens=12), boundaries=False)
-    assert backend._m.cascade
+    assert backend.loaded.cascade
     # a group for every own length (these prompts' rows differ by fewer tokens than a group costs)
     monkeypatch.setattr(_layout, "_DECODE_GROUP_TOKENS", 0)
     groups = _spy_groups(monkeypatch)
@@ -148,15 +148,15 @@ def test_grouped_cache_appends_each_rows_new_token_to_its_group() -> None:
 
 
 def test_decode_groups_merge_rows_whose_padding_costs_less_than_a_group() -> None:
-    from cctest.backends.hf import _decode_groups
+    from cctest.backends._layout import decode_groups
 
     own = [1, 562, 1852, 324, 8, 556, 1, 29, 75, 591, 1852]
-    groups = _decode_groups(own)
+    groups = decode_groups(own)
     assert sorted(i for g in groups for i in g) == list(range(len(own)))
     assert all(g == sorted(g) for g in groups)  # each group's rows in batch order
     assert [2, 10] in groups  # the two longest rows apart from the short ones
     assert len(groups) < len(set(own))  # rows a few tokens apart share a group
-    assert _decode_groups([5, 7, 6]) == [[0, 1, 2]]
+    assert decode_groups([5, 7, 6]) == [[0, 1, 2]]
 
 
 def test_sampling_through_the_groups_is_reproducible_with_the_seed(

@@ -14,9 +14,10 @@ import torch
 from backend_prompts import MODULE, OTHERS, VARIANTS
 
 from cctest.backends import create_backend
+from cctest.backends._encode import CUT_STEP, HEAL_MAX_TOKENS
 from cctest.backends._stop import BoundaryStopper, block_floor, indent_width
 from cctest.backends.base import GenerationOptions
-from cctest.backends.hf import _CUT_STEP, _HEAL_MAX_TOKENS, HFBackend
+from cctest.backends.hf import HFBackend
 from cctest.config import Settings
 from cctest.errors import BackendOutOfMemory, ConfigError, ModelLoadError
 from cctest.models import bundled_model_info, bundled_model_path
@@ -112,16 +113,16 @@ def test_long_prompts_are_cut_from_the_left(hf_model: HFBackend) -> None:
     assert len(full) > context
     ids, _, new, heal = hf_model.encode([long_prompt], 16)
     # the cut leaves room for the budget and a healed tail (the most any row of a batch writes),
-    # in steps of _CUT_STEP tokens (so it stays put while typing): up to a step less is kept
-    room = 16 + _HEAL_MAX_TOKENS
+    # in steps of CUT_STEP tokens (so it stays put while typing): up to a step less is kept
+    room = 16 + HEAL_MAX_TOKENS
     assert new <= room
-    assert context - room - _CUT_STEP < len(ids[0]) <= context - room
+    assert context - room - CUT_STEP < len(ids[0]) <= context - room
     # the prompt ends in "return ": its trailing space is healed (regenerated), the rest is kept
     assert heal[0] == " "
     healed = full[:-1]
     assert hf_model.tokenizer.decode(full[-1:]) == " "
     assert ids[0] == healed[-len(ids[0]) :]  # the tokens nearest the cursor stay
-    assert (len(healed) - len(ids[0])) % _CUT_STEP == 0
+    assert (len(healed) - len(ids[0])) % CUT_STEP == 0
     gen = hf_model.with_options(GenerationOptions(max_new_tokens=16)).generate([long_prompt])[0]
     assert gen.prompt_tokens == len(ids[0])  # room for 16 new tokens and the healed one
     # variants of a long prompt: each row keeps its own end and the rows still share a prefix
@@ -175,7 +176,7 @@ def test_out_of_memory_becomes_a_typed_error_per_prompt(
         calls.append(int(input_ids.shape[0]))
         return torch.empty((1 << 40,), dtype=torch.float32)  # 4 TiB: fails to allocate
 
-    monkeypatch.setattr(hf_model._m.model, "generate", exhausting_generate)
+    monkeypatch.setattr(hf_model.loaded.model, "generate", exhausting_generate)
     out = asyncio.run(hf_model.complete(OTHERS))
     assert all(isinstance(o, BackendOutOfMemory) for o in out)
     assert "memory" in str(out[0]) and "\n" not in str(out[0])
@@ -247,7 +248,7 @@ def test_a_device_that_is_not_here_is_a_config_error() -> None:
 
 def test_options_views_share_one_loaded_model(hf_model: HFBackend) -> None:
     view = hf_model.with_options(replace(hf_model.options, max_new_tokens=4))
-    assert view._m is hf_model._m and view.options.max_new_tokens == 4
+    assert view.loaded is hf_model.loaded and view.options.max_new_tokens == 4
 
 
 def test_the_three_batch_layouts_agree(hf_model: HFBackend, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -256,11 +257,11 @@ def test_the_three_batch_layouts_agree(hf_model: HFBackend, monkeypatch: pytest.
     batch: the same greedy tokens."""
     opts = GenerationOptions(max_new_tokens=24)
     prompts = VARIANTS + OTHERS[:1]
-    assert hf_model._m.cascade  # the bundled GPT-2 goes through the attention interface
+    assert hf_model.loaded.cascade  # the bundled GPT-2 goes through the attention interface
     cascade = [g.text for g in hf_model.with_options(opts, boundaries=False).generate(prompts)]
     padded = hf_model.with_options(opts, boundaries=False, share_prefix=False).generate(prompts)
     assert cascade == [g.text for g in padded]
-    monkeypatch.setattr(hf_model._m, "cascade", False)
+    monkeypatch.setattr(hf_model.loaded, "cascade", False)
     repeated = hf_model.with_options(opts, boundaries=False).generate(prompts)
     assert cascade == [g.text for g in repeated]
 
@@ -336,7 +337,7 @@ def test_token_healing_takes_the_trailing_whitespace_or_last_token_off(hf_model:
 
 
 def test_token_healing_allows_only_tokens_that_write_the_tail_back(hf_model: HFBackend) -> None:
-    m = hf_model._m
+    m = hf_model.loaded
     texts = m.token_texts()
     vocab = len(texts)
     for rest in ("\n    ", " ", "ba"):
@@ -393,7 +394,7 @@ def test_one_row_is_a_plain_generate(hf_model: HFBackend) -> None:
         assert enc.prefix == 0
         assert backend.encode([prompt, prompt + "x"], 24).prefix > 0  # two rows still share
         got = backend.generate([prompt])[0]
-        m = backend._m
+        m = backend.loaded
         with torch.inference_mode():
             out = m.model.generate(
                 input_ids=torch.tensor([enc.ids[0]]),
@@ -417,15 +418,14 @@ def test_rows_share_what_each_has_in_common_with_the_first(
     comment later, another prompt at once) are prefilled on their own, in groups, each reading
     the first row's prefix as far as it shares it: the same greedy tokens as one by one and as
     a plain left-padded batch, and every row's tokens in the batch are its own, in order."""
-    from cctest.backends import _prefill
-    from cctest.backends import hf as hf_module
+    from cctest.backends import _layout, _prefill
 
     backend = hf_model.with_options(GenerationOptions(max_new_tokens=24), boundaries=False)
     prompts = VARIANTS + OTHERS[:2]
     enc = backend.encode(prompts, 24)
-    shares = hf_module._shares(enc.ids, enc.max_new, backend.context)
+    shares = _layout.row_shares(enc.ids, enc.max_new, backend.context)
     assert shares is not None and len(set(shares)) >= 3 and shares[-1] == 0
-    batch = _prefill.build_batch(backend._m, enc, shares)
+    batch = _prefill.build_batch(backend.loaded, enc, shares)
     for i, x in enumerate(enc.ids):
         assert batch.input_ids[i][batch.mask[i] == 1].tolist() == x
     prefilled: list[list[int]] = []
@@ -445,14 +445,14 @@ def test_rows_share_what_each_has_in_common_with_the_first(
 
 
 def test_row_groups_cover_every_row_once() -> None:
-    from cctest.backends.hf import _row_groups
+    from cctest.backends._layout import row_groups
 
     lengths = [700, 12, 650, 30, 0, 31, 29, 5, 640]
-    groups = _row_groups(lengths, 64)
+    groups = row_groups(lengths, 64)
     assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
     # the short rows are not padded to the long ones' length
     assert all(min(lengths[i] for i in g) > 600 or max(lengths[i] for i in g) < 40 for g in groups)
-    assert _row_groups(lengths, 10_000) == [sorted(range(len(lengths)), key=lambda i: -lengths[i])]
+    assert row_groups(lengths, 10_000) == [sorted(range(len(lengths)), key=lambda i: -lengths[i])]
 
 
 def test_plan_prefill_counts_the_layouts(hf_model: HFBackend) -> None:

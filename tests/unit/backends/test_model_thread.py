@@ -128,16 +128,16 @@ def test_the_hf_backend_loads_and_generates_on_the_model_thread(
 
 
 def test_loading_runs_on_the_model_thread(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cctest.backends import hf
+    from cctest.backends import loaded
 
     loaded_on: list[int] = []
-    real = hf._Model.__init__
+    real = loaded.LoadedModel.__init__
 
     def spy(self: Any, *args: Any, **kwargs: Any) -> None:  # the real load, recorded
         loaded_on.append(threading.get_ident())
         real(self, *args, **kwargs)
 
-    monkeypatch.setattr(hf._Model, "__init__", spy)
+    monkeypatch.setattr(loaded.LoadedModel, "__init__", spy)
     backend = HFBackend(None, threads=1)
     assert backend.tokenizer is not None
     assert loaded_on == [_worker.run(_ident)]
@@ -149,12 +149,12 @@ def test_cuda_calls_leave_cudnn_attention_out_and_restore_the_setting() -> None:
     are global booleans, so this holds without a GPU."""
     import torch
 
-    from cctest.backends.hf import _attention_kernels
+    from cctest.backends.loaded import attention_kernels
 
     before = torch.backends.cuda.cudnn_sdp_enabled()
-    with _attention_kernels(torch.device("cuda")):
+    with attention_kernels(torch.device("cuda")):
         assert not torch.backends.cuda.cudnn_sdp_enabled()
         assert torch.backends.cuda.flash_sdp_enabled() and torch.backends.cuda.mem_efficient_sdp_enabled()
     assert torch.backends.cuda.cudnn_sdp_enabled() == before
-    with _attention_kernels(torch.device("cpu")):  # on a CPU nothing changes
+    with attention_kernels(torch.device("cpu")):  # on a CPU nothing changes
         assert torch.backends.cuda.cudnn_sdp_enabled() == before

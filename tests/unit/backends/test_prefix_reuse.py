@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from cctest.backends._encode import CUT_STEP
+from cctest.backends._layout import common_length
 from cctest.backends.base import GenerationOptions
-from cctest.backends.hf import _CUT_STEP, HFBackend, _common_length
+from cctest.backends.hf import HFBackend
 
 FILE = Path(json.decoder.__file__).read_text(encoding="utf-8")
 AT = FILE.index("def JSONArray") + 300  # inside a function body, about 2k tokens in: past the context
@@ -80,13 +82,13 @@ def test_typing_gives_the_same_completions_with_reuse_on_random_models(
 
 def test_another_file_and_a_shorter_prompt_are_served_right(tiny: HFBackend) -> None:
     on, off = _views(tiny, "off")
-    assert on._m.cascade  # the first row's tokens but its last are the shared prefix
+    assert on.loaded.cascade  # the first row's tokens but its last are the shared prefix
     other = Path(json.__file__).read_text(encoding="utf-8")[:3000]
     prompts = [FILE[:AT], other, FILE[:AT], FILE[: AT - 200], FILE[:AT]]
     for prompt in prompts:
         for batch in ([prompt], _mutants(prompt)):
             assert [g.text for g in on.generate(batch)] == [g.text for g in off.generate(batch)]
-            kept = on._m.reused
+            kept = on.loaded.reused
             assert kept is not None
             # the kept prefix is this call's own: the prompt's tokens but its last
             assert kept.ids == on.encode(batch, 8).ids[0][:-1]
@@ -108,10 +110,10 @@ def test_views_share_the_kept_prefix_and_models_do_not(tiny: HFBackend, hf_model
             assert [g.text for g in view.generate([prompt], suffixes=suffixes)] == [
                 g.text for g in plain.generate([prompt], suffixes=suffixes)
             ]
-    assert tiny._m is not hf_model._m
-    theirs = hf_model._m.reused
+    assert tiny.loaded is not hf_model.loaded
+    theirs = hf_model.loaded.reused
     on.generate([prompt + "x"])
-    assert hf_model._m.reused is theirs  # one model's calls leave the other's prefix alone
+    assert hf_model.loaded.reused is theirs  # one model's calls leave the other's prefix alone
     big, _ = _views(hf_model, "off")
     got = big.generate([prompt + "x"])
     assert [g.text for g in got] == [
@@ -121,7 +123,7 @@ def test_views_share_the_kept_prefix_and_models_do_not(tiny: HFBackend, hf_model
 
 def test_one_prefix_is_kept(tiny: HFBackend) -> None:
     on, _ = _views(tiny, "off")
-    m = on._m
+    m = on.loaded
     for prompt in _typing(AT - 2000):
         on.generate(_mutants(prompt))
         kept = m.reused
@@ -138,7 +140,7 @@ def test_one_prefix_is_kept(tiny: HFBackend) -> None:
 
 def test_the_context_cut_moves_in_steps(hf_model: HFBackend) -> None:
     """A prompt past the context keeps the same first token over many keystrokes: left to right
-    its token ids lose a multiple of ``_CUT_STEP`` at the start; suffix first, the rows (their
+    its token ids lose a multiple of ``CUT_STEP`` at the start; suffix first, the rows (their
     head is the suffix's cut, then the prefix's) extend each other."""
     view = hf_model.with_options(GenerationOptions(max_new_tokens=8))
     tok = view.tokenizer
@@ -147,7 +149,7 @@ def test_the_context_cut_moves_in_steps(hf_model: HFBackend) -> None:
     encoded = [unhealed.encode([p], 8).ids[0] for p in _typing(0)]
     for n, ids in zip(whole, encoded, strict=True):
         dropped = n - len(ids)
-        assert dropped > 0 and dropped % _CUT_STEP == 0
+        assert dropped > 0 and dropped % CUT_STEP == 0
     heads = [ids[:50] for ids in encoded]
     assert all(h == heads[0] for h in heads)
     rows = [view.fim_inputs([p], [SUFFIX], 8) for p in _typing(0)]
@@ -156,4 +158,4 @@ def test_the_context_cut_moves_in_steps(hf_model: HFBackend) -> None:
     for prev, nxt in zip(texts, texts[1:], strict=False):
         assert nxt.startswith(prev)  # the next keystroke's row extends this one's
     ids = [view.encode([t], 8).ids[0] for t in texts]
-    assert min(_common_length(a, b) for a, b in zip(ids, ids[1:], strict=False)) > 700
+    assert min(common_length(a, b) for a, b in zip(ids, ids[1:], strict=False)) > 700

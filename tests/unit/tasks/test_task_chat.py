@@ -17,8 +17,9 @@ from local_server import server
 
 from cctest.backends import create_backend
 from cctest.backends.base import PLAIN_CHAT_STOP, GenerationOptions, plain_chat_template
-from cctest.backends.hf import HFBackend, _model_dir
+from cctest.backends.hf import HFBackend
 from cctest.backends.http import HTTPBackend
+from cctest.backends.loaded import model_dir
 from cctest.bench.runner import load_run
 from cctest.cli import main
 from cctest.config import Settings
@@ -37,7 +38,7 @@ MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "conten
 def chat_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled model with a chat template added to its tokenizer's config."""
     target = tmp_path_factory.mktemp("chat-model") / "model"
-    shutil.copytree(_model_dir(None), target)
+    shutil.copytree(model_dir(None), target)
     config_path = target / "tokenizer_config.json"
     config = json.loads(config_path.read_text())
     config["chat_template"] = TEMPLATE
