@@ -35,6 +35,10 @@ COMMANDS = {
     ),
     "bench": ("cctest.commands.bench", "benchmark a model's robustness on a dataset"),
     "defects": ("cctest.commands.defects", "list, show and export the suspected-defect log"),
+    "proxy": (
+        "cctest.commands.proxy",
+        "repair the completions an editor plugin asks a model server for (OpenAI, Ollama, TGI APIs)",
+    ),
     "formula": ("cctest.commands.formula", "mutate or reduce an equation (syntactic robustness)"),
 }
 

@@ -1,0 +1,335 @@
+"""The proxy's aiohttp server: repaired completions in the upstream's own API, the rest passed through.
+
+One handler takes every path and method. A completion request (``Api.read``) whose code reads as
+Python is answered by ``mode``:
+
+* ``repair``: the engine makes the prompt's mutants as the language server does, the upstream
+  completes them all (``Rows``), and the plugin gets the repaired completion in its API's shape,
+  streamed when it asked for a stream;
+* ``monitor``: the request passes through at once (the plugin gets the upstream's own answer,
+  streamed as it comes), a copy of the answer is kept, and afterwards the mutants are completed
+  and the verdict recorded (at most ``MAX_BACKGROUND`` checks at once; more are skipped);
+* ``off``: everything passes through.
+
+Every other request (chat, embeddings, model lists, a prompt that is not Python, several prompts
+in one request) passes through unchanged (``Upstream.forward``).
+
+Suspected defects (and every verdict with ``log_all``) go to the defect log the language server
+writes (``cctest.defects``), read with ``cctest defects``: the record's ``uri`` is
+``proxy:UPSTREAM``, its ``model`` says ``proxy PROVIDER UPSTREAM model NAME``, and its settings
+carry ``via: proxy``, the upstream, the provider and the model name. URLs are stored without
+credentials, and no header is ever stored or logged.
+
+Faults: the upstream has ``timeout`` seconds from the plugin's request to answer (every row of a
+repair, or the first byte of a passed-through answer); past it, or when it cannot be reached, the
+plugin gets a 504 or 502 in its API's error shape; an error status from the upstream is passed
+back as it came. A plugin that disconnects cancels its request's upstream requests (the server
+cancels a handler whose client went away).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import signal
+import uuid
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from ..backends.stop import trim_completion
+from ..config import Settings
+from ..defects import DefectStore
+from ..engine import Engine
+from ..errors import BackendError, BackendTimeout, BackendUnavailable, ConfigError, DefectLogError
+from ..safe_text import model_text
+from ..types import EngineResult, Prompt
+from .apis import APIS, Api, Ask, pieces
+from .upstream import Rows, Upstream, UpstreamRefused
+
+log = logging.getLogger(__name__)
+
+MODES = ("repair", "monitor", "off")
+MAX_BACKGROUND = 2  # monitor-mode checks running at once; more are skipped (and counted)
+MAX_BODY_BYTES = 8 * 1024 * 1024  # a completion request's body, read whole to be looked at
+
+
+@dataclass(frozen=True)
+class ProxyConfig:
+    """What ``cctest proxy`` is told: the upstream, its API, the mode, and the engine's settings
+    (``settings.timeout`` is the upstream deadline; ``defect_log`` and ``log_all`` the log's)."""
+
+    upstream: str
+    provider: str = "openai"
+    mode: str = "repair"
+    settings: Settings = field(default_factory=Settings)
+    record: bool = True  # write the defect log (tests and benchmarks may turn it off)
+
+    def __post_init__(self) -> None:
+        if self.provider not in APIS:
+            raise ConfigError(f"unknown provider '{self.provider}'; choose {', '.join(APIS)}.")
+        if self.mode not in MODES:
+            raise ConfigError(f"unknown mode '{self.mode}'; choose {', '.join(MODES)}.")
+        if not self.upstream.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"'{self.upstream[:200]}' is not an http(s) URL; give the model server's address, "
+                "e.g. http://127.0.0.1:11434."
+            )
+
+
+def chosen_pieces(result: EngineResult) -> list[str]:
+    """The repaired completion in the pieces a stream carries.
+
+    The seam for streaming as the upstream writes: once the http backend decides early over
+    streamed rows, this becomes the chosen row's tokens as they arrive (an async iterator), and
+    ``Proxy._stream`` writes each as it comes; today the completion is whole before the first."""
+    return pieces(result.completion)
+
+
+class Proxy:
+    """The proxy's state: the upstream, the API it speaks, the defect log, background checks."""
+
+    def __init__(self, config: ProxyConfig) -> None:
+        self.config = config
+        self.api: Api = APIS[config.provider]
+        self.settings = config.settings
+        self.upstream = Upstream(config.upstream, timeout=self.settings.timeout)
+        self.counters: Counter[str] = Counter()
+        self._store: DefectStore | None = None
+        self._store_failed = False
+        self._background: set[asyncio.Task[None]] = set()
+
+    # -- the one handler ------------------------------------------------------------------------
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        self.counters["requests"] += 1
+        if self.config.mode == "off" or request.method != "POST" or request.path not in self.api.paths:
+            return await self._forward(request, None)
+        raw = await request.read()
+        try:
+            body = json.loads(raw)
+        except (ValueError, RecursionError):
+            body = None
+        ask = self.api.read(request.path, body)
+        if ask is None or not ask.is_python:
+            return await self._forward(request, raw)
+        if self.config.mode == "monitor":
+            return await self._monitor(request, raw, ask)
+        return await self._repair(request, raw, ask)
+
+    def _deadline(self) -> float:
+        return asyncio.get_running_loop().time() + self.settings.timeout
+
+    async def _forward(
+        self, request: web.Request, raw: bytes | None, tee: bytearray | None = None
+    ) -> web.StreamResponse:
+        self.counters["passed_through"] += 1
+        try:
+            return await self.upstream.forward(request, raw, self._deadline(), tee)
+        except BackendError as exc:
+            return self._failure(exc)
+
+    def _failure(self, exc: BackendError) -> web.Response:
+        """The plugin's answer when the upstream failed: its own error as it came, else a 504
+        (no answer in time) or a 502 in the API's shape."""
+        self.counters["upstream_errors"] += 1
+        if isinstance(exc, UpstreamRefused):
+            headers = {"Content-Type": exc.content_type} if exc.content_type else None
+            return web.Response(status=exc.status, body=exc.body, headers=headers)
+        log.info("upstream failure: %s", exc)
+        if isinstance(exc, BackendTimeout):
+            return self.api.error(504, str(exc), "timeout")
+        kind = "upstream_unavailable" if isinstance(exc, BackendUnavailable) else "bad_upstream_answer"
+        return self.api.error(502, str(exc), kind)
+
+    # -- repair ---------------------------------------------------------------------------------
+
+    async def _repair(self, request: web.Request, raw: bytes, ask: Ask) -> web.StreamResponse:
+        rows = Rows(self.upstream, self.api, ask, request.headers, self._deadline())
+        engine = Engine(rows, self.settings)
+        prompt = Prompt(text=ask.prefix, suffix=ask.suffix)
+        try:  # the mutants are made off the event loop (libcst); ``run`` then finds them cached
+            await asyncio.to_thread(engine.rows, prompt)
+        except Exception as exc:  # noqa: BLE001 - code the mutators cannot read: as the plugin sent it
+            log.info("no mutants for this prompt (%s); passed through", type(exc).__name__)
+            return await self._forward(request, raw)
+        try:
+            result = await engine.run(prompt)
+        except BackendError as exc:
+            return self._failure(exc)
+        self.counters["repaired"] += 1
+        self._record(result, ask, rows, "repair")
+        source = rows.shape_source()
+        if not ask.stream:
+            return web.json_response(self.api.answer(ask, source, result.completion))
+        return await self._stream(request, ask, source, chosen_pieces(result), result.completion)
+
+    async def _stream(
+        self, request: web.Request, ask: Ask, source: Any, pieces: Sequence[str], text: str
+    ) -> web.StreamResponse:
+        out = web.StreamResponse(
+            status=200, headers={"Content-Type": self.api.stream_type(ask), "Cache-Control": "no-cache"}
+        )
+        await out.prepare(request)
+        for chunk in self.api.stream(ask, source, pieces, text):
+            await out.write(chunk)
+        await out.write_eof()
+        return out
+
+    # -- monitor --------------------------------------------------------------------------------
+
+    async def _monitor(self, request: web.Request, raw: bytes, ask: Ask) -> web.StreamResponse:
+        tee = bytearray()
+        answer = await self._forward(request, raw, tee)
+        if answer.status != 200:
+            return answer
+        if len(self._background) >= MAX_BACKGROUND:
+            self.counters["monitor_skipped"] += 1
+            return answer
+        headers = dict(request.headers)  # the credentials the check needs; held only by its task
+        task = asyncio.create_task(self._check(ask, bytes(tee), headers))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return answer
+
+    async def _check(self, ask: Ask, payload: bytes, headers: Mapping[str, str]) -> None:
+        """Monitor mode's verdict on an answer already given: the mutants completed, compared with
+        the upstream's own completion, recorded."""
+        try:
+            own = self.api.own_text(payload, ask.stream)
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
+            own = None
+        if own is None:
+            return
+        rows = Rows(self.upstream, self.api, ask, headers, self._deadline())
+        original = trim_completion(ask.prefix, model_text(own)[: rows.max_chars], rows.stop)
+        engine = Engine(rows, self.settings)
+        prompt = Prompt(text=ask.prefix, suffix=ask.suffix)
+        try:
+            await asyncio.to_thread(engine.rows, prompt)
+            result = await engine.run(prompt, original=original)
+        except Exception as exc:  # noqa: BLE001 - a check that fails records nothing; the plugin has its answer
+            log.info("the monitor check failed: %s", exc)
+            return
+        self.counters["monitor_checks"] += 1
+        self._record(result, ask, rows, "monitor")
+
+    # -- the defect log -------------------------------------------------------------------------
+
+    def _record(self, result: EngineResult, ask: Ask, rows: Rows, mode: str) -> None:
+        if result.is_suspect:
+            self.counters["suspect"] += 1
+        if not self.config.record or not (result.is_suspect or self.settings.log_all):
+            return
+        task = asyncio.create_task(self._write(result, ask, rows, mode))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def store(self) -> DefectStore | None:
+        if self._store is None and not self._store_failed:
+            try:
+                self._store = DefectStore(self.settings.defect_log_path())
+            except DefectLogError as exc:
+                self._store_failed = True
+                log.error("defects will not be recorded: %s", exc)
+        return self._store
+
+    async def _write(self, result: EngineResult, ask: Ask, rows: Rows, mode: str) -> None:
+        store = self.store()
+        if store is None:
+            return
+        before = ask.prefix
+        settings = {
+            **self.settings.to_dict(),
+            "via": "proxy",
+            "upstream": self.upstream.shown,
+            "provider": self.api.name,
+            "model_name": ask.model,
+            "layout": ask.layout.describe(),
+        }
+        try:
+            await asyncio.to_thread(
+                store.add,
+                result,
+                request_id=f"proxy-{uuid.uuid4().hex}",
+                uri=f"proxy:{self.upstream.shown}",
+                line=before.count("\n"),
+                col=len(before) - before.rfind("\n") - 1,
+                mode=mode,
+                model=rows.describe(),
+                settings=settings,
+            )
+            self.counters["recorded"] += 1
+        except DefectLogError as exc:
+            log.error("a defect could not be recorded: %s", exc)
+
+    async def drain(self) -> None:
+        """Wait for the background checks and log writes under way."""
+        while self._background:
+            await asyncio.wait(set(self._background))
+
+    async def aclose(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        await self.upstream.aclose()
+        if self._store is not None:
+            self._store.close()
+
+
+PROXY_KEY = web.AppKey("proxy", Proxy)
+
+
+def create_app(config: ProxyConfig) -> web.Application:
+    """The proxy as an aiohttp application (every path, every method)."""
+    proxy = Proxy(config)
+    app = web.Application(client_max_size=MAX_BODY_BYTES)
+    app[PROXY_KEY] = proxy
+    app.router.add_route("*", "/{tail:.*}", proxy.handle)
+
+    async def close(app: web.Application) -> None:
+        await proxy.aclose()
+
+    app.on_cleanup.append(close)
+    return app
+
+
+async def start_proxy(
+    config: ProxyConfig, host: str = "127.0.0.1", port: int = 0
+) -> tuple[web.AppRunner, str]:
+    """Start the proxy on ``host:port`` (0: a free port); returns the runner and its base URL."""
+    runner = web.AppRunner(create_app(config), handler_cancellation=True, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    bound = int(runner.addresses[0][1])
+    shown = f"[{host}]" if ":" in host else host
+    return runner, f"http://{shown}:{bound}"
+
+
+def run(config: ProxyConfig, host: str, port: int) -> None:
+    """``cctest proxy``: serve until SIGINT or SIGTERM."""
+
+    async def main() -> None:
+        runner, url = await start_proxy(config, host, port)
+        print(
+            f"cctest proxy: {url} -> {Upstream(config.upstream).shown} ({config.provider}, {config.mode})",
+            flush=True,
+        )
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            await stop.wait()
+        finally:
+            await runner.cleanup()
+
+    asyncio.run(main())
+
+
+__all__ = ["MODES", "PROXY_KEY", "Proxy", "ProxyConfig", "chosen_pieces", "create_app", "run", "start_proxy"]
