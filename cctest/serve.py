@@ -5,8 +5,9 @@ tested against. Endpoints:
 
 * ``POST /v1/completions``: ``prompt`` (a string or a list of strings), ``max_tokens`` (16 by
   default, as OpenAI), ``temperature``, ``top_p``, ``stop`` (a string or a list), ``model``
-  (accepted, not checked), ``n`` (1 only), ``stream`` (false only); answers OpenAI's
-  ``text_completion`` object with one choice per prompt and token usage;
+  (accepted, not checked), ``n`` (1 only), ``stream``; answers OpenAI's ``text_completion``
+  object with one choice per prompt and token usage, or with ``stream: true`` OpenAI's
+  server-sent events (below);
 * ``POST /v1/chat/completions``: ``messages`` (``{"role": "system" | "user" | "assistant",
   "content": "..."}``, at least one) and the same options (``max_tokens`` 512 by default); the
   conversation becomes text through the model tokenizer's chat template, or, for a model without
@@ -14,6 +15,18 @@ tested against. Endpoints:
   and an open ``### Assistant:`` one; the answer ends where the model starts another section);
   answers OpenAI's ``chat.completion`` object;
 * ``GET /v1/models``: the one model served; ``GET /health``: ``{"status": "ok"}``.
+
+Streaming (``stream: true``, both POST endpoints) answers ``text/event-stream``: one ``data:
+{...}`` event per row and decoding step that wrote text (``choices[0].index`` the row, the
+prompt's place in ``prompt``; ``text``, or for chat ``delta.content``), the row's last event
+with its ``finish_reason`` as soon as that row ends (not when its batch does), then ``data:
+[DONE]``; with ``stream_options.include_usage`` a last event with ``usage`` and no choices. Text
+that may be the start of a stop sequence, or half a UTF-8 character, is held back until it is
+known, so the events of a row add up to the text a plain request gets. A streamed request's rows
+are batched like any other (together, and with other requests). A client that disconnects
+stops its rows at the next decoding step (``_Live.cancelled``, read by the model's thread after
+every token, through ``HFBackend.generate_safe``'s ``on_step``): they write no more tokens, a batch
+whose every row has stopped ends, and its prompts not yet sent to the model are never sent.
 
 Concurrent requests share ``generate`` calls: a collector takes the first waiting request, waits a
 few milliseconds for more (and whatever queued while the model was busy), and runs ONE batched
@@ -68,7 +81,7 @@ from typing import Any
 from aiohttp import web
 
 from .backends.base import PLAIN_CHAT_STOP, GenerationOptions, Message
-from .backends.hf import Generation, HFBackend
+from .backends.hf import Generation, HFBackend, OnStep
 from .config import SPECS
 from .errors import BackendError, BackendOutOfMemory, ConfigError
 
@@ -149,15 +162,40 @@ class BadRequest(ValueError):
         self.param = param
 
 
+class _Live:
+    """A streamed request's rows while they are written: each row's text so far and how it ended
+    (``finish_reason``, None while it runs), set on the event loop from the model's thread after
+    every decoding step. ``cancelled`` (the client went away) is read by the model's thread after
+    every token: the request's rows then stop."""
+
+    def __init__(self, rows: int) -> None:
+        self.texts = [""] * rows
+        self.ended: list[str | None] = [None] * rows
+        self.cancelled = False
+        self.changed = asyncio.Event()
+
+    def update(self, row: int, text: str, ended: str | None) -> None:
+        if self.ended[row] is None:
+            self.texts[row], self.ended[row] = text, ended
+            self.changed.set()
+
+
 @dataclass
 class _Item:
-    """One request's prompts; ``sent`` of them have gone to ``generate`` so far."""
+    """One request's prompts; ``sent`` of them have gone to ``generate`` so far; ``live``: the
+    request is streamed."""
 
     prompts: list[str]
     options: GenerationOptions
     future: asyncio.Future[list[Generation | BackendError]]
     sent: int = 0
     results: list[Generation | BackendError] = field(default_factory=list)
+    live: _Live | None = None
+
+    @property
+    def gone(self) -> bool:
+        """Nobody waits for it any more: answered, failed, or its client went away."""
+        return self.future.done() or (self.live is not None and self.live.cancelled)
 
 
 @dataclass
@@ -166,6 +204,8 @@ class BatchStats:
     rows: int = 0  # prompts completed
     largest: int = 0  # most prompts in one generate call
     sizes: list[int] = field(default_factory=list)
+    tokens: int = 0  # new tokens the model wrote, a stopped row's up to where it stopped
+    cancelled: int = 0  # rows stopped because their streamed request's client went away
 
 
 class Batcher:
@@ -193,10 +233,12 @@ class Batcher:
             self._task = None
 
     async def submit(
-        self, prompts: Sequence[str], options: GenerationOptions
+        self, prompts: Sequence[str], options: GenerationOptions, live: _Live | None = None
     ) -> list[Generation | BackendError]:
+        """Every prompt's generation, once all are done; ``live``: a streamed request, whose rows
+        report their text after every step and stop once ``live.cancelled``."""
         future: asyncio.Future[list[Generation | BackendError]] = asyncio.get_running_loop().create_future()
-        await self._queue.put(_Item(list(prompts), options, future))
+        await self._queue.put(_Item(list(prompts), options, future, live=live))
         return await future
 
     async def _run(self) -> None:
@@ -216,7 +258,7 @@ class Batcher:
                         break
             while not self._queue.empty():  # whatever queued while the model was busy
                 active.append(self._queue.get_nowait())
-            active = deque(i for i in active if not i.future.done())  # a client that went away
+            active = deque(i for i in active if not i.gone)  # a client that went away
             if not active:
                 continue
             options = active[0].options
@@ -248,10 +290,42 @@ class Batcher:
                 break
         return [(item, n) for item, n in zip(group, take, strict=True) if n]
 
+    def _watch(self, parts: list[tuple[_Item, int]]) -> tuple[OnStep | None, list[int | None]]:
+        """What the model's thread calls after every decoding step when a streamed request has
+        rows in this batch (None: none has); and per row, once it was stopped because its client
+        went away, the tokens it had written (None: not stopped)."""
+        rows = [(item, item.sent + j) for item, n in parts for j in range(n)]
+        stopped: list[int | None] = [None] * len(rows)
+        if not any(item.live is not None for item, _ in parts):
+            return None, stopped
+        loop = asyncio.get_running_loop()
+        running = [True] * len(rows)
+        written = [0] * len(rows)
+
+        def watch(first: int, texts: Sequence[str], ended: Sequence[str | None]) -> list[bool]:
+            stop = []
+            for k in range(len(texts)):
+                j = first + k
+                item, row = rows[j]
+                live = item.live
+                cancelled = live is not None and live.cancelled
+                if running[j]:  # it wrote this step's token
+                    written[j] += 1
+                    running[j] = ended[k] is None and not cancelled
+                    if cancelled and ended[k] is None:
+                        stopped[j] = written[j]
+                    elif live is not None and not cancelled:
+                        loop.call_soon_threadsafe(live.update, row, texts[k], ended[k])
+                stop.append(cancelled)
+            return stop
+
+        return watch, stopped
+
     async def _generate(self, options: GenerationOptions, parts: list[tuple[_Item, int]]) -> None:
         prompts = [p for item, n in parts for p in item.prompts[item.sent : item.sent + n]]
+        watch, stopped = self._watch(parts)
         try:
-            results = await asyncio.to_thread(self.backend.generate_safe, prompts, options)
+            results = await asyncio.to_thread(self.backend.generate_safe, prompts, options, on_step=watch)
         except Exception as exc:  # a bug or a broken model: fail these requests, keep serving
             log.exception("generate failed on a batch of %d prompts", len(prompts))
             for item, _ in parts:
@@ -262,6 +336,12 @@ class Batcher:
         self.stats.rows += len(prompts)
         self.stats.largest = max(self.stats.largest, len(prompts))
         self.stats.sizes.append(len(prompts))
+        for r, cut in zip(results, stopped, strict=True):
+            if cut is not None:
+                self.stats.cancelled += 1
+                self.stats.tokens += cut
+            elif isinstance(r, Generation):
+                self.stats.tokens += r.completion_tokens
         start = 0
         for item, n in parts:
             item.results.extend(results[start : start + n])
@@ -343,8 +423,10 @@ def parse_request(body: Any, max_prompts: int = MAX_PROMPTS) -> tuple[list[str],
         _unicode(text, "stop")
     if body.get("n", 1) not in (1, None):
         raise BadRequest("only n = 1 is supported.", "n")
-    if body.get("stream"):
-        raise BadRequest("streaming is not supported; send stream: false.", "stream")
+    if body.get("stream") not in (True, False, None):
+        raise BadRequest("'stream' must be true or false.", "stream")
+    if not isinstance(body.get("stream_options") or {}, dict):
+        raise BadRequest("'stream_options' must be an object.", "stream_options")
     if body.get("echo"):
         raise BadRequest("echo is not supported.", "echo")
     options = GenerationOptions(
@@ -476,8 +558,15 @@ async def _generations(
     batcher: Batcher, prompts: list[str], options: GenerationOptions
 ) -> list[Generation] | web.Response:
     """The generations for ``prompts`` through ``batcher``, or the error response."""
+    task = asyncio.ensure_future(batcher.submit(prompts, options))
+    await asyncio.wait([task])
+    return _checked(task)
+
+
+def _checked(task: asyncio.Future[list[Generation | BackendError]]) -> list[Generation] | web.Response:
+    """A finished submission's generations, or the error response."""
     try:
-        results = await batcher.submit(prompts, options)
+        results = task.result()
     except Exception:  # logged by the batcher
         return _error(
             500, "the model failed on this request; see the server log.", "server_error", code="server_error"
@@ -499,7 +588,175 @@ def _usage(gens: Sequence[Generation]) -> dict[str, int]:
     }
 
 
-async def completions(request: web.Request) -> web.Response:
+def _held_back(text: str, stops: Sequence[str]) -> str:
+    """What of a running row's ``text`` may be streamed: up to a stop sequence it holds (the row
+    ends there), less an end that may be the start of one, or half a UTF-8 character (U+FFFD
+    while its other bytes are not written).
+
+    >>> _held_back("x = 1\n# E", ["# END"]), _held_back("a # END b", ["# END"]), _held_back("ab\ufffd", [])
+    ('x = 1\n', 'a ', 'ab')
+    """
+    cut = min((i for i in (text.find(s) for s in stops if s) if i >= 0), default=-1)
+    if cut >= 0:
+        return text[:cut]
+    keep = len(text)
+    for s in stops:
+        for n in range(min(len(s) - 1, len(text)), 0, -1):
+            if text.endswith(s[:n]):
+                keep = min(keep, len(text) - n)
+                break
+    return text[:keep].rstrip("\ufffd")
+
+
+def _finished(text: str, stops: Sequence[str]) -> str:
+    """An ended row's text, cut where a stop sequence starts (as ``generate`` trims it)."""
+    cut = min((i for i in (text.find(s) for s in stops if s) if i >= 0), default=-1)
+    return text[:cut] if cut >= 0 else text
+
+
+def wants_stream(body: Any) -> tuple[bool, bool]:
+    """Whether a (checked) request body asks for a stream, and for a last event with ``usage``."""
+    if not isinstance(body, dict) or body.get("stream") is not True:
+        return False, False
+    return True, bool((body.get("stream_options") or {}).get("include_usage"))
+
+
+class _Sse:
+    """One streamed answer: OpenAI's server-sent events for ``/v1/completions`` (``chat`` False)
+    or ``/v1/chat/completions``."""
+
+    def __init__(self, request: web.Request, chat: bool) -> None:
+        self.request, self.chat = request, chat
+        self.id = f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex}"
+        self.object = "chat.completion.chunk" if chat else "text_completion"
+        self.created = int(time.time())
+        self.response: web.StreamResponse | None = None
+
+    @property
+    def gone(self) -> bool:
+        """The client has closed the connection."""
+        transport = self.request.transport
+        return transport is None or transport.is_closing()
+
+    async def open(self) -> None:
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await response.prepare(self.request)
+        self.response = response
+
+    async def event(self, data: dict[str, Any] | str) -> None:
+        assert self.response is not None
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+        await self.response.write(f"data: {text}\n\n".encode())
+
+    def chunk(self, index: int, text: str | None, finish: str | None) -> dict[str, Any]:
+        """One choice's event; ``text`` None: a chat answer's first event (its role)."""
+        choice: dict[str, Any] = {"index": index}
+        if self.chat:
+            delta: dict[str, str] = {"role": "assistant", "content": ""} if text is None else {}
+            if text:
+                delta["content"] = text
+            choice.update(delta=delta, logprobs=None, finish_reason=finish)
+        else:
+            choice.update(text=text or "", logprobs=None, finish_reason=finish)
+        return {
+            "id": self.id,
+            "object": self.object,
+            "created": self.created,
+            "model": self.request.app[MODEL_KEY],
+            "choices": [choice],
+        }
+
+
+async def _stream(
+    request: web.Request,
+    batcher: Batcher,
+    prompts: list[str],
+    options: GenerationOptions,
+    *,
+    chat: bool,
+    usage: bool,
+) -> web.StreamResponse:
+    """Answer ``prompts`` as server-sent events while their rows are written (module docstring).
+    The response opens with the first text, so a model that fails at once is a JSON error as
+    without a stream; a failure after that is an ``error`` event. A client that disconnects
+    cancels its rows."""
+    live = _Live(len(prompts))
+    task = asyncio.ensure_future(batcher.submit(prompts, options, live))
+    sse = _Sse(request, chat)
+    sent = [""] * len(prompts)
+    done = [False] * len(prompts)
+    stops = options.stop
+    try:
+        while True:
+            over = task.done()
+            if sse.gone:
+                raise ConnectionResetError
+            news = []
+            for i, text in enumerate(live.texts):
+                if done[i] or (not over and live.ended[i] is None and not text):
+                    continue
+                ended = live.ended[i]
+                if over and ended is None:  # answered from the results below
+                    continue
+                shown = _finished(text, stops) if ended is not None else _held_back(text, stops)
+                if shown.startswith(sent[i]) and (len(shown) > len(sent[i]) or ended is not None):
+                    news.append((i, shown[len(sent[i]) :], ended))
+                    sent[i] = shown
+                    done[i] = ended is not None
+            if news and sse.response is None:
+                await sse.open()
+                if chat:
+                    await sse.event(sse.chunk(0, None, None))
+            for i, delta, ended in news:
+                await sse.event(sse.chunk(i, delta, ended))
+            if over:
+                break
+            live.changed.clear()
+            changed = asyncio.ensure_future(live.changed.wait())
+            try:
+                await asyncio.wait([task, changed], timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                changed.cancel()
+        gens = _checked(task)
+        if isinstance(gens, web.Response):
+            if sse.response is None:
+                return gens
+            await sse.event({"error": json.loads(gens.text or "{}").get("error")})
+            await sse.event("[DONE]")
+            return sse.response
+        if sse.response is None:
+            await sse.open()
+            if chat:
+                await sse.event(sse.chunk(0, None, None))
+        for i, g in enumerate(gens):
+            if not done[i]:
+                rest = g.text[len(sent[i]) :] if g.text.startswith(sent[i]) else ""
+                await sse.event(sse.chunk(i, rest, g.finish_reason))
+        if usage:
+            await sse.event(
+                {
+                    "id": sse.id,
+                    "object": sse.object,
+                    "created": sse.created,
+                    "model": request.app[MODEL_KEY],
+                    "choices": [],
+                    "usage": _usage(gens),
+                }
+            )
+        await sse.event("[DONE]")
+        return sse.response if sse.response is not None else web.Response()
+    except ConnectionError:
+        log.info("POST %s: the client closed the stream; its rows stop", request.path)
+        return sse.response or web.Response(status=499)  # nobody reads it
+    finally:
+        if not task.done():
+            live.cancelled = True  # the model's thread stops these rows after its next step
+            task.cancel()
+
+
+async def completions(request: web.Request) -> web.StreamResponse:
     body = await _json_body(request)
     if isinstance(body, web.Response):
         return body
@@ -508,6 +765,9 @@ async def completions(request: web.Request) -> web.Response:
     except BadRequest as exc:
         log.info("POST %s: 400 %s", request.path, exc)
         return _error(400, str(exc), "invalid_request_error", param=exc.param)
+    stream, usage = wants_stream(body)
+    if stream:
+        return await _stream(request, request.app[BATCHER_KEY], prompts, options, chat=False, usage=usage)
     gens = await _generations(request.app[BATCHER_KEY], prompts, options)
     if isinstance(gens, web.Response):
         return gens
@@ -526,7 +786,7 @@ async def completions(request: web.Request) -> web.Response:
     )
 
 
-async def chat_completions(request: web.Request) -> web.Response:
+async def chat_completions(request: web.Request) -> web.StreamResponse:
     body = await _json_body(request)
     if isinstance(body, web.Response):
         return body
@@ -539,6 +799,9 @@ async def chat_completions(request: web.Request) -> web.Response:
     model = batcher.backend
     if model.chat_template is None:
         options = dataclasses.replace(options, stop=(*options.stop, PLAIN_CHAT_STOP))
+    stream, usage = wants_stream(body)
+    if stream:
+        return await _stream(request, batcher, [model.chat_prompt(messages)], options, chat=True, usage=usage)
     gens = await _generations(batcher, [model.chat_prompt(messages)], options)
     if isinstance(gens, web.Response):
         return gens

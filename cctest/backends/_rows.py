@@ -46,12 +46,17 @@ class RowStops(StoppingCriteria):
         tokenizer: Any,
         eos_ids: set[int],
         budget: int,
+        on_step: Callable[[Sequence[str], Sequence[str | None]], Sequence[bool]] | None = None,
     ) -> None:
         self.start, self.heal, self.stoppers = start, heal, stoppers
         self.texts, self.tokenizer, self.eos_ids, self.budget = texts, tokenizer, eos_ids, budget
         self.done = [False] * len(heal)
         self.full = [False] * len(heal)  # finished by the token budget
         self.ended_at: list[int | None] = [None] * len(heal)  # new tokens when it was marked
+        # told every row's text and end after each step; the rows it returns stop (``HFBackend.generate``)
+        self.on_step = on_step
+        self._shown: list[str] = [""] * len(heal)
+        self._told: list[str | None] = [None] * len(heal)
 
     def __call__(self, seqs: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
         new_tokens = seqs[:, self.start :].tolist()
@@ -60,12 +65,28 @@ class RowStops(StoppingCriteria):
                 continue
             if tail and len(new_tokens[i]) - healing_tokens(self.texts, new_tokens[i], tail) >= self.budget:
                 self.done[i] = self.full[i] = True
+                if self.on_step is not None:
+                    self._shown[i] = healed(decode(self.tokenizer, new_tokens[i], self.eos_ids), tail)
             else:
                 text = healed(decode(self.tokenizer, new_tokens[i], self.eos_ids), tail)
                 self.done[i] = self.stoppers[i].stop_index(text) is not None
+                self._shown[i] = text
             if self.done[i]:
                 self.ended_at[i] = len(new_tokens[i])
+        if self.on_step is not None:
+            self._tell(new_tokens)
         return torch.tensor(self.done, dtype=torch.bool, device=seqs.device)  # type: ignore[return-value]
+
+    def _tell(self, new_tokens: list[list[int]]) -> None:
+        """``on_step`` the rows' texts and ends; the rows it returns are finished here."""
+        for i, row in enumerate(new_tokens):
+            if self._told[i] is None and (self.done[i] or any(t in self.eos_ids for t in row)):
+                self._told[i] = "length" if self.full[i] else "stop"
+        assert self.on_step is not None
+        for i, stop in enumerate(self.on_step(self._shown, self._told)):
+            if stop and not self.done[i]:
+                self.done[i], self._told[i] = True, "stop"
+                self.ended_at[i] = len(new_tokens[i])
 
     def ended(self, seqs: torch.Tensor) -> list[bool]:
         """Per row of ``seqs`` (the batch as ``generate`` returned it): whether it has finished,

@@ -62,7 +62,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +86,10 @@ from .base import (
 )
 from .fim import FimTemplate, resolve
 from .loaded import Generation, LoadedModel, attention_kernels, free_cuda_cache, is_oom, model_dir
+
+# after every decoding step: the index of the first row it reports (among the prompts given),
+# each row's completion so far and how it ended (None: it runs on) in, the rows to stop out
+OnStep = Callable[[int, Sequence[str], Sequence["str | None"]], Sequence[bool]]
 
 if TYPE_CHECKING:
     from ._decide import Cut
@@ -320,12 +325,14 @@ class HFBackend(Backend):
         *,
         suffixes: Sequence[str] | None = None,
         groups: Sequence[int] | None = None,
+        on_step: OnStep | None = None,
     ) -> list[Generation | BackendError]:
         """Like ``generate``, but out of memory halves the batch, and a prompt that still does
         not fit gets a BackendOutOfMemory in its place instead of failing the whole call.
-        Halved, the batch is split between ``groups`` where it has more than one."""
+        Halved, the batch is split between ``groups`` where it has more than one (``on_step``
+        is then told each half's first row)."""
         try:
-            return list(self.generate(prompts, options, suffixes=suffixes, groups=groups))
+            return list(self.generate(prompts, options, suffixes=suffixes, groups=groups, on_step=on_step))
         except BackendOutOfMemory as exc:
             if len(prompts) == 1:
                 return [exc]
@@ -335,14 +342,16 @@ class HFBackend(Backend):
                 head = None if suffixes is None else suffixes[:mid]
                 tail = None if suffixes is None else suffixes[mid:]
                 return self.generate_safe(
-                    prompts[:mid], options, suffixes=head, groups=groups[:half]
-                ) + self.generate_safe(prompts[mid:], options, suffixes=tail, groups=groups[half:])
+                    prompts[:mid], options, suffixes=head, groups=groups[:half], on_step=on_step
+                ) + self.generate_safe(
+                    prompts[mid:], options, suffixes=tail, groups=groups[half:], on_step=_after(on_step, mid)
+                )
             mid = len(prompts) // 2
             head = None if suffixes is None else suffixes[:mid]
             tail = None if suffixes is None else suffixes[mid:]
-            return self.generate_safe(prompts[:mid], options, suffixes=head) + self.generate_safe(
-                prompts[mid:], options, suffixes=tail
-            )
+            return self.generate_safe(
+                prompts[:mid], options, suffixes=head, on_step=on_step
+            ) + self.generate_safe(prompts[mid:], options, suffixes=tail, on_step=_after(on_step, mid))
 
     def generate(
         self,
@@ -351,13 +360,19 @@ class HFBackend(Backend):
         *,
         suffixes: Sequence[str] | None = None,
         groups: Sequence[int] | None = None,
+        on_step: OnStep | None = None,
     ) -> list[Generation]:
         """Complete every prompt in one batched ``generate`` call (blocking; thread-safe); with
         ``suffixes`` (the code after each cursor) and a FIM template, fill in the middle;
-        ``groups``: see ``Backend.complete``."""
+        ``groups``: see ``Backend.complete``. ``on_step``: called on the model's thread after
+        every decoding step with each row's completion so far (untrimmed) and how each has ended
+        (``"stop"``, ``"length"``; None while it runs); it returns the rows to stop there (a
+        server whose client went away, ``cctest serve``)."""
         if not prompts:
             return []
-        return self._generate_guarded(list(prompts), options or self.options, suffixes, None, groups)[0]
+        return self._generate_guarded(
+            list(prompts), options or self.options, suffixes, None, groups, on_step
+        )[0]
 
     def generate_deciding(
         self,
@@ -386,6 +401,7 @@ class HFBackend(Backend):
         suffixes: Sequence[str] | None,
         deciding: tuple[int, Decide] | None,
         groups: Sequence[int] | None = None,
+        on_step: OnStep | None = None,
     ) -> tuple[list[Generation], int | None, Cut | None]:
         """``_generate_locked`` on the model thread (``_worker``) under the model's lock, out of
         memory as BackendOutOfMemory."""
@@ -393,10 +409,10 @@ class HFBackend(Backend):
             raise ValueError(f"{len(suffixes)} suffixes for {len(prompts)} prompts")
         row_runs(groups, len(prompts))  # a wrong grouping fails here, not halfway through
         if not _worker.on_model_thread():
-            return _worker.run(self._generate_guarded, prompts, opts, suffixes, deciding, groups)
+            return _worker.run(self._generate_guarded, prompts, opts, suffixes, deciding, groups, on_step)
         with self.loaded.lock, attention_kernels(self.loaded.device):
             try:
-                return self._generate_locked(prompts, opts, suffixes, deciding, groups)
+                return self._generate_locked(prompts, opts, suffixes, deciding, groups, on_step)
             except Exception as exc:
                 if is_oom(exc):
                     free_cuda_cache()
@@ -470,6 +486,7 @@ class HFBackend(Backend):
         suffixes: Sequence[str] | None = None,
         deciding: tuple[int, Decide] | None = None,
         groups: Sequence[int] | None = None,
+        on_step: OnStep | None = None,
     ) -> tuple[list[Generation], int | None, Cut | None]:
         """One batched ``generate``: build the batch (FIM rows when there is a template and a
         suffix), prefill the shared prefix once, generate every row, collect each row's trimmed
@@ -490,10 +507,20 @@ class HFBackend(Backend):
         batch = build_batch(m, enc, shares)
         texts = m.token_texts()
         stoppers = [BoundaryStopper(p, opts.stop, boundaries=self.boundaries) for p in prompts]
-        stops = RowStops(batch.start, enc.heal, stoppers, texts, m.tokenizer, m.eos_ids, opts.max_new_tokens)
+        stops = RowStops(
+            batch.start,
+            enc.heal,
+            stoppers,
+            texts,
+            m.tokenizer,
+            m.eos_ids,
+            opts.max_new_tokens,
+            on_step=None if on_step is None else functools.partial(on_step, 0),
+        )
         healing = Healing(batch.start, enc.heal, texts, m.allowed) if any(enc.heal) else None
-        # with nothing to look for (no boundaries, no stop sequences, no healing) no row is decoded
-        watch = self.boundaries or bool(opts.stop) or healing is not None
+        # with nothing to look for (no boundaries, no stop sequences, no healing, nobody watching)
+        # no row is decoded
+        watch = self.boundaries or bool(opts.stop) or healing is not None or on_step is not None
         kwargs = generate_kwargs(m, self.seed, opts, enc.max_new, stops if watch else None, healing)
         # the tokens every row writes before the decision: ``after`` past the healed tail
         first = 0
@@ -553,4 +580,11 @@ class HFBackend(Backend):
         return run_on(self.loaded, self.seed, cut)
 
 
-__all__ = ["HFBackend"]
+def _after(on_step: OnStep | None, first: int) -> OnStep | None:
+    """``on_step`` for the rows from ``first`` on (a halved batch's second half)."""
+    if on_step is None:
+        return None
+    return lambda at, texts, ended: on_step(first + at, texts, ended)
+
+
+__all__ = ["HFBackend", "OnStep"]

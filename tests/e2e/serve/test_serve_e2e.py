@@ -104,7 +104,7 @@ async def test_openai_wire_format(model: HFBackend) -> None:
         (b'{"prompt": "x", "top_p": 0}', "'top_p'"),
         (b'{"prompt": "x", "stop": [1]}', "'stop'"),
         (b'{"prompt": "x", "n": 2}', "n = 1"),
-        (b'{"prompt": "x", "stream": true}', "stream"),
+        (b'{"prompt": "x", "stream": "yes"}', "'stream'"),
         (b"[1, 2]", "JSON object"),
     ],
 )

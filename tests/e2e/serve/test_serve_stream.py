@@ -1,0 +1,136 @@
+"""``cctest serve`` streaming: ``stream: true`` answered with OpenAI's server-sent events, rows
+still batched, and a client that disconnects stopping its rows at the next decoding step."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import aiohttp
+from serve_helpers import running
+
+from cctest.backends.hf import HFBackend
+
+PROMPTS = [
+    "def fibonacci(n):\n    if n < 2:\n        return n\n    return ",
+    "class Point:\n    def __init__(self, x, y):\n",
+    "import os\n\n\ndef list_files(path):\n    ",
+]
+
+
+def events(raw: bytes) -> list[Any]:
+    """The ``data:`` payloads of a server-sent event stream, ``[DONE]`` as the string."""
+    out: list[Any] = []
+    for block in raw.decode().split("\n\n"):
+        if block.startswith("data: "):
+            data = block[len("data: ") :]
+            out.append(data if data == "[DONE]" else json.loads(data))
+        else:
+            assert not block.strip(), block
+    return out
+
+
+def joined(evs: list[Any], chat: bool = False) -> tuple[list[str], list[str | None]]:
+    """Each row's text and finish reason, from a stream's events."""
+    texts: dict[int, str] = {}
+    finish: dict[int, str | None] = {}
+    for e in evs:
+        if e == "[DONE]":
+            continue
+        for c in e["choices"]:
+            piece = c["delta"].get("content", "") if chat else c["text"]
+            texts[c["index"]] = texts.get(c["index"], "") + piece
+            if c["finish_reason"] is not None:
+                assert c["index"] not in finish, "one last event per row"
+                finish[c["index"]] = c["finish_reason"]
+    n = max(texts) + 1
+    return [texts[i] for i in range(n)], [finish.get(i) for i in range(n)]
+
+
+async def test_a_stream_adds_up_to_the_plain_answer_row_by_row(model: HFBackend) -> None:
+    async with running(model) as (url, batcher):
+        async with aiohttp.ClientSession() as session:
+            body = {"prompt": PROMPTS, "max_tokens": 20, "temperature": 0}
+            async with session.post(f"{url}/v1/completions", json=body) as r:
+                plain = (await r.json())["choices"]
+            streamed = body | {"stream": True, "stream_options": {"include_usage": True}}
+            async with session.post(f"{url}/v1/completions", json=streamed) as r:
+                assert r.status == 200 and r.headers["Content-Type"].startswith("text/event-stream")
+                evs = events(await r.read())
+    assert evs[-1] == "[DONE]"
+    assert evs[-2]["choices"] == [] and evs[-2]["usage"]["completion_tokens"] > 0
+    assert all(len(e["choices"]) == 1 and e["object"] == "text_completion" for e in evs[:-2])
+    texts, finish = joined(evs)
+    assert texts == [c["text"] for c in plain]
+    assert finish == [c["finish_reason"] for c in plain]
+    assert len(evs) > len(PROMPTS) + 2  # piece by piece, not one event per row
+    assert batcher.stats.sizes == [3, 3]  # the streamed rows in one batch, as the plain ones
+
+
+async def test_a_stop_sequence_split_across_tokens_is_never_streamed(model: HFBackend) -> None:
+    async with running(model) as (url, _):
+        async with aiohttp.ClientSession() as session:
+            body = {"prompt": PROMPTS[0], "max_tokens": 20, "temperature": 0}
+            async with session.post(f"{url}/v1/completions", json=body) as r:
+                whole = (await r.json())["choices"][0]["text"]
+            stop = whole[4:9]  # a few characters that several tokens write
+            async with session.post(f"{url}/v1/completions", json=body | {"stop": stop}) as r:
+                cut = (await r.json())["choices"][0]
+            async with session.post(f"{url}/v1/completions", json=body | {"stop": stop, "stream": True}) as r:
+                evs = events(await r.read())
+    texts, finish = joined(evs)
+    assert texts == [cut["text"]] and finish == ["stop"] and stop not in texts[0]
+
+
+async def test_chat_streams_deltas_after_the_assistant_role(model: HFBackend) -> None:
+    messages = [{"role": "user", "content": "Write a function that adds two numbers."}]
+    async with running(model) as (url, _):
+        async with aiohttp.ClientSession() as session:
+            body = {"messages": messages, "max_tokens": 24, "temperature": 0}
+            async with session.post(f"{url}/v1/chat/completions", json=body) as r:
+                plain = (await r.json())["choices"][0]
+            async with session.post(f"{url}/v1/chat/completions", json=body | {"stream": True}) as r:
+                evs = events(await r.read())
+    assert evs[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
+    assert all(e["object"] == "chat.completion.chunk" for e in evs[:-1])
+    texts, finish = joined(evs, chat=True)
+    assert texts == [plain["message"]["content"]] and finish == [plain["finish_reason"]]
+
+
+async def test_a_client_that_disconnects_stops_its_rows_and_not_the_others(model: HFBackend) -> None:
+    """Two requests share a batch; the streamed one is closed after its first events: its rows
+    stop at the next step (the server counts the tokens they wrote: far fewer than the same rows
+    write when nobody leaves), the other is answered whole and as it is alone."""
+    budget = 160
+    async with running(model, wait_ms=50) as (url, batcher):
+        async with aiohttp.ClientSession() as session:
+            other = {"prompt": PROMPTS[2], "max_tokens": budget, "temperature": 0}
+            streamed = {"prompt": PROMPTS[:2], "max_tokens": budget, "temperature": 0}
+
+            async def ask(body: dict[str, Any]) -> dict[str, Any]:
+                async with session.post(f"{url}/v1/completions", json=body) as r:
+                    return dict(await r.json())
+
+            full = (await ask(streamed))["usage"]["completion_tokens"]  # nobody leaves
+
+            async def closed_early() -> int:
+                seen = 0
+                async with session.post(f"{url}/v1/completions", json=streamed | {"stream": True}) as r:
+                    async for line in r.content:
+                        seen += line.startswith(b"data: ")
+                        if seen == 4:
+                            break
+                    r.close()  # the connection is dropped, not read to its end
+                return seen
+
+            before = batcher.stats.tokens
+            answer, seen = await asyncio.gather(ask(other), closed_early())
+            while batcher.stats.batches < 2:  # the shared batch has ended
+                await asyncio.sleep(0.02)
+            cut = batcher.stats.tokens - before - answer["usage"]["completion_tokens"]
+            alone = await ask(other)
+    assert seen == 4 and answer["choices"] == alone["choices"]
+    assert batcher.stats.sizes[:2] == [2, 3]  # the three rows shared one batch
+    assert batcher.stats.cancelled == 2
+    assert full > 100 and 0 < cut < full / 2
