@@ -2,7 +2,8 @@
 
 cctest bench operational [--tasks FILE.jsonl | --dataset humaneval|turbulence|syntactic]
                          [--vectors glove.txt]
-                         [--budget 20] [--n 5] [--order 5] [--widen-n 1] [--widen-order 1]
+                         [--budget N] [--n 5] [--order 5] [--widen-n 1] [--widen-order 1]
+                         [--per-order N] [--protect-stop-words] [--neighbours-by euclidean|cosine]
                          [--metric lev_word] [--reference original|tests] [--cross-encoder DIR]
                          [--answers-cache FILE] [--backend ... --model ...] --out RUN_DIR
 
@@ -12,6 +13,10 @@ tasks built by that suite's own options: ``--dataset turbulence`` with ``--bench
 ``--dataset syntactic`` with ``--equations``, ``--distances``, ``--variants``, ``--reduce``,
 ``--epsilon``. The options of ``cctest bench tasks`` (chat or completion, the oracle's limits,
 --limit, resume) apply as well; one answer per query (temperature 0 by default).
+
+The search is the paper's Algorithm 2 by default: every k-th order mutant (sampled only past 1,000
+paraphrases per task), any word replaced, widening until a first failure or nothing new is left.
+cctest's earlier defaults stay as options: ``--budget 20 --per-order 50 --protect-stop-words``.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from ..errors import ConfigError
 from ._common import Options, add_deprecated_alias
 
 if TYPE_CHECKING:
+    from ..suites.operational import SearchSettings
     from ..tasks.model import TaskSet
 
 # --dataset NAME -> the command module whose task_set(args) builds that suite's tasks
@@ -49,7 +55,18 @@ def add_arguments(g: Options) -> None:
         "--vectors", default=None, help="neighbours from a GloVe-format vectors file (default WordNet)"
     )
     g.add_argument(
-        "--budget", type=int, default=20, help="model queries per task, the original's included (default 20)"
+        "--neighbours-by",
+        choices=("euclidean", "cosine"),
+        default="euclidean",
+        help="with --vectors: a word's n nearest words by Euclidean distance (the paper's, default) "
+        "or by cosine similarity (cctest's earlier choice)",
+    )
+    g.add_argument(
+        "--budget",
+        type=int,
+        default=None,
+        help="at most N model queries per task, the original's included (default: none, the paper's: "
+        "widen until the first failure or until no new paraphrase is left, at most 1,000 per task)",
     )
     g.add_argument(
         "--n", dest="op_n", type=int, default=5, metavar="N", help="nearest neighbours per word (default 5)"
@@ -82,7 +99,18 @@ def add_arguments(g: Options) -> None:
         help="equivalent to the original's code (the paper's reading, default) or passing the task's tests",
     )
     g.add_argument(
-        "--per-order", type=int, default=50, help="paraphrases drawn per order above 1 (default 50)"
+        "--per-order",
+        type=int,
+        default=None,
+        metavar="N",
+        help="draw N paraphrases per order above 1 (cctest's earlier default: 50); "
+        "default every k-th order mutant, as the paper",
+    )
+    g.add_argument(
+        "--protect-stop-words",
+        action="store_true",
+        help="never replace function words (a, to, with) or words under 3 letters "
+        "(cctest's earlier default); default any word, as the paper's Table 2",
     )
     g.add_argument(
         "--cross-encoder", default=None, help="a local cross-encoder model directory (stsb-roberta-base)"
@@ -129,13 +157,31 @@ def task_set(args: argparse.Namespace) -> TaskSet:
     return TaskSet(humaneval_tasks(), "humaneval")
 
 
+def search_settings(args: argparse.Namespace) -> SearchSettings:
+    """Algorithm 2's settings from the command line (the paper's by default)."""
+    from ..suites.operational import SearchSettings
+
+    return SearchSettings(
+        n=args.op_n,
+        k=args.order,
+        c_n=args.widen_n,
+        c_k=args.widen_order,
+        budget=args.budget,
+        metric=args.metric,
+        reference=args.reference,
+        per_order=args.per_order,
+        seed=args.seed,
+        protect_stop_words=args.protect_stop_words,
+    )
+
+
 def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from ..bench.runner import select
     from ..paraphrase import Distances, neighbour_source
     from ..paraphrase.neighbours import data_dir
-    from ..suites.operational import AnswerCache, SearchSettings, check_descriptions, run_operational
+    from ..suites.operational import AnswerCache, check_descriptions, run_operational
     from ._common import settings_from_args
-    from .bench import run_in_dir
+    from .bench_dir import run_in_dir
     from .bench_tasks import task_run_config, task_settings
 
     if rest:
@@ -146,22 +192,12 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
         raise ConfigError("--order must be at least 1.")
     if args.widen_n < 0 or args.widen_order < 0 or args.widen_n + args.widen_order == 0:
         raise ConfigError("--widen-n and --widen-order must be at least 0, and not both 0.")
-    search = SearchSettings(
-        n=args.op_n,
-        k=args.order,
-        c_n=args.widen_n,
-        c_k=args.widen_order,
-        budget=args.budget,
-        metric=args.metric,
-        reference=args.reference,
-        per_order=args.per_order,
-        seed=args.seed,
-    )
+    search = search_settings(args)
     chosen = task_set(args)
     tasks, source_name = chosen.tasks, chosen.source
     tasks = select(tasks, args.limit, args.seed, args.shuffle)
     check_descriptions(tasks)
-    neighbours = neighbour_source(args.vectors)
+    neighbours = neighbour_source(args.vectors, args.neighbours_by)
     distances = Distances(vectors=neighbours, cross_encoder=args.cross_encoder)
     distances.check(search.metric)
     settings = settings_from_args(args, seed=args.seed)
@@ -184,6 +220,7 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
             "search": search.to_dict(),
             "neighbours": getattr(neighbours, "name", "?"),
             "vectors": args.vectors,
+            "neighbours_by": args.neighbours_by if args.vectors else None,
             "cross_encoder": args.cross_encoder,
             "metrics": list(distances.metrics),
         },

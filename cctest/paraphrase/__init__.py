@@ -8,17 +8,19 @@ cross-encoder), each oriented so that larger means farther.
 
 from .distance import DEFAULT_METRIC, METRICS, Distances
 from .neighbours import NeighbourSource, Synonyms, Vectors, WordNet, neighbour_source
-from .replace import Paraphrase, paraphrases, replaceable_words
+from .replace import Generated, Paraphrase, generate, paraphrases, replaceable_words
 
 __all__ = [
     "DEFAULT_METRIC",
     "METRICS",
     "Distances",
+    "Generated",
     "NeighbourSource",
     "Paraphrase",
     "Synonyms",
     "Vectors",
     "WordNet",
+    "generate",
     "neighbour_source",
     "paraphrases",
     "replaceable_words",

@@ -12,7 +12,9 @@ also has word vectors offers ``vector(word)`` for the sentence-vector distances.
   sense first), the word itself left out.
 * ``Synonyms``: a table given in code.
 * ``Vectors``: a word-vectors text file in GloVe's format (``word v1 v2 ...`` per line); the
-  neighbours of a word are the words of highest cosine similarity.
+  neighbours of a word are the n words nearest to it in the vector space, by Euclidean distance
+  (the paper's "n words nearest to w in the embedding vector space"), or, with ``by="cosine"``,
+  of highest cosine similarity (cctest's earlier choice); ties in the file's order.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ _CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 # a vectors file: GloVe's largest (840B words, 300 dimensions) is 5.6 GB; a line is one word's vector
 MAX_VECTORS_BYTES = 8 * 1024**3
 MAX_VECTORS_LINE_BYTES = 1024 * 1024
+NEIGHBOURS_BY = ("euclidean", "cosine")  # how Vectors ranks a word's neighbours; the first is the default
 _WORDNET_FILES = ("data.noun", "data.verb", "data.adj", "data.adv", "index.noun", "index.verb")
 
 
@@ -144,11 +147,15 @@ class WordNet:
 
 
 class Vectors:
-    """Neighbours: the words of highest cosine similarity in a GloVe-format vectors file."""
+    """Neighbours: the words nearest in a GloVe-format vectors file, by Euclidean distance (the
+    paper's reading, default) or cosine similarity (``by="cosine"``)."""
 
     name = "vectors"
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, by: str = NEIGHBOURS_BY[0]) -> None:
+        if by not in NEIGHBOURS_BY:
+            raise ConfigError(f"--neighbours-by must be {' or '.join(NEIGHBOURS_BY)} (got '{by}').")
+        self.by = by
         path = Path(path).expanduser()
         words: list[str] = []
         rows: list[np.ndarray] = []
@@ -198,7 +205,10 @@ class Vectors:
             # a search widens n one step at a time: rank twice as many as asked, so a widened
             # n is answered from the cache instead of another pass over every vector
             m = min(max(n, 16, 2 * len(have or ())), len(self.words) - 1)
-            sims = self.unit @ self.unit[i]
+            if self.by == "cosine":
+                sims = self.unit @ self.unit[i]
+            else:  # minus the squared Euclidean distance: the nearest first
+                sims = -np.square(self.matrix - self.matrix[i], dtype=np.float64).sum(axis=1)
             sims[i] = -np.inf
             top = np.argpartition(-sims, m)[: m + 1] if m + 1 < len(sims) else np.arange(len(sims))
             top = np.sort(top)  # ties in the file's order
@@ -219,6 +229,6 @@ class Synonyms:
         return [w for w in self.table.get(word.lower(), []) if w != word.lower()][:n]
 
 
-def neighbour_source(vectors: str | Path | None = None) -> NeighbourSource:
-    """``Vectors(vectors)`` when a file is named, else ``WordNet()``."""
-    return Vectors(vectors) if vectors else WordNet()
+def neighbour_source(vectors: str | Path | None = None, by: str = NEIGHBOURS_BY[0]) -> NeighbourSource:
+    """``Vectors(vectors, by)`` when a file is named, else ``WordNet()``."""
+    return Vectors(vectors, by) if vectors else WordNet()

@@ -8,7 +8,13 @@ queried in order of increasing distance from the original (the paper's Algorithm
 * the first whose code is not equivalent is the first failure (FF), the success before it the last
   success (LS; the original itself, at distance 0, when the first paraphrase fails);
 * when every paraphrase passed, n and k grow by c_n and c_k and only the new paraphrases are asked,
-  until ``budget`` queries (the original's included) have been made for the task.
+  until a first failure is found or no new paraphrase is left (or, with ``budget``, until that many
+  queries, the original's included, have been made for the task).
+
+The paraphrases of (n, k) are every k-th order mutant, any word replaced (stop-words too), as the
+paper generates them; only past ``max_paraphrases`` are they a sample, and a task whose were is
+counted in the summary (``sampled``). cctest's earlier defaults stay as settings: ``budget`` 20,
+``per_order`` 50 (N drawn per order above 1), ``protect_stop_words``.
 
 Equivalence has two readings (``reference``): ``original`` (the paper's) compares a paraphrase's code
 with C_t by the oracle's differential testing on the task's inputs (its generator, else the
@@ -55,7 +61,7 @@ from typing import Any
 
 from ..bench.kinds import Table, model_label
 from ..errors import ConfigError
-from ..paraphrase import Distances, NeighbourSource, Paraphrase, paraphrases
+from ..paraphrase import Distances, NeighbourSource, Paraphrase, generate
 from ..paraphrase.replace import cased
 from ..tasks.model import Task
 from ..tasks.oracle import Judgement
@@ -85,25 +91,34 @@ def check_descriptions(tasks: Sequence[Task]) -> None:
 
 @dataclass(frozen=True)
 class SearchSettings:
-    """Algorithm 2's parameters (the paper: n = k = 5, c_n = c_k = 1)."""
+    """Algorithm 2's parameters (the paper: n = k = 5, c_n = c_k = 1).
+
+    By default the search is the paper's: every k-th order mutant (sampled only past
+    ``max_paraphrases``), any word replaced (stop-words too), widening until a first failure or
+    nothing new is left. ``budget``, ``per_order`` and ``protect_stop_words`` are cctest's own
+    bounds, off by default; cctest's earlier defaults were budget 20, per_order 50 and
+    protect_stop_words True."""
 
     n: int = 5
     k: int = 5
     c_n: int = 1
     c_k: int = 1
-    budget: int = 20  # model queries per task, the original's included
+    budget: int | None = None  # model queries per task, the original's included (None: no bound)
     metric: str = "lev_word"  # the distance that orders the queries
     reference: str = "original"  # original | tests
-    per_order: int = 50  # paraphrases drawn per order above 1
+    per_order: int | None = None  # None: every mutant; N: N drawn per order above 1
     seed: int = 0
     max_paraphrases: int = MAX_PARAPHRASES  # made per task in all, widenings included
+    protect_stop_words: bool = False  # True: function words and words under 3 letters stay
 
     def __post_init__(self) -> None:
         if self.reference not in READINGS:
             raise ConfigError(f"--reference must be original or tests (got '{self.reference}').")
-        for name in ("n", "k", "budget", "max_paraphrases"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"--{name} must be at least 1.")
+        for name in ("n", "k", "budget", "max_paraphrases", "per_order"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                flag = "--per-order" if name == "per_order" else f"--{name}"
+                raise ConfigError(f"{flag} must be at least 1.")
         if self.c_n < 0 or self.c_k < 0 or self.c_n + self.c_k == 0:
             raise ConfigError("--widen-n and --widen-k must be at least 0, and not both 0.")
 
@@ -316,6 +331,7 @@ class Search:
     queries: list[dict[str, Any]] = field(default_factory=list)
     status: str = "searching"  # searching | broken | unbroken | original_failed | backend_error
     widenings: int = 0
+    sampled: bool = False  # fewer paraphrases made than (n, k) has: past max_paraphrases, or per_order
 
     def __post_init__(self) -> None:
         self.n, self.k = self.settings.n, self.settings.k
@@ -333,20 +349,20 @@ class Search:
         """Add the paraphrases of (n, k) not seen yet, sorted by the ordering metric; how many."""
         if self._room() <= 0:
             return 0
-        made: list[Paraphrase] = [
-            p
-            for p in paraphrases(
-                self.task.description,
-                self.source,
-                self.n,
-                self.k,
-                seed=self.settings.seed,
-                per_order=self.settings.per_order,
-                protect=self._protect(),
-                limit=self.settings.max_paraphrases,
-            )
-            if p.text not in self.seen
-        ][: self._room()]
+        generated = generate(
+            self.task.description,
+            self.source,
+            self.n,
+            self.k,
+            seed=self.settings.seed,
+            per_order=self.settings.per_order,
+            protect=self._protect(),
+            limit=self.settings.max_paraphrases,
+            protect_stop_words=self.settings.protect_stop_words,
+        )
+        new: list[Paraphrase] = [p for p in generated.paraphrases if p.text not in self.seen]
+        made = new[: self._room()]
+        self.sampled = self.sampled or generated.sampled or len(made) < len(new)
         entries: list[dict[str, Any]] = []
         for i, p in enumerate(made):
             self.seen.add(p.text)
@@ -385,7 +401,7 @@ class Search:
         """The next paraphrase to ask, or ``None`` when the search is over (status set)."""
         if self.status != "searching":
             return None
-        if 1 + len(self.queries) >= self.settings.budget:
+        if self.settings.budget is not None and 1 + len(self.queries) >= self.settings.budget:
             self.status = "unbroken"
             return None
         if not self._started:
@@ -433,6 +449,7 @@ class Search:
             "n": self.n,
             "k": self.k,
             "widenings": self.widenings,
+            "sampled": self.sampled,
             "query_count": len(rounds),
             "errors": sum(q["passed"] is None for q in self.queries),
             "pool": self.pool,
@@ -619,6 +636,10 @@ def summarize_operational(records: Sequence[Mapping[str, Any]]) -> dict[str, Any
         "widenings": sum(r.get("widenings", 0) for r in records),
         "errors": sum(r.get("errors", 0) for r in records),
     }
+    # tasks whose paraphrases were a sample, not every mutant of their (n, k): past the bound of
+    # max_paraphrases, or drawn per order (per_order)
+    summary["sampled_tasks"] = [r["task_id"] for r in records if r.get("sampled")]
+    summary["sampled"] = len(summary["sampled_tasks"])
     summary["first_failures"] = [
         {
             "task": r["task_id"],
@@ -700,6 +721,10 @@ class OperationalKind(TasksKind):
                         f"{summary['queries']['cached']} of {summary['queries']['total']}",
                     ],
                     ["widenings of n and k", str(summary["queries"]["widenings"])],
+                    [
+                        "tasks whose paraphrases were sampled (not every mutant)",
+                        str(summary.get("sampled", 0)),
+                    ],
                     ["paraphrases the backend did not answer", str(summary["queries"].get("errors", 0))],
                 ],
             ),

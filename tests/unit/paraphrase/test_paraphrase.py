@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 
 from cctest.errors import ConfigError
-from cctest.paraphrase import Distances, Synonyms, Vectors, WordNet, paraphrases, replaceable_words
+from cctest.paraphrase import (
+    Distances,
+    Synonyms,
+    Vectors,
+    WordNet,
+    generate,
+    neighbour_source,
+    paraphrases,
+    replaceable_words,
+)
 from cctest.paraphrase import distance as d
 from cctest.paraphrase.neighbours import lexnames_text, wordnet_root
 
@@ -22,7 +31,7 @@ def wn() -> WordNet:
 def vectors(tmp_path: Path) -> Vectors:
     f = tmp_path / "glove.txt"
     f.write_text("cat 1 0\ndog 0 1\nsat 1 1\nkitten 0.9 0.1\n", encoding="utf-8")
-    return Vectors(f)
+    return Vectors(f, by="cosine")
 
 
 def test_lexnames_is_the_standard_list() -> None:
@@ -50,6 +59,21 @@ def test_vectors_neighbours_by_cosine(vectors: Vectors) -> None:
     assert vectors.neighbours("cat", 3) == ["kitten", "sat", "dog"]
     assert vectors.neighbours("CAT", 1) == ["kitten"]
     assert vectors.neighbours("unknown", 3) == []
+
+
+def test_glove_neighbours_are_the_nearest_by_euclidean_distance(tmp_path: Path) -> None:
+    """The paper: "n words nearest to w in the embedding vector space". 'big' points the way 'cat'
+    does but lies far from it; 'near' lies close at a wider angle: Euclidean distance (the default)
+    and cosine similarity (--neighbours-by cosine) rank them the other way round."""
+    f = tmp_path / "glove.small.txt"
+    f.write_text("cat 1.0 0.0 0.0\nbig 3.0 0.3 0.0\nnear 0.6 0.5 0.0\nfar -1.0 0.0 2.0\n", encoding="utf-8")
+    assert Vectors(f).neighbours("cat", 3) == ["near", "big", "far"]
+    assert Vectors(f, by="euclidean").neighbours("cat", 2) == ["near", "big"]
+    assert Vectors(f, by="cosine").neighbours("cat", 3) == ["big", "near", "far"]
+    assert neighbour_source(f).neighbours("cat", 1) == ["near"]  # what --vectors FILE gives
+    assert neighbour_source(f, "cosine").neighbours("cat", 1) == ["big"]
+    with pytest.raises(ConfigError, match="--neighbours-by must be euclidean or cosine"):
+        Vectors(f, by="manhattan")
 
 
 def test_vectors_file_errors(tmp_path: Path) -> None:
@@ -97,14 +121,45 @@ TEXT = """Return the largest element of the list `lst` as "max" or 'none' with 3
 
 
 def test_protected_tokens_are_never_replaced() -> None:
+    """Any word, stop-words included (the paper's Table 2 replaces "a", "to", "with"); never code,
+    numbers, quoted strings, examples, None."""
     words = [w for _, w in replaceable_words(TEXT, protect=("largest",))]
+    assert words == [
+        *("Return", "the", "element", "of", "the", "list", "as", "or", "with", "items"),
+        *("and", "stay", "too"),
+    ]
+    # cctest's earlier rule, still there to repeat earlier runs
+    words = [w for _, w in replaceable_words(TEXT, protect=("largest",), protect_stop_words=True)]
     assert words == ["Return", "element", "list", "items", "stay", "too"]
+
+
+def test_the_papers_example_sentence_is_replaceable_word_by_word() -> None:
+    """Every word of the paper's example (Table 1) may be replaced, stop-words included, and
+    Table 2's third-order paraphrase is among those made."""
+    text = "Write a Java program to replace a specified character with another character."
+    words = [w for _, w in replaceable_words(text)]
+    assert words == [
+        *("Write", "a", "Java", "program", "to", "replace", "a", "specified", "character", "with"),
+        *("another", "character"),
+    ]
+    table1 = Synonyms(
+        {"a": ["another", "an"], "to": ["take", "would"], "specified": ["applicable", "parameter"]}
+    )
+    texts = {p.text for p in paraphrases(text, table1, n=2, k=3)}
+    assert "Write an Java program would replace a parameter character with another character." in texts
+
+
+def test_formulas_one_letter_names_and_hyphenated_pieces_stay() -> None:
+    """A stop-word may be replaced, but not the 'a' of a formula, a one-letter name, or i-th's i."""
+    text = "Solve a*x + b = 0 and a - b = 1 for a non-zero x, the i-th value of a list."
+    words = [w for _, w in replaceable_words(text)]
+    assert words == ["Solve", "and", "for", "a", "non", "zero", "the", "value", "of", "a", "list"]
 
 
 def test_an_overlong_word_is_not_replaced() -> None:
     """No English word has more than 50 letters: a longer run of letters is not looked up."""
     text = f"Return {'q' * 50} or {'z' * 51} now."
-    assert [w for _, w in replaceable_words(text)] == ["Return", "q" * 50, "now"]
+    assert [w for _, w in replaceable_words(text)] == ["Return", "q" * 50, "or", "now"]
 
 
 LONG = " ".join(["Count", "every", "large", "number", "given", "here"] * 50) + "."
@@ -126,8 +181,34 @@ def test_paraphrases_stop_at_the_limit() -> None:
     assert paraphrases(LONG, MANY, n=5, k=3, per_order=10, limit=100, seed=1) != made
     # a limit the complete set fits in changes nothing
     short = "Count every large number given here."
-    whole = paraphrases(short, MANY, n=5, k=2)
-    assert len(whole) == 30 + 50 and paraphrases(short, MANY, n=5, k=2, limit=1000) == whole
+    whole = paraphrases(short, MANY, n=5, k=2, per_order=50)
+    assert len(whole) == 30 + 50 and paraphrases(short, MANY, n=5, k=2, per_order=50, limit=1000) == whole
+
+
+def test_every_kth_order_mutant_by_default() -> None:
+    """The paper's generator: all first-order mutants, then all second-order ones, ... (6 words
+    with 5 neighbours: 30 + 15 * 25 + 20 * 125 = 2,905 up to order 3), none sampled."""
+    short = "Count every large number given here."
+    made = generate(short, MANY, n=5, k=3)
+    assert made.total == 2905 and not made.sampled and len(made.paraphrases) == 2905
+    assert [sum(p.order == o for p in made.paraphrases) for o in (1, 2, 3)] == [30, 375, 2500]
+    assert [p.order for p in made.paraphrases] == sorted(p.order for p in made.paraphrases)
+    assert made.paraphrases[0].replaced == (("Count", "counta", 0),)
+    assert generate(short, MANY, n=5, k=3, limit=2905) == made  # a limit it fits in changes nothing
+
+
+def test_sampling_only_past_the_limit_and_said() -> None:
+    """Past the limit, orders are whole from 1 up while they fit, the first that does not a seeded
+    sample filling the rest; ``sampled`` says so. cctest's earlier per_order draw says so too."""
+    short = "Count every large number given here."
+    made = generate(short, MANY, n=5, k=3, limit=1000)
+    assert made.sampled and made.total == 2905 and len(made.paraphrases) == 1000
+    assert [sum(p.order == o for p in made.paraphrases) for o in (1, 2, 3)] == [30, 375, 595]
+    assert made == generate(short, MANY, n=5, k=3, limit=1000)
+    assert generate(short, MANY, n=5, k=3, limit=1000, seed=1) != made
+    assert len(generate(LONG, MANY, n=5, k=3, limit=1000).paraphrases) == 1000  # order 1 sampled
+    assert generate(short, MANY, n=5, k=3, per_order=50).sampled
+    assert not generate(short, MANY, n=5, k=1, per_order=50).sampled
 
 
 def test_paraphrase_orders_and_replacements() -> None:

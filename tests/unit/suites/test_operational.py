@@ -306,3 +306,72 @@ def test_an_unmeasurable_distance_is_null_and_ordered_last(tmp_path) -> None:
     summary = summarize_operational([rec])
     assert summary["r_o"]["cosine"] is None and summary["r_star"]["cosine"] == first["distance"]["cosine"]
     json.dumps(summary, allow_nan=False)
+
+
+def _search_alone(settings: SearchSettings, source: Synonyms, breaking: str, task: Task = TASK) -> Search:
+    s = Search(task, 0, settings, source, Distances())
+    asyncio.run(search_tasks([s], scripted(breaking, []), judge))
+    return s
+
+
+def test_the_papers_search_is_the_default() -> None:
+    """Algorithm 2 as written: no query budget, every mutant, any word; cctest's earlier defaults
+    (budget 20, 50 per order, stop-words kept) are named settings."""
+    default = SearchSettings()
+    assert (default.budget, default.per_order, default.protect_stop_words) == (None, None, False)
+    assert default.max_paraphrases == 1000 and (default.n, default.k, default.c_n, default.c_k) == (
+        5,
+        5,
+        1,
+        1,
+    )
+    with pytest.raises(ConfigError, match="--per-order must be at least 1"):
+        SearchSettings(per_order=0)
+
+
+def test_the_search_widens_past_twenty_queries_until_the_first_failure() -> None:
+    """With no budget the search widens n until the first failure: here the 30th neighbour of
+    'sum', 30 paraphrases on (cctest's earlier budget of 20 queries ended it unbroken)."""
+    source = Synonyms({"sum": [f"total{i}" for i in range(30)]})
+    s = _search_alone(SearchSettings(n=1, k=1, reference="tests"), source, "total29")
+    rec = s.record()
+    assert s.status == "broken" and rec["query_count"] == 31 and rec["widenings"] == 29
+    assert rec["first_failure"]["text"] == "Return the total29 of the two given numbers."
+    s = _search_alone(SearchSettings(n=1, k=1, reference="tests", budget=20), source, "total29")
+    assert s.status == "unbroken" and s.record()["query_count"] == 20
+
+
+def test_the_search_ends_unbroken_when_nothing_new_is_left() -> None:
+    s = _search_alone(SearchSettings(n=1, k=1, reference="tests"), NEIGHBOURS, "never")
+    rec = s.record()
+    # every mutant of the 4 words with neighbours (1, 1, 1 and 2 of them): 2 * 2 * 2 * 3 - 1 = 23
+    assert s.status == "unbroken" and len(rec["queries"]) == 23 and not rec["sampled"]
+
+
+def test_stop_words_are_replaced_unless_protected() -> None:
+    """The paper's Table 2 replaces 'a', 'to', 'with': so does the search by default."""
+    source = Synonyms({"the": ["a"], "sum": ["total"]})
+    s = _search_alone(SearchSettings(n=1, k=1, reference="tests"), source, "a sum")
+    assert s.record()["first_failure"]["replaced"] == [["the", "a", 7]]
+    s = _search_alone(SearchSettings(n=1, k=1, reference="tests", protect_stop_words=True), source, "a sum")
+    assert s.status == "unbroken" and [q["text"] for q in s.queries] == [
+        "Return the total of the two given numbers."
+    ]
+
+
+def test_a_sampled_task_is_said_in_the_summary() -> None:
+    """Paraphrases are sampled only past max_paraphrases; the record and the summary say which
+    tasks were, and the search table (terminal and report) counts them."""
+    from cctest.suites.operational import OperationalKind
+
+    words = ("count", "every", "large", "number", "given", "here")
+    source = Synonyms({w: [f"{w}{i}" for i in "abcde"] for w in words})
+    big = TASK.replace(task_id="big", description=" ".join(words) + ".")
+    s = Search(big, 0, SearchSettings(n=5, k=3, max_paraphrases=1000), source, Distances())
+    assert s.next_query() is not None and s.sampled  # 2,905 mutants up to order 3, 1,000 made
+    small = Search(TASK, 1, SearchSettings(n=1, k=1), NEIGHBOURS, Distances())
+    assert small.next_query() is not None and not small.sampled
+    summary = summarize_operational([s.record(), small.record()])
+    assert summary["sampled"] == 1 and summary["sampled_tasks"] == ["big"]
+    rows = dict(OperationalKind().tables(summary)["Search"][1])
+    assert rows["tasks whose paraphrases were sampled (not every mutant)"] == "1"

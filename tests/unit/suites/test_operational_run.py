@@ -317,3 +317,28 @@ def test_benchmark_dir_alone_reads_a_turbulence_clone() -> None:
     assert chosen.settings["templates"] == ["Q7", "Q13"] and chosen.settings["instances"] == 2
     assert chosen.tasks == build_tasks(load_benchmark(BUILTIN, ["7", "13"]), 2)
     assert [t.task_id for t in chosen.tasks] == ["Q7/0", "Q7/1", "Q13/0", "Q13/1"]
+
+
+def test_the_command_line_defaults_are_the_papers_search() -> None:
+    """No budget, every mutant, any word by default; cctest's earlier defaults by name."""
+    from cctest.cli import build_parser
+    from cctest.commands.bench_operational import search_settings
+
+    args = build_parser().parse_args(["bench", "operational"])
+    search = search_settings(args)
+    assert (search.budget, search.per_order, search.protect_stop_words) == (None, None, False)
+    earlier = ["--budget", "20", "--per-order", "50", "--protect-stop-words"]
+    search = search_settings(build_parser().parse_args(["bench", "operational", *earlier]))
+    assert (search.budget, search.per_order, search.protect_stop_words) == (20, 50, True)
+
+
+def test_vectors_neighbours_by_euclidean_distance_unless_told(tmp_path: Path) -> None:
+    """--vectors FILE: a word's nearest words by Euclidean distance (the paper's), or by cosine."""
+    from cctest.cli import build_parser
+    from cctest.paraphrase import neighbour_source
+
+    f = tmp_path / "glove.txt"
+    f.write_text("cat 1.0 0.0\nbig 3.0 0.3\nnear 0.6 0.5\n", encoding="utf-8")
+    for extra, nearest in (([], "near"), (["--neighbours-by", "cosine"], "big")):
+        args = build_parser().parse_args(["bench", "operational", "--vectors", str(f), *extra])
+        assert neighbour_source(args.vectors, args.neighbours_by).neighbours("cat", 1) == [nearest]
