@@ -553,16 +553,44 @@ def template_texts(records: Sequence[Mapping[str, Any]]) -> dict[str, str]:
 def _outcomes(
     records: Sequence[Mapping[str, Any]],
 ) -> tuple[dict[str, dict[int, list[bool]]], dict[str, dict[int, list[Any]]]]:
+    from .turbulence_metrics import verdicts
+
     outcomes: dict[str, dict[int, list[bool]]] = {}
     params: dict[str, dict[int, list[Any]]] = {}
     for r in records:
         meta = r.get("meta") or {}
         t, i = str(meta.get("template")), int(meta.get("instance", r.get("index", 0)))
-        outcomes.setdefault(t, {})[i] = [
-            a["category"] == "passed" for a in r.get("rounds") or [] if a.get("category") is not None
-        ]
+        # every round asked counts, a backend error as a wrong answer (CorrSc over M × N)
+        outcomes.setdefault(t, {})[i] = verdicts(r.get("rounds") or [])
         params.setdefault(t, {})[i] = list(meta.get("params") or [])
     return outcomes, params
+
+
+def _backend_errors(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Template -> its rounds that got a backend error instead of an answer."""
+    out: dict[str, int] = {}
+    for r in records:
+        n = sum(a.get("category") is None for a in r.get("rounds") or [])
+        if n:
+            t = str((r.get("meta") or {}).get("template"))
+            out[t] = out.get(t, 0) + n
+    return out
+
+
+def backend_errors_summary(errors: Mapping[str, int]) -> dict[str, Any]:
+    """The backend errors CorrSc counts as wrong answers: their ``total``, ``per_template`` (only
+    templates with some) and a ``note`` for the report (``None`` when there are none).
+
+    >>> print(backend_errors_summary({"Q1": 2, "Q7": 1})["note"])
+    CorrSc counts 3 backend errors as wrong answers (over M × N, every round asked): Q1 2, Q7 1.
+    """
+    total = sum(errors.values())
+    note = None
+    if total:
+        each = ", ".join(f"{t} {n}" for t, n in errors.items())
+        what = "backend error" if total == 1 else "backend errors"
+        note = f"CorrSc counts {total} {what} as wrong answers (over M × N, every round asked): {each}."
+    return {"total": total, "per_template": dict(errors), "note": note}
 
 
 def summarize_turbulence(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -592,10 +620,17 @@ def summarize_turbulence(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]
         for t, inst in outcomes.items()
         if any(False in v for v in inst.values())
     }
+    errors = _backend_errors(records)
     summary["neighbourhoods"] = {
-        t: {"instances": len(inst), "answers": sum(len(v) for v in inst.values())}
+        t: {
+            "instances": len(inst),
+            "rounds": max((len(v) for v in inst.values()), default=0),
+            "answers": sum(len(v) for v in inst.values()) - errors.get(t, 0),
+            "backend_errors": errors.get(t, 0),
+        }
         for t, inst in outcomes.items()
     }
+    summary["corrsc_backend_errors"] = backend_errors_summary(errors)
     # beyond the paper: Algorithm 1 across each neighbourhood, round by round
     by_round: dict[tuple[str, int], list[tuple[str | None, bool]]] = {}
     for r in records:

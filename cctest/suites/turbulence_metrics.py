@@ -1,10 +1,12 @@
 """Turbulence's metrics over a run's records, and CCTest's outlier detection across a neighbourhood.
 
 Pure functions over plain data. An *outcome* table maps each template to its instances, and each
-instance to the list of its rounds' results (``True`` passed, ``False`` failed; backend errors,
-which are no answer, are left out):
+instance to the list of its rounds' results (``True`` passed, ``False`` failed; ``verdicts`` reads
+them from a record's rounds, a backend error as ``False``: a wrong answer, as the paper counts
+every round it asked):
 
-* ``corrsc`` — Definition 1: correct answers / answers judged (M × N when every round answered).
+* ``corrsc`` — Definition 1: correct answers / (M × N), M the instances judged (a skipped instance
+  is none of them) and N the rounds each was asked.
 * ``classify`` — the four classes: perfect success (CorrSc = 1), perfect failure (0), consistent
   failure (some instance failed in every one of its rounds, and some answer passed), random
   failure (the rest: failures, but no instance failed in every round).
@@ -41,8 +43,18 @@ PATTERNS = ("bounds_equal", "lower_bound_0", "bounds_one_apart")
 Outcomes = Mapping[Any, Sequence[bool]]  # instance -> its rounds' verdicts
 
 
+def verdicts(rounds: Sequence[Mapping[str, Any]]) -> list[bool]:
+    """A record's rounds as verdicts: passed, or not; a backend error (no category) is a wrong
+    answer, so that CorrSc's denominator stays every round asked (M × N).
+
+    >>> verdicts([{"category": "passed"}, {"category": None, "error": "HTTP 400"}, {"category": "x"}])
+    [True, False, False]
+    """
+    return [a.get("category") == "passed" for a in rounds]
+
+
 def corrsc(instances: Outcomes) -> float | None:
-    """Correct answers over answers judged; ``None`` with no answer at all.
+    """Correct answers over every round of every instance (M × N); ``None`` with no round at all.
 
     >>> corrsc({0: [True, True], 1: [True, False]})
     0.75

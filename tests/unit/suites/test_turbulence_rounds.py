@@ -1,0 +1,90 @@
+"""Turbulence's rounds as the paper counts and asks them (issue 29, items 4 and 7): CorrSc over
+M × N with a backend error as a wrong answer, and each round a request of its own with a seed of
+its own, against real servers on 127.0.0.1 that record what they are sent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from cctest.cli import main
+
+INSTANCES = 4
+
+
+def right_answer(question: str) -> str:
+    """A correct answer to Q1 (an inclusive slice), a wrong one to Q2."""
+    found = re.search(r"function called '(\w+)'", question)
+    assert found, question
+    i, j = map(int, re.findall(r"index (\d+)", question))
+    if found.group(1) == "elements_inclusive":
+        return f"```python\ndef elements_inclusive(lst):\n    return lst[{i}:{j} + 1]\n```\n"
+    return f"```python\ndef {found.group(1)}(lst):\n    return [0]\n```\n"
+
+
+def _argv(url: str, run: Path, *extra: str) -> list[str]:
+    return [
+        "bench", "turbulence", "--templates", "1,2", "--instances", str(INSTANCES), "--inputs", "5",
+        "--chat", "--backend", "http", "--model", url, "--no-progress", "--out", str(run), *extra,
+    ]  # fmt: skip
+
+
+@pytest.fixture
+def failing_server(serve_app: Callable[[web.Application], str]) -> tuple[str, list[str]]:
+    """An OpenAI chat server that answers Q1 correctly except the first time each instance is
+    asked (a 400, which is not retried) and refuses every question of Q2."""
+    seen: list[str] = []
+
+    async def chat(request: web.Request) -> web.Response:
+        body = await request.json()
+        (user,) = [m["content"] for m in body["messages"] if m["role"] == "user"]
+        before = seen.count(user)
+        seen.append(user)
+        await asyncio.sleep(0.01)
+        if "elements_exclusive" in user or not before:
+            return web.json_response({"error": {"message": "overloaded"}}, status=400)
+        content = right_answer(user)
+        return web.json_response(
+            {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
+        )
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    return serve_app(app), seen
+
+
+def test_corrsc_is_over_m_times_n_with_a_backend_error_as_a_wrong_answer(
+    tmp_path: Path, failing_server: tuple[str, list[str]]
+) -> None:
+    url, seen = failing_server
+    run = tmp_path / "run"
+    assert main(_argv(url, run, "--rounds", "2")) == 0
+    assert len(seen) == 2 * 2 * INSTANCES
+    summary = json.loads((run / "summary.json").read_text())
+    # Q1: every instance answered right once and failed by the server once: 4 / (4 × 2)
+    assert summary["corrsc"] == {"Q1": 0.5, "Q2": 0.0}
+    assert summary["corrsc_mean"] == 0.25
+    assert summary["classes"]["templates"]["random_failure"] == ["Q1"]
+    assert summary["classes"]["templates"]["perfect_failure"] == ["Q2"]
+    assert summary["histogram"]["0.0"] == 1 and summary["histogram"]["[0.5, 0.6)"] == 1
+    # the errors are counted and said, not hidden: per template and in one sentence
+    assert summary["counts"]["backend_errors"] == INSTANCES + 2 * INSTANCES
+    errors = summary["corrsc_backend_errors"]
+    assert errors["total"] == 3 * INSTANCES
+    assert errors["per_template"] == {"Q1": INSTANCES, "Q2": 2 * INSTANCES}
+    assert "12 backend errors" in errors["note"] and "wrong answer" in errors["note"]
+    assert summary["neighbourhoods"]["Q1"] == {
+        "instances": INSTANCES,
+        "rounds": 2,
+        "answers": INSTANCES,
+        "backend_errors": INSTANCES,
+    }
+    # Table II holds the judged answers only: an error has no category
+    assert sum(summary["failure_categories"]["counts"].values()) == 0
+    assert summary["params_of_failures"]["Q2"]["failing"][0]["failed_rounds"] == 2
