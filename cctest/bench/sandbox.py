@@ -54,11 +54,14 @@ size, process count).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import fcntl
 import itertools
 import json
 import logging
 import os
+import secrets
+import selectors
 import shutil
 import signal
 import stat
@@ -107,200 +110,347 @@ class RunResult:
         return asdict(self)
 
 
-# The child: trusted set-up, then the sample. Passed with ``-c`` so that nothing on disk has to be
-# readable by the sandbox's user. Argument: a JSON object (program path, result fd, limits, uid,
-# and "view": "bwrap" when it runs inside bubblewrap's private view, "host" otherwise).
-_HARNESS = r"""
-import ctypes, ctypes.util, errno, json, os, resource, signal, sys
+# The worker: started once per slot (inside bubblewrap's private view when there is one), it
+# forks a fresh child per sample. Passed with ``-c`` so that nothing on disk has to be readable by
+# the sandbox's user. Argument: a JSON object ("site": the package directories, "view": "bwrap"
+# inside bubblewrap's view, "host" otherwise, "preload": modules to import once). It reads one
+# request per line on stdin (the sample's directory, its user id, its limits, its name) and
+# answers one line on stdout: how the sample ended (``status``, ``timed_out``, ``report``).
+_WORKER = r"""
+import ctypes, ctypes.util, errno, json, os, resource, select, signal, sys, time, types
 cfg = json.loads(sys.argv[1])
 # the packages of cctest's own environment, after the standard library so they cannot shadow it
 sys.path.extend(p for p in cfg["site"] if p not in sys.path)
-bwrap = cfg["view"] == "bwrap"
-iso = {"network": "audit-hook", "user": "same", "nproc": "rlimit",
-       "filesystem": "private view (bubblewrap)" if bwrap else "host"}
-
-MAIN = None  # the sample's pid, once the namespaces' processes are in place
-def report(outcome, detail=""):
-    if MAIN is not None and os.getpid() != MAIN:
-        return  # a process the sample forked: only the sample itself reports
+for name in cfg["preload"]:  # what samples commonly import, imported once for every fork
     try:
-        record = {"outcome": outcome, "detail": detail[:500], "isolation": iso}
-        os.write(cfg["result_fd"], json.dumps(record).encode())
-    except OSError:
+        __import__(name)
+    except Exception:
         pass
-
+bwrap = cfg["view"] == "bwrap"
+ROOT = os.geteuid() == 0
 libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 4, 24, 38
-
-# counted before entering a user namespace, where other users' processes all look like "nobody"
-existing = 0
-if os.geteuid() != 0 and not bwrap:
-    me = os.getuid()
-    for p in os.listdir("/proc"):
-        if p.isdigit():
-            try:
-                existing += os.stat("/proc/" + p).st_uid == me
-            except OSError:
-                pass
-
-# 5. an empty network namespace, and a pid namespace: bubblewrap made them, or we try here
-pidns = False
-if bwrap:
-    iso["network"] = "namespace"
-    iso["pid"] = "namespace"
-else:
-    try:
-        CLONE_NEWNET, CLONE_NEWUSER, CLONE_NEWPID = 0x40000000, 0x10000000, 0x20000000
-        if os.geteuid() == 0:
-            if libc.unshare(CLONE_NEWNET) == 0:
-                iso["network"] = "namespace"
-            pidns = libc.unshare(CLONE_NEWPID) == 0
-        else:
-            uid, gid = os.getuid(), os.getgid()
-            for flags in (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID, CLONE_NEWUSER | CLONE_NEWNET):
-                if libc.unshare(flags) == 0:
-                    with open("/proc/self/setgroups", "w") as f: f.write("deny")
-                    with open("/proc/self/uid_map", "w") as f: f.write(f"{uid} {uid} 1")
-                    with open("/proc/self/gid_map", "w") as f: f.write(f"{gid} {gid} 1")
-                    iso["network"] = "namespace"
-                    pidns = bool(flags & CLONE_NEWPID)
-                    break
-    except Exception as exc:  # no namespaces here: the audit hook still refuses sockets
-        iso["network_error"] = repr(exc)[:200]
-    iso["pid"] = "namespace" if pidns else "process group"
-
-# 4. a user of our own when root, so that RLIMIT_NPROC applies and root's files are out of reach
-lim = cfg["limits"]
-nproc = lim["processes"]
-if cfg.get("uid") is not None and os.geteuid() == 0:
-    if not bwrap:
-        # the interpreter may live under a directory only root may enter (/root/.pyenv): keep the
-        # standard library reachable through descriptors of its directories, opened while root
-        for i, entry in enumerate(sys.path):
-            if os.path.isdir(entry):
-                sys.path[i] = "/proc/self/fd/%d" % os.open(entry, os.O_RDONLY | os.O_DIRECTORY)
-        sys.path_importer_cache.clear()
-    with open("/proc/sys/kernel/cap_last_cap") as f:
-        last_cap = int(f.read())
-    for cap in range(last_cap + 1):
-        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
-    # without PR_SET_KEEPCAPS, leaving uid 0 clears the permitted, effective and ambient sets
-    os.setgroups([]); os.setgid(cfg["uid"]); os.setuid(cfg["uid"])
-    # changing user makes the process undumpable, which hands /proc/self to root; take it back
-    libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
-    iso["user"] = "uid %d" % cfg["uid"]
-elif not bwrap:
-    # the limit counts every process of this user, so allow the ones that already exist
-    nproc += existing
-    iso["nproc"] = "rlimit (%d existing processes of this user)" % existing
-else:
-    nproc += 1  # the count is the user namespace's own, bubblewrap's init included
-libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # nothing it runs can gain a privilege
-with open("/proc/self/status") as f:
-    status = dict(line.split(":", 1) for line in f if line.startswith("Cap"))
-held = [k for k in ("CapEff", "CapPrm", "CapAmb") if int(status.get(k, "0"), 16)]
-iso["capabilities"] = "none" if not held else ", ".join("%s %s" % (k, status[k].strip()) for k in held)
-
-# 1. limits
-mb = 1024 * 1024
-resource.setrlimit(resource.RLIMIT_CPU, (lim["cpu_seconds"], lim["cpu_seconds"] + 1))
-resource.setrlimit(resource.RLIMIT_AS, (lim["memory_mb"] * mb, lim["memory_mb"] * mb))
-resource.setrlimit(resource.RLIMIT_FSIZE, (lim["file_mb"] * mb, lim["file_mb"] * mb))
-nproc += 2 if pidns else 0  # the namespace's two waiting processes (only without bubblewrap)
-resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NAME, PR_CAPBSET_DROP = 1, 4, 15, 24
+PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 36, 38
+CLONE_NEWNET, CLONE_NEWUSER, CLONE_NEWPID = 0x40000000, 0x10000000, 0x20000000
+CLONE_NEWIPC, CLONE_NEWUTS = 0x08000000, 0x04000000
+with open("/proc/sys/kernel/cap_last_cap") as f:
+    LAST_CAP = int(f.read())
+# every process a sample leaves behind is re-parented to the worker, which kills it (clean_up)
+libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+if not ROOT:
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # a sample of the same user cannot trace the worker
+# the interpreter may live under a directory only root may enter (/root/.pyenv): as root without
+# the private view, the standard library stays reachable through descriptors opened now
+PATH_FDS = {}
+if ROOT and not bwrap:
+    for entry in sys.path:
+        if os.path.isdir(entry):
+            PATH_FDS[entry] = os.open(entry, os.O_RDONLY | os.O_DIRECTORY)
+ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
+       # a BLAS thread pool (NumPy's) would spend the process limit and the address space
+       "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 def relay(status):
     code = os.waitstatus_to_exitcode(status)
     os._exit(128 - code if code < 0 else code)  # death by signal N leaves as 128 + N
 
-if pidns:
-    # the next child is the namespace's init: when it exits, the kernel kills every process left
-    # in the namespace, however the sample detached them. The init only waits, so the sample
-    # (its child) is an ordinary process that signals and limits treat as usual.
-    child = os.fork()
-    if child:
-        relay(os.waitpid(child, 0)[1])
-    sample = os.fork()
-    if sample:
-        while True:
+def own_processes():
+    n = 0
+    me = os.getuid()
+    for p in os.listdir("/proc"):
+        if p.isdigit():
             try:
-                pid, status = os.waitpid(-1, 0)
+                n += os.stat("/proc/" + p).st_uid == me
+            except OSError:
+                pass
+    return n
+
+def child(req, result_fd):
+    # the sample's first process, outside its namespaces: a session of its own, only its own
+    # descriptors, its directory, a fresh environment
+    libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+    os.setsid()
+    wd = req["dir"]
+    out = os.open(os.path.join(wd, ".out"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0); os.dup2(out, 1); os.dup2(out, 2)
+    keep = {0, 1, 2, result_fd, *PATH_FDS.values()}
+    for fd in [int(n) for n in os.listdir("/proc/self/fd")]:
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    os.chdir(wd)
+    os.environ.clear()
+    os.environ.update(ENV, HOME=wd, TMPDIR=wd)
+    iso = {"network": "audit-hook", "user": "same", "nproc": "rlimit", "ipc": "shared",
+           "filesystem": "private view (bubblewrap)" if bwrap else "host",
+           "process": "fork of a sandboxed worker" if bwrap else "fork of a worker"}
+    existing = 0 if ROOT else own_processes()
+    # fresh network, pid, IPC and UTS namespaces for this sample alone
+    pidns, userns = False, False
+    try:
+        common = CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+        if ROOT:
+            tries = [common | CLONE_NEWPID, CLONE_NEWNET | CLONE_NEWPID, CLONE_NEWNET]
+        else:
+            tries = [CLONE_NEWUSER | common | CLONE_NEWPID, CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID,
+                     CLONE_NEWUSER | CLONE_NEWNET]
+        uid, gid = os.getuid(), os.getgid()
+        for flags in tries:
+            if libc.unshare(flags) == 0:
+                if flags & CLONE_NEWUSER:
+                    userns = True
+                    with open("/proc/self/setgroups", "w") as f: f.write("deny")
+                    with open("/proc/self/uid_map", "w") as f: f.write(f"{uid} {uid} 1")
+                    with open("/proc/self/gid_map", "w") as f: f.write(f"{gid} {gid} 1")
+                iso["network"] = "namespace"
+                pidns = bool(flags & CLONE_NEWPID)
+                if flags & CLONE_NEWIPC:
+                    iso["ipc"] = "namespace"
+                break
+    except Exception as exc:  # no namespaces here: the audit hook still refuses sockets
+        iso["network_error"] = repr(exc)[:200]
+    iso["pid"] = "namespace" if pidns else "process group"
+    if pidns:
+        # the next child is the namespace's init: when it exits, the kernel kills every process
+        # left in the namespace, however the sample detached them. The init only waits, so the
+        # sample (its child) is an ordinary process that signals and limits treat as usual.
+        init = os.fork()
+        if init:
+            relay(os.waitpid(init, 0)[1])
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the worker's kill reaches it
+        sample = os.fork()
+        if sample:
+            while True:
+                try:
+                    pid, status = os.waitpid(-1, 0)
+                except ChildProcessError:
+                    os._exit(1)
+                if pid == sample:
+                    relay(status)
+    run_sample(req, result_fd, iso, existing, userns, pidns)
+
+def run_sample(req, result_fd, iso, existing, userns, pidns):
+    MAIN = os.getpid()
+    def report(outcome, detail=""):
+        if os.getpid() != MAIN:
+            return  # a process the sample forked: only the sample itself reports
+        try:
+            record = {"outcome": outcome, "detail": detail[:500], "isolation": iso}
+            os.write(result_fd, json.dumps(record).encode())
+        except OSError:
+            pass
+    libc.prctl(PR_SET_NAME, req["name"].encode()[:15], 0, 0, 0)  # what ps shows of it
+    # a user of our own when root, so that RLIMIT_NPROC applies and root's files are out of reach
+    lim = req["limits"]
+    nproc = lim["processes"]
+    if req.get("uid") is not None and ROOT:
+        if PATH_FDS:
+            sys.path[:] = ["/proc/self/fd/%d" % PATH_FDS[p] if p in PATH_FDS else p for p in sys.path]
+            sys.path_importer_cache.clear()
+        for cap in range(LAST_CAP + 1):
+            libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+        # without PR_SET_KEEPCAPS, leaving uid 0 clears the permitted, effective and ambient sets
+        os.setgroups([]); os.setgid(req["uid"]); os.setuid(req["uid"])
+        # changing user makes the process undumpable, which hands /proc/self to root; take it back
+        libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+        iso["user"] = "uid %d" % req["uid"]
+    elif userns:
+        nproc += 2  # the count is the new user namespace's: the sample's first process and init
+    else:
+        # the limit counts every process of this user, so allow the ones that already exist
+        nproc += existing
+        iso["nproc"] = "rlimit (%d existing processes of this user)" % existing
+    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # nothing it runs can gain a privilege
+    with open("/proc/self/status") as f:
+        status = dict(line.split(":", 1) for line in f if line.startswith("Cap"))
+    held = [k for k in ("CapEff", "CapPrm", "CapAmb") if int(status.get(k, "0"), 16)]
+    iso["capabilities"] = "none" if not held else ", ".join("%s %s" % (k, status[k].strip()) for k in held)
+
+    # limits
+    mb = 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_CPU, (lim["cpu_seconds"], lim["cpu_seconds"] + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (lim["memory_mb"] * mb, lim["memory_mb"] * mb))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (lim["file_mb"] * mb, lim["file_mb"] * mb))
+    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write then fails with EFBIG
+
+    # the audit hook
+    root = os.path.realpath(req["dir"])
+    def inside(p):
+        if isinstance(p, int) or p is None:
+            return True
+        if isinstance(p, bytes):
+            p = os.fsdecode(p)
+        p = os.path.realpath(os.path.join(root, p))
+        return p == root or p.startswith(root + os.sep) or p == "/dev/null"
+    def deny(what):
+        raise PermissionError("cctest sandbox: " + what + " is not allowed")
+    WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+    PATH_EVENTS = {"os.remove", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.truncate", "os.utime",
+                   "os.chflags", "os.lchflags", "os.setxattr", "os.removexattr", "shutil.rmtree", "os.mkfifo",
+                   "os.mknod"}
+    TWO_PATH_EVENTS = {"os.rename", "os.link", "os.symlink", "shutil.copyfile", "shutil.copymode",
+                       "shutil.copystat", "shutil.copytree", "shutil.move"}
+    NO_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "pty.spawn",
+                 "os.startfile", "ctypes.dlopen", "ctypes.dlsym", "ctypes.call_function",
+                 "socket.getaddrinfo", "socket.gethostbyname", "socket.connect", "socket.bind",
+                 "socket.sendto", "os.forkpty"}
+    AF_UNIX = getattr(__import__("socket"), "AF_UNIX", 1)
+    def hook(event, args):
+        if event == "open":
+            path, mode, flags = args
+            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                isinstance(flags, int) and flags & WRITE_FLAGS)
+            if writing and not inside(path):
+                deny("writing %r outside the sample's directory" % (path,))
+        elif event in PATH_EVENTS:
+            if not inside(args[0]):
+                deny("%s on %r outside the sample's directory" % (event, args[0]))
+        elif event in TWO_PATH_EVENTS:
+            if not (inside(args[0]) and inside(args[1])):
+                deny("%s outside the sample's directory" % event)
+        elif event == "socket.__new__":
+            if args[1] != AF_UNIX:
+                deny("network access")
+        elif event in NO_EVENTS:
+            deny("network access" if event.startswith("socket") else event)
+        elif event in ("os.kill", "os.killpg"):
+            if args[0] not in (0, os.getpid()):
+                deny("signalling another process")
+
+    resource_errnos = {errno.EAGAIN, errno.EFBIG, errno.ENOMEM, errno.EMFILE, errno.ENFILE}
+    with open(req["program"], encoding="utf-8") as f:
+        source = f.read()
+    try:
+        code = compile(source, "sample.py", "exec")
+    except (SyntaxError, ValueError) as exc:
+        report("syntax_error", "%s: %s" % (type(exc).__name__, exc)); os._exit(1)
+    # a module of its own as __main__, as in a fresh interpreter (the worker's is not its business)
+    main = types.ModuleType("__main__")
+    main.__dict__["__builtins__"] = __builtins__
+    sys.modules["__main__"] = main
+    sys.argv = ["sample.py"]
+    sys.addaudithook(hook)
+    try:
+        exec(code, main.__dict__)
+    except AssertionError as exc:
+        report("assertion_failure", ("AssertionError: %s" % exc).strip()); os._exit(1)
+    except MemoryError:
+        report("resource_limit", "MemoryError: the memory limit was reached"); os._exit(1)
+    except OSError as exc:
+        if exc.errno in resource_errnos:
+            report("resource_limit", "%s: %s" % (type(exc).__name__, exc)); os._exit(1)
+        report("runtime_error", "%s: %s" % (type(exc).__name__, exc)); os._exit(1)
+    except SystemExit as exc:
+        # exit() before the tests finished must not count as passing them
+        report("runtime_error", "SystemExit(%r) before the tests finished" % (exc.code,)); os._exit(1)
+    except BaseException as exc:
+        report("runtime_error", "%s: %s" % (type(exc).__name__, exc)); os._exit(1)
+    try:
+        sys.stdout.flush(); sys.stderr.flush()
+    except Exception:
+        pass
+    report("passed"); os._exit(0)
+
+def children():
+    found = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open("/proc/self/task/%s/children" % tid) as f:
+                found += [int(p) for p in f.read().split()]
+        except OSError:
+            pass
+    return found
+
+def clean_up():
+    # every process of the sample is the worker's descendant, and becomes its child when its
+    # parent dies (the worker is a subreaper): kill the children until none is left
+    while True:
+        kids = children()
+        if not kids:
+            break
+        for pid in kids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in kids:
+            try:
+                os.waitpid(pid, 0)
             except ChildProcessError:
-                os._exit(1)
-            if pid == sample:
-                relay(status)
-MAIN = os.getpid()  # an oversized write then fails with EFBIG instead of killing
+                pass
+    if not ROOT:  # the sample could write in the view's /dev/shm (its user owns it)
+        for name in os.listdir("/dev/shm") if os.path.isdir("/dev/shm") else ():
+            p = os.path.join("/dev/shm", name)
+            try:
+                os.unlink(p)
+            except IsADirectoryError:
+                __import__("shutil").rmtree(p, ignore_errors=True)
+            except OSError:
+                pass
 
-# 6. the audit hook
-root = os.path.realpath(cfg["dir"])
-def inside(p):
-    if isinstance(p, int) or p is None:
-        return True
-    if isinstance(p, bytes):
-        p = os.fsdecode(p)
-    p = os.path.realpath(os.path.join(root, p))
-    return p == root or p.startswith(root + os.sep) or p == "/dev/null"
-def deny(what):
-    raise PermissionError("cctest sandbox: " + what + " is not allowed")
-WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
-PATH_EVENTS = {"os.remove", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.truncate", "os.utime",
-               "os.chflags", "os.lchflags", "os.setxattr", "os.removexattr", "shutil.rmtree", "os.mkfifo",
-               "os.mknod"}
-TWO_PATH_EVENTS = {"os.rename", "os.link", "os.symlink", "shutil.copyfile", "shutil.copymode",
-                   "shutil.copystat",
-                   "shutil.copytree", "shutil.move"}
-NO_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "pty.spawn",
-             "os.startfile", "ctypes.dlopen", "ctypes.dlsym", "ctypes.call_function", "socket.getaddrinfo",
-             "socket.gethostbyname", "socket.connect", "socket.bind", "socket.sendto", "os.forkpty"}
-def hook(event, args):
-    if event == "open":
-        path, mode, flags = args
-        writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-            isinstance(flags, int) and flags & WRITE_FLAGS)
-        if writing and not inside(path):
-            deny("writing %r outside the sample's directory" % (path,))
-    elif event in PATH_EVENTS:
-        if not inside(args[0]):
-            deny("%s on %r outside the sample's directory" % (event, args[0]))
-    elif event in TWO_PATH_EVENTS:
-        if not (inside(args[0]) and inside(args[1])):
-            deny("%s outside the sample's directory" % event)
-    elif event == "socket.__new__":
-        if args[1] != getattr(__import__("socket"), "AF_UNIX", 1):
-            deny("network access")
-    elif event in NO_EVENTS:
-        deny("network access" if event.startswith("socket") else event)
-    elif event in ("os.kill", "os.killpg"):
-        if args[0] not in (0, os.getpid()):
-            deny("signalling another process")
+def run(req):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            child(req, w)
+        finally:
+            os._exit(70)
+    os.close(w)
+    start = time.monotonic()
+    deadline = start + req["limits"]["wall_seconds"]
+    timed_out = False
+    # wait for the exit on a pidfd: no polling, no sleep; stdin closing means cctest is gone
+    poller = select.poll()
+    pidfd = os.pidfd_open(pid)
+    poller.register(pidfd, select.POLLIN)
+    poller.register(0, select.POLLIN | select.POLLHUP)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            timed_out = True
+            break
+        events = poller.poll(max(1, int(left * 1000 + 1)))
+        if any(fd == pidfd for fd, _ in events):
+            break
+        if events:
+            os.kill(pid, signal.SIGKILL); clean_up(); os._exit(0)
+    os.close(pidfd)
+    if timed_out:
+        os.kill(pid, signal.SIGKILL)
+    status = os.waitpid(pid, 0)[1]
+    seconds = time.monotonic() - start
+    clean_up()
+    os.set_blocking(r, False)
+    raw = b""
+    while True:
+        try:
+            chunk = os.read(r, 65536)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        raw += chunk
+    os.close(r)
+    return {"status": os.waitstatus_to_exitcode(status), "timed_out": timed_out, "seconds": seconds,
+            "report": raw.decode("utf-8", "replace")}
 
-resource_errnos = {errno.EAGAIN, errno.EFBIG, errno.ENOMEM, errno.EMFILE, errno.ENFILE}
-with open(cfg["program"], encoding="utf-8") as f:
-    source = f.read()
-try:
-    code = compile(source, "sample.py", "exec")
-except (SyntaxError, ValueError) as exc:
-    report("syntax_error", "%s: %s" % (type(exc).__name__, exc)); os._exit(1)
-sys.addaudithook(hook)
-sys.argv = ["sample.py"]
-try:
-    exec(code, {"__name__": "__main__", "__builtins__": __builtins__})
-except AssertionError as exc:
-    report("assertion_failure", ("AssertionError: %s" % exc).strip()); os._exit(1)
-except MemoryError:
-    report("resource_limit", "MemoryError: the memory limit was reached"); os._exit(1)
-except OSError as exc:
-    if exc.errno in resource_errnos:
-        report("resource_limit", "%s: %s" % (type(exc).__name__, exc)); os._exit(1)
-    report("runtime_error", "%s: %s" % (type(exc).__name__, exc)); os._exit(1)
-except SystemExit as exc:
-    # exit() before the tests finished must not count as passing them
-    report("runtime_error", "SystemExit(%r) before the tests finished" % (exc.code,)); os._exit(1)
-except BaseException as exc:
-    report("runtime_error", "%s: %s" % (type(exc).__name__, exc)); os._exit(1)
-report("passed"); os._exit(0)
+buf = b""
+while True:
+    while b"\n" not in buf:
+        chunk = os.read(0, 65536)
+        if not chunk:
+            os._exit(0)
+        buf += chunk
+    line, buf = buf.split(b"\n", 1)
+    answer = run(json.loads(line))
+    os.write(1, (json.dumps(answer) + "\n").encode())
 """
 
 _uid_counter = itertools.count()
@@ -373,6 +523,7 @@ def _samples_root() -> str:
 
 def _remove_root() -> None:
     global _root
+    stop_workers()
     with _root_lock:
         if _root is not None and _root[0] == os.getpid():
             _remove_tree(_root[2])
@@ -459,10 +610,14 @@ def _interpreter_paths() -> list[str]:
     return sorted(p for p in outside if not any(p.startswith(q + os.sep) for q in outside))
 
 
-def view_args(workdir: str) -> list[str]:
-    """bubblewrap's options for a sample: the private view, ``workdir`` its only writable place."""
+def view_args(workdir: str, die_with_parent: bool = True) -> list[str]:
+    """bubblewrap's options for a sample: the private view, ``workdir`` its only writable place.
+
+    A worker is started without ``die_with_parent``: bubblewrap would tie it to the thread that
+    started it (``PR_SET_PDEATHSIG``), not to the process; it ends when its stdin closes instead."""
     args = ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
-    args += ["--die-with-parent", "--ro-bind", "/usr", "/usr"]
+    args += ["--die-with-parent"] if die_with_parent else []
+    args += ["--ro-bind", "/usr", "/usr"]
     for path in _TOP_DIRS:
         if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]
@@ -533,6 +688,163 @@ def _probe_bubblewrap() -> str | None:
     return None
 
 
+# ---- the workers: one process per slot, started once, forking a child per sample
+
+# standard modules HumanEval-style programs import, imported once by each worker (not NumPy: its
+# BLAS threads and address space would be every sample's)
+_PRELOAD = (
+    "math",
+    "re",
+    "collections",
+    "itertools",
+    "functools",
+    "typing",
+    "heapq",
+    "bisect",
+    "string",
+    "hashlib",
+    "random",
+    "statistics",
+    "fractions",
+    "decimal",
+    "copy",
+    "operator",
+    "datetime",
+)
+_IDLE_MAX = 16  # idle workers kept for the next samples; more are stopped
+_pool_lock = threading.Lock()
+_idle: list[_Worker] = []
+_started = 0  # workers this process has started
+
+
+class _Worker:
+    """One worker process (in bubblewrap's view when ``bwrap``): a directory of its own under the
+    samples' root that holds the current sample's directory and nothing else, a request pipe
+    (its stdin) and an answer pipe (its stdout)."""
+
+    def __init__(self, bwrap: str | None) -> None:
+        global _started
+        self.bwrap = bwrap
+        self.pid = os.getpid()  # the cctest process that owns it (a fork must not use it)
+        self.area = tempfile.mkdtemp(prefix="w-", dir=_samples_root())
+        # listable: it holds the current sample's directory and nothing else (the samples' root,
+        # above it, lists nothing)
+        os.chmod(self.area, 0o755)
+        cfg = {"site": site_packages(), "view": "bwrap" if bwrap else "host", "preload": list(_PRELOAD)}
+        command = [_python(), "-I", "-S", "-c", _WORKER, json.dumps(cfg)]
+        if bwrap:
+            command = [bwrap, *view_args(self.area, die_with_parent=False), "--", *command]
+        self._errors = tempfile.TemporaryFile()  # what the worker itself says on stderr, if it fails
+        self.proc = subprocess.Popen(
+            command,
+            cwd=self.area,
+            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._errors,
+            start_new_session=True,
+        )
+        self._buf = b""
+        with _pool_lock:
+            _started += 1
+
+    def run(self, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+        """Send one request and wait for its answer (blocking on the pipe, no polling); None if
+        the worker died or did not answer within ``timeout`` seconds (it is then stopped)."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write((json.dumps(request) + "\n").encode())
+            self.proc.stdin.flush()
+        except OSError:
+            self.stop()
+            return None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while b"\n" not in self._buf:
+                left = deadline - time.monotonic()
+                if left <= 0 or not sel.select(left):
+                    break
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                self._buf += chunk
+        if b"\n" not in self._buf:
+            self.stop()
+            return None
+        line, self._buf = self._buf.split(b"\n", 1)
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def why_not(self) -> str:
+        """The last line the worker wrote on stderr (why it died), or its exit status."""
+        try:
+            self._errors.seek(0)
+            said = self._errors.read()[-4000:].decode("utf-8", "replace").strip().splitlines()
+        except (OSError, ValueError):
+            said = []
+        return said[-1] if said else f"exit status {self.proc.poll()}"
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None and self.pid == os.getpid()
+
+    def stop(self) -> None:
+        """Stop the worker and everything it started (its session: bubblewrap, whose end takes the
+        worker's pid namespace with it, or the worker and its children)."""
+        if self.pid != os.getpid():
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout, self._errors):
+            with contextlib.suppress(OSError):
+                if f is not None:
+                    f.close()
+        _remove_tree(self.area)
+
+
+def _take_worker(bwrap: str | None) -> _Worker:
+    with _pool_lock:
+        while _idle:
+            worker = _idle.pop()
+            if worker.bwrap == bwrap and worker.alive():
+                return worker
+            threading.Thread(target=worker.stop, daemon=True).start()
+    return _Worker(bwrap)
+
+
+def _give_back(worker: _Worker) -> None:
+    with _pool_lock:
+        if worker.alive() and len(_idle) < _IDLE_MAX:
+            _idle.append(worker)
+            return
+    worker.stop()
+
+
+def stop_workers() -> None:
+    """Stop the idle workers (at exit; the next sample starts new ones)."""
+    with _pool_lock:
+        workers = list(_idle)
+        _idle.clear()
+    for worker in workers:
+        worker.stop()
+
+
+def workers_started() -> int:
+    """How many worker processes this process has started (each serves many samples)."""
+    return _started
+
+
+def _forget_workers() -> None:
+    """In a forked child the parent's workers are not ours: the next sample starts its own."""
+    global _idle, _pool_lock
+    _idle, _pool_lock = [], threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_workers)
+
+
 def run_program(source: str, limits: Limits | None = None, *, output_bytes: int = 0) -> RunResult:
     """Run ``source`` as a fresh program in the sandbox and say how it ended.
 
@@ -542,88 +854,64 @@ def run_program(source: str, limits: Limits | None = None, *, output_bytes: int 
     limits = limits or Limits()
     root = os.geteuid() == 0
     uid = _sandbox_uid() if root else None
-    bwrap = bubblewrap()
-    workdir = tempfile.mkdtemp(prefix="cctest-sample-", dir=_samples_root())
-    sid = os.path.basename(workdir)
+    worker = _take_worker(bubblewrap())
     start = time.perf_counter()
+    # the name of the sample's directory, also the name its processes show (at most 15 characters)
+    sid = "cctest-" + secrets.token_hex(4)
+    workdir = os.path.join(worker.area, sid)
+    answer: dict[str, Any] | None = None
     try:
+        os.mkdir(workdir, 0o700)
         program = os.path.join(workdir, "sample.py")
         with open(program, "w", encoding="utf-8") as f:
             f.write(source)
         if uid is not None:
-            os.chmod(workdir, 0o700)
             os.chown(workdir, uid, uid)
             os.chown(program, uid, uid)
-        with tempfile.TemporaryFile() as result_file, open(os.path.join(workdir, ".out"), "wb") as out:
-            if uid is not None:
-                os.chown(os.path.join(workdir, ".out"), uid, uid)
-            cfg = {
-                "program": program,
-                "dir": workdir,
-                "result_fd": result_file.fileno(),
-                "limits": asdict(limits),
-                "uid": uid,
-                "view": "bwrap" if bwrap else "host",
-                "site": site_packages(),
-            }
-            env = {
-                "HOME": workdir,
-                "TMPDIR": workdir,
-                "PATH": "/usr/bin:/bin",
-                "LANG": "C.UTF-8",
-                "PYTHONHASHSEED": "0",
-                # a BLAS thread pool (NumPy's) would spend the process limit and the address space
-                "OPENBLAS_NUM_THREADS": "1",
-                "OMP_NUM_THREADS": "1",
-                "MKL_NUM_THREADS": "1",
-            }
-            command = [_python(), "-I", "-S", "-c", _HARNESS, json.dumps(cfg)]
-            if bwrap:
-                command = [bwrap, *view_args(workdir), "--", *command]
-            proc = subprocess.Popen(
-                command,
-                cwd=workdir,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                pass_fds=(result_file.fileno(),),
-                start_new_session=True,
-            )
-            timed_out = False
-            try:
-                proc.wait(timeout=limits.wall_seconds)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            _kill_all(proc.pid, uid)
-            proc.wait()
-            seconds = time.perf_counter() - start
-            result_file.seek(0)
-            raw = result_file.read()
+        request = {"dir": workdir, "program": program, "uid": uid, "limits": asdict(limits), "name": sid}
+        # the worker keeps the wall-clock limit; this is only in case the worker itself hangs
+        answer = worker.run(request, limits.wall_seconds + 30)
+        seconds = time.perf_counter() - start
         output = _tail(os.path.join(workdir, ".out"), output_bytes) if output_bytes > 0 else ""
+        if answer is None:
+            log.warning("cctest sandbox: a worker stopped answering (%s); it is replaced.", worker.why_not())
+            return RunResult(
+                "runtime_error", "the sandbox's worker died", seconds, sandbox_id=sid, output=output
+            )
         report: dict[str, Any] = {}
-        if raw:
+        if answer["report"]:
             try:
-                report = json.loads(raw)
+                report = json.loads(answer["report"])
             except ValueError:
                 report = {}
-        if timed_out:
+        isolation = report.get("isolation", {})
+        if answer["timed_out"]:
             return RunResult(
-                "timeout",
-                f"wall-clock limit of {limits.wall_seconds:g} s",
-                seconds,
-                report.get("isolation", {}),
-                sid,
-                output,
+                "timeout", f"wall-clock limit of {limits.wall_seconds:g} s", seconds, isolation, sid, output
             )
         if report.get("outcome") in OUTCOMES:
-            return RunResult(
-                report["outcome"], report.get("detail", ""), seconds, report.get("isolation", {}), sid, output
-            )
-        outcome, detail = _classify_exit(proc.returncode, _tail(os.path.join(workdir, ".out")), limits)
+            return RunResult(report["outcome"], report.get("detail", ""), seconds, isolation, sid, output)
+        outcome, detail = _classify_exit(answer["status"], _tail(os.path.join(workdir, ".out")), limits)
         return RunResult(outcome, detail, seconds, sandbox_id=sid, output=output)
     finally:
-        _remove_tree(workdir)
+        # the worker's directory holds the sample's directory and nothing else for the next one
+        _clear_dir(worker.area)
+        if answer is not None:
+            _give_back(worker)
+
+
+def _clear_dir(path: str) -> None:
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return
+    for name in names:
+        p = os.path.join(path, name)
+        if os.path.isdir(p) and not os.path.islink(p):
+            _remove_tree(p)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(p)
 
 
 def _classify_exit(code: int, output: str, limits: Limits) -> tuple[str, str]:
@@ -644,26 +932,6 @@ def _classify_exit(code: int, output: str, limits: Limits) -> tuple[str, str]:
         return "resource_limit", "MemoryError: the memory limit was reached"
     last = output.strip().splitlines()[-1:] or [f"exit status {code}"]
     return "runtime_error", last[0][:300]
-
-
-def _kill_all(pid: int, uid: int | None) -> None:
-    """Kill the sample's process group and, with a user of its own, every process of that user."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    if uid is not None:
-        # kill(-1) signals every process the caller may signal: as the sample's user, exactly the
-        # processes the sample started, wherever they moved (setsid, double fork)
-        subprocess.run(
-            ["/bin/sh", "-c", "kill -9 -1"],
-            user=uid,
-            group=uid,
-            extra_groups=[],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
 
 
 def _tail(path: str, n: int = 4000) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from cctest.bench import sandbox
 from cctest.bench.datasets import load_humaneval
 from cctest.bench.sandbox import (
     ROOT_PREFIX,
@@ -38,17 +39,20 @@ FAST = Limits(wall_seconds=6, cpu_seconds=1, memory_mb=512, file_mb=1, processes
 
 
 def _alive_with(marker: str) -> list[int]:
-    """Processes whose command line names the sample's directory (every process of the sample has it)."""
+    """Processes of the sample ``marker`` (its ``sandbox_id``): forked from a worker, every
+    process of the sample bears that name (``/proc/PID/comm``) unless it renames itself; a
+    command line naming it counts too."""
     pids = []
     for p in os.listdir("/proc"):
         if not p.isdigit():
             continue
         try:
             cmd = Path(f"/proc/{p}/cmdline").read_bytes()
+            comm = Path(f"/proc/{p}/comm").read_text().strip()
             state = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if marker.encode() in cmd and state != "Z":
+        if (marker.encode() in cmd or comm == marker[:15]) and state != "Z":
             pids.append(int(p))
     return pids
 
@@ -72,7 +76,7 @@ def test_ordinary_outcomes(source: str, outcome: str, detail: str) -> None:
 
 def test_infinite_loop_is_stopped() -> None:
     r = run_program("while True:\n    pass\n", FAST)
-    assert r.outcome == "timeout"
+    assert r.outcome == "timeout" and "CPU-time limit" in r.detail  # its CPU limit, not the wall clock
     assert not _alive_with(r.sandbox_id)
 
 
@@ -168,6 +172,48 @@ def test_humaneval_programs_and_parallel_order() -> None:
     bad = check_program(tasks[0].prompt, "    return not True\n", tasks[0].tests, tasks[0].entry_point)
     results = run_many([*good, bad, "while True: pass\n"], FAST, workers=2)
     assert [r.outcome for r in results] == ["passed"] * 4 + ["assertion_failure", "timeout"]
+
+
+def test_one_worker_serves_many_samples_each_in_a_fresh_directory() -> None:
+    """Workers start once and fork a child per sample: six samples on two workers start at most
+    two, and a sample finds nothing of the one before it in the same worker: not its files, not
+    its processes (a daemon it left), not its environment."""
+    before = sandbox.workers_started()
+    results = run_many(["assert 1 + 1 == 2\n"] * 6, FAST, workers=2)
+    assert [r.outcome for r in results] == ["passed"] * 6
+    assert len({r.sandbox_id for r in results}) == 6
+    assert sandbox.workers_started() - before <= 2
+    leave = (
+        "import os, time\n"
+        "open('left.txt', 'w').write('x')\n"
+        "os.environ['LEFT'] = '1'\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    time.sleep(600)\n"
+    )
+    find = (
+        "import os\n"
+        "here = os.getcwd()\n"
+        "assert sorted(os.listdir(here)) == ['.out', 'sample.py'], os.listdir(here)\n"
+        "above = os.listdir(os.path.dirname(here))\n"
+        "assert above == [os.path.basename(here)], above\n"
+        "assert 'LEFT' not in os.environ and os.environ['HOME'] == here\n"
+    )
+    first, second = run_many([leave, find], FAST, workers=1)
+    assert first.outcome == "passed", first.detail
+    assert second.outcome == "passed", second.detail
+    assert not _alive_with(first.sandbox_id)
+
+
+def test_a_broken_worker_is_replaced() -> None:
+    """A worker that dies (killed from outside here; a sample cannot reach it) is replaced, and
+    the sample it was running gets an outcome."""
+    assert run_program("pass\n", FAST).outcome == "passed"
+    for worker in list(sandbox._idle):
+        os.killpg(worker.proc.pid, signal.SIGKILL)
+        worker.proc.wait()
+    r = run_program("assert sum(range(4)) == 6\n", FAST)
+    assert r.outcome == "passed", r.detail
 
 
 NON_ROOT_SCRIPT = r"""
@@ -417,10 +463,15 @@ def test_a_killed_process_leaves_nothing_behind(tmp_path: Path) -> None:
         assert proc.stdout is not None
         root = Path(proc.stdout.readline().strip())
         assert root.name.startswith("cctest-sandbox-")
+        placed: list[Path] = []
         for _ in range(1200):  # a minute at most, until the sample is in place
-            if any(root.glob("cctest-sample-*/sample.py")):
+            placed = list(root.glob("w-*/cctest-*/sample.py"))
+            if placed and _alive_with(placed[0].parent.name):
                 break
             time.sleep(0.05)
+        assert placed, "the sample never started"
+        sid = placed[0].parent.name
+        assert _alive_with(sid)
         from cctest.bench.sandbox import sweep_stale
 
         assert sweep_stale(str(tmp_path)) == []  # alive: its directory stays
@@ -429,5 +480,11 @@ def test_a_killed_process_leaves_nothing_behind(tmp_path: Path) -> None:
     finally:
         proc.wait()
     assert root.is_dir()  # a killed process cannot clean up after itself
+    # the sample's worker sees its requests end and takes the sample with it (a minute at most)
+    for _ in range(600):
+        if not _alive_with(sid):
+            break
+        time.sleep(0.1)
+    assert not _alive_with(sid)
     assert sweep_stale(str(tmp_path)) == [str(root)]
     assert list(tmp_path.iterdir()) == []
