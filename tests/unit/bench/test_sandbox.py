@@ -168,8 +168,8 @@ def test_network_is_unreachable() -> None:
 
 def test_humaneval_programs_and_parallel_order() -> None:
     tasks = load_humaneval().tasks[:4]
-    good = [check_program(t.prompt, t.ground_truth, t.tests, t.entry_point) for t in tasks]
-    bad = check_program(tasks[0].prompt, "    return not True\n", tasks[0].tests, tasks[0].entry_point)
+    good = [check_program(t.prompt, t.ground_truth or "", t.tests or "", t.entry_point) for t in tasks]
+    bad = check_program(tasks[0].prompt, "    return not True\n", tasks[0].tests or "", tasks[0].entry_point)
     results = run_many([*good, bad, "while True: pass\n"], FAST, workers=2)
     assert [r.outcome for r in results] == ["passed"] * 4 + ["assertion_failure", "timeout"]
 
