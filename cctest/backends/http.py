@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import email.utils
 import json
 import logging
@@ -58,7 +59,7 @@ import os
 import random
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -76,7 +77,17 @@ from ..errors import (
 from ..redact import redact_url
 from ..safe_text import model_text
 from ._stop import BoundaryStopper
-from .base import Backend, GenerationOptions, Message, Outcome, generation_options
+from ._streams import STREAM_FORMATS, Row, StreamRefused, decide_over_streams, events, is_stream
+from .base import (
+    Backend,
+    Decide,
+    Decided,
+    GenerationOptions,
+    Message,
+    Outcome,
+    Unfinished,
+    generation_options,
+)
 from .fim import FimTemplate, named_template
 
 log = logging.getLogger(__name__)
@@ -87,6 +98,8 @@ MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # per answer, on the wire and again unpack
 CHARS_PER_TOKEN = 64  # a completion is cut at max_new_tokens * this many characters
 MIN_COMPLETION_CHARS = 4096
 _READ_CHUNK = 64 * 1024
+STREAM_REFUSALS = frozenset({400, 404, 405, 415, 422, 501})  # a server's answer to "stream": true
+MAX_STREAMS = 64  # rows an early decision streams side by side at most (more: whole completions)
 
 
 # -- providers: one request builder and one response parser each ---------------------------------
@@ -384,6 +397,8 @@ class HTTPBackend(Backend):
         self._session: aiohttp.ClientSession | None = None
         self._session_loop: asyncio.AbstractEventLoop | None = None
         self._inflight = 0  # complete() calls running on the shared session
+        self._requesting = 0  # engine requests under way (``requesting``)
+        self._stream_refused = False  # the server answers whole completions only
         self._closed = False
 
     @classmethod
@@ -450,8 +465,11 @@ class HTTPBackend(Backend):
 
     def _new_session(self) -> aiohttp.ClientSession:
         # auto_decompress off: _read unpacks the body itself, bounded
+        # an early decision streams every row side by side (``complete_deciding``); each call
+        # bounds its own requests by ``max_concurrency``
         return aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=self.max_concurrency), auto_decompress=False
+            connector=aiohttp.TCPConnector(limit=max(self.max_concurrency, MAX_STREAMS)),
+            auto_decompress=False,
         )
 
     async def complete(
@@ -474,6 +492,137 @@ class HTTPBackend(Backend):
             return await self._complete_all(session, prompts, suffixes, deadline)
         finally:
             self._inflight -= 1
+
+    @contextlib.contextmanager
+    def requesting(self) -> Iterator[None]:
+        """Counts the engine requests under way: a settling (``_Settle``) waits for none."""
+        self._requesting += 1
+        try:
+            yield
+        finally:
+            self._requesting -= 1
+
+    def busy(self, own: int = 0) -> bool:
+        """Whether an engine request, or a call other than ``own`` of them, is under way."""
+        return self._requesting > 0 or self._inflight > own
+
+    async def complete_deciding(
+        self,
+        prompts: Sequence[str],
+        *,
+        suffixes: Sequence[str] | None = None,
+        after: int,
+        decide: Decide,
+    ) -> Decided:
+        """``complete``, deciding early over streams (``_streams``): every row is asked as a
+        stream of its own, all side by side; once each has ``after`` tokens (events) or has
+        ended, ``decide`` picks the row to finish, the others' streams are closed (the server
+        stops writing them) and the chosen one is read to its end. A server that does not stream
+        gets whole completions from then on (logged once)."""
+        if self._stream_refused or after <= 0 or not 1 < len(prompts) <= MAX_STREAMS:
+            return Decided(await self.complete(prompts, suffixes=suffixes), None)
+        deadline = asyncio.get_running_loop().time() + self.timeout
+        if self.fim == "off" or suffixes is None or not any(s.strip() for s in suffixes):
+            suffixes = None
+        own = self._closed
+        session = self._new_session() if own else self._get_session()
+        self._inflight += 1
+        try:
+            tails: Sequence[str | None] = (
+                [t if t.strip() else None for t in suffixes]
+                if suffixes is not None
+                else [None] * len(prompts)
+            )
+            opts = round_options(self.options, [f"{x}\0{t}" for x, t in zip(prompts, tails, strict=True)])
+            bodies = [self._body(x, t, o) for x, t, o in zip(prompts, tails, opts, strict=True)]
+            rows = [
+                Row(
+                    BoundaryStopper(x, self.options.stop, boundaries=self.boundaries),
+                    self.max_completion_chars,
+                )
+                for x in prompts
+            ]
+
+            async def pump(i: int, row: Row) -> None:
+                await self._pump(session, bodies[i], row, after, deadline)
+
+            got = await decide_over_streams(rows, pump, after, decide, deadline, self._timeout_error)
+        finally:
+            self._inflight -= 1
+            if own:
+                await session.close()
+        if got.refused is not None:
+            if not any("suffix" in b for b in bodies):  # a refused suffix field is complete's to learn
+                self._stream_refused = True
+                log.warning(
+                    "%s refused a streamed request (%s); repair requests get whole completions",
+                    self._shown_url,
+                    got.refused,
+                )
+            return Decided(await self.complete(prompts, suffixes=suffixes), None)
+        if got.whole and not self._stream_refused:
+            self._stream_refused = True
+            log.warning(
+                "%s answers whole completions to streamed requests; repair requests get whole completions",
+                self._shown_url,
+            )
+        rest = _Settle(self, prompts, suffixes, got.outcomes, got.cut) if got.cut else None
+        return Decided(got.outcomes, got.chosen, got.cut, rest)
+
+    async def _pump(
+        self, session: aiohttp.ClientSession, body: dict[str, Any], row: Row, after: int, deadline: float
+    ) -> None:
+        """Row ``row``'s stream, read into it until it ends (``Row.add``); cancelled, it closes the
+        connection, which is what makes the server stop writing the row."""
+        fmt = STREAM_FORMATS[self.provider.name]
+        headers = self._headers() | {
+            "Accept": "text/event-stream, application/x-ndjson, application/json",
+            "Accept-Encoding": "identity",  # events are read as they come, never unpacked
+        }
+        remaining = deadline - asyncio.get_running_loop().time()
+        try:
+            async with session.post(
+                fmt.url(self.url),
+                json=fmt.body(body),
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=max(remaining, 0.001)),
+            ) as resp:
+                try:
+                    await self._read_stream(resp, fmt, row, after)
+                except asyncio.CancelledError:
+                    resp.close()  # the connection, not kept for reuse: the server sees it closed
+                    raise
+        except asyncio.CancelledError:
+            raise
+        except TimeoutError:
+            row.end(self._timeout_error())
+        except BackendError as exc:
+            row.end(exc)
+        except aiohttp.ClientConnectorError as exc:
+            row.end(BackendUnavailable(f"cannot connect to {self._shown_url} ({type(exc).__name__})."))
+        except (aiohttp.ClientError, ValueError) as exc:
+            row.end(BackendUnavailable(f"the stream from {self._shown_url} broke ({type(exc).__name__})."))
+        row.end()
+
+    async def _read_stream(self, resp: aiohttp.ClientResponse, fmt: Any, row: Row, after: int) -> None:
+        if resp.status != 200:
+            error = self._status_error(resp.status, resp.reason or "", await self._read(resp))
+            row.end(StreamRefused(str(error)) if resp.status in STREAM_REFUSALS else error)
+            return
+        if not is_stream(resp.headers.get(aiohttp.hdrs.CONTENT_TYPE, ""), fmt.framing):
+            text = self._parse(await self._read(resp), self.provider.parse, self.provider.expects)
+            row.whole = True
+            row.add(text, "stop", after)
+            return
+        async for data in events(resp, fmt.framing, self.max_response_bytes):
+            try:
+                piece, finish = fmt.piece(data)
+            except (KeyError, IndexError, TypeError, AttributeError) as exc:
+                raise BackendResponseError(
+                    f"{self._shown_url} sent a stream event without a completion."
+                ) from exc
+            if row.add(piece, finish, after):
+                return
 
     @property
     def fim_mode(self) -> str:
@@ -774,6 +923,49 @@ class HTTPBackend(Backend):
 
     def _timeout_error(self) -> BackendTimeout:
         return BackendTimeout(f"{self._shown_url} gave no completion within {self.timeout:g} s.")
+
+
+class _Settle(Unfinished):
+    """The rows an early decision over streams closed (``Decided.rest``), asked again whole once
+    the backend is idle: no engine request and no other call under way. A request that starts
+    meanwhile closes them (the server stops) and they are asked again after it; the server writes
+    them from the start each time, since a closed stream cannot be continued."""
+
+    def __init__(
+        self,
+        backend: HTTPBackend,
+        prompts: Sequence[str],
+        suffixes: Sequence[str] | None,
+        outcomes: list[Outcome],
+        cut: Sequence[int],
+    ) -> None:
+        self.backend, self.outcomes, self.cut = backend, list(outcomes), list(cut)
+        self.prompts = [prompts[i] for i in cut]
+        self.suffixes = None if suffixes is None else [suffixes[i] for i in cut]
+        self.closed = False
+
+    async def finish(self) -> list[Outcome] | None:
+        b = self.backend
+        while not self.closed:
+            while b.busy() and not self.closed:
+                await asyncio.sleep(0.005)
+            if self.closed:
+                break
+            task = asyncio.ensure_future(b.complete(self.prompts, suffixes=self.suffixes))
+            while not task.done() and not self.closed and not b.busy(own=1):
+                await asyncio.wait([task], timeout=0.005)
+            if not task.done():  # a request came: it goes first
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                continue
+            out = list(self.outcomes)
+            for i, whole in zip(self.cut, task.result(), strict=True):
+                out[i] = whole
+            return out
+        return None
+
+    def close(self) -> None:
+        self.closed = True
 
 
 class _ConnectionFailed(BackendUnavailable):

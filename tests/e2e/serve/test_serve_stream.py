@@ -134,3 +134,43 @@ async def test_a_client_that_disconnects_stops_its_rows_and_not_the_others(model
     assert batcher.stats.sizes[:2] == [2, 3]  # the three rows shared one batch
     assert batcher.stats.cancelled == 2
     assert full > 100 and 0 < cut < full / 2
+
+
+PROMPT = (
+    "def mean_and_spread(values):\n"
+    "    total = 0.0\n"
+    "    count = 0\n"
+    "    for value in values:\n"
+    "        total += value\n"
+    "        "
+)
+
+
+async def test_a_repair_request_over_http_decides_early_and_settles_as_in_process(model: HFBackend) -> None:
+    """The engine over the http backend against ``cctest serve``: it streams every row, decides
+    on their first tokens, and the server writes fewer tokens than for whole rows; the chosen
+    completion is the one an undecided request gives that row, and the settled verdict is the
+    undecided one."""
+    from cctest.backends import create_backend
+    from cctest.config import Settings
+    from cctest.engine import Engine
+
+    async with running(model) as (url, batcher):
+        settings = Settings(
+            backend="http", model=url, max_new_tokens=48, mutants=6, decide_after=4, temperature=0
+        )
+        async with create_backend(settings) as backend:
+            undecided = await Engine(backend, settings, decide_after=0).run(PROMPT)
+            whole_tokens = batcher.stats.tokens
+            result, settling = await Engine(backend, settings).run_settling(PROMPT)
+            decided_tokens = batcher.stats.tokens - whole_tokens
+            assert settling is not None
+            settled = await settling.result()
+    assert result.decided_after == 4 and any(c.cut for c in result.completions)
+    assert result.chosen is not None
+    assert result.completions[result.chosen].text == undecided.completions[result.chosen].text
+    assert decided_tokens < whole_tokens
+    assert batcher.stats.cancelled > 0
+    assert settled is not None and settled.settled
+    assert settled.verdict.outliers == undecided.verdict.outliers
+    assert [c.text for c in settled.completions] == [c.text for c in undecided.completions]
