@@ -26,7 +26,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from ._cache import LRU
+from .cache import LRU
 
 # a window larger than this is not analysed as a whole function (the cost of libcst grows with it)
 MAX_FUNCTION_LINES = 150

@@ -21,7 +21,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 
-from cctest._cache import LRU
+from cctest.cache import LRU
 from cctest.backends.base import Backend
 from cctest.config import Settings
 from cctest.defects import DefectRecord, DefectStore

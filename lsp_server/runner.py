@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from pygls.workspace import TextDocument
 
-from cctest._cache import LRU
+from cctest.cache import LRU
 from cctest.backends.base import Backend
 from cctest.config import Settings
 from cctest.engine import Engine, Settling

@@ -43,7 +43,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from cctest import __version__
-from cctest._cache import LRU
+from cctest.cache import LRU
 from cctest.backends.base import Backend
 from cctest.config import Settings
 from cctest.errors import BackendError

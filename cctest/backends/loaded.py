@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .._cache import LRU
+from ..cache import LRU
 from ..config import missing_model_dir
 from ..errors import BackendOutOfMemory, ConfigError, ModelLoadError
 from ..redact import redact_url

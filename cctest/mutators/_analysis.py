@@ -60,7 +60,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from .._cache import LRU
+from ..cache import LRU
 
 _BUILTINS = frozenset(dir(builtins))
 # builtins whose meaning a scheme relies on; each is checked for rebinding in the document

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .._cache import LRU
+from ..cache import LRU
 from ..context import Window, find_window
 from ..demutate import rename
 from ..errors import InputError

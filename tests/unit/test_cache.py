@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from cctest._cache import LRU, clear_caches
+from cctest.cache import LRU, clear_caches
 
 
 def test_forgets_the_least_recently_used_entry():

@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cctest._cache import clear_caches
+from cctest.cache import clear_caches
 from cctest.backends.base import GenerationOptions
 from cctest.backends.hf import HFBackend
 from cctest.config import Settings

@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cctest._cache import clear_caches
+from cctest.cache import clear_caches
 from cctest.mutators import SCHEMES, generate_mutants, mutate_whole, nearest_the_cursor
 from cctest.types import Mutant
 

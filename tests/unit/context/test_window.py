@@ -136,7 +136,7 @@ def test_a_fresh_name_typed_in_the_tail_is_not_reused():
 
 
 def test_results_depend_on_the_prompt_not_on_the_cache():
-    from cctest._cache import clear_caches
+    from cctest.cache import clear_caches
 
     body = "def add(a, *b):\n    res = a + b\n    return "
     with_name = "Param1 = 0\n" + body

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
-from cctest._cache import LRU
+from cctest.cache import LRU
 from cctest.config import Settings
 from cctest.types import Completion, EngineResult, Mutant, Prompt, Verdict
 from lsp_server.defect_recorder import DefectRecorder, Ticket

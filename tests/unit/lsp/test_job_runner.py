@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cctest._cache import LRU
+from cctest.cache import LRU
 from cctest.backends.base import Backend, Outcome
 from cctest.backends.rules import RuleBackend
 from cctest.config import Settings
