@@ -589,7 +589,7 @@ def _usage(gens: Sequence[Generation]) -> dict[str, int]:
 
 
 def _held_back(text: str, stops: Sequence[str]) -> str:
-    """What of a running row's ``text`` may be streamed: up to a stop sequence it holds (the row
+    r"""What of a running row's ``text`` may be streamed: up to a stop sequence it holds (the row
     ends there), less an end that may be the start of one, or half a UTF-8 character (U+FFFD
     while its other bytes are not written).
 
