@@ -38,8 +38,10 @@ import logging
 import os
 import random
 import secrets
+import signal
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import MISSING, Field, asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -53,7 +55,7 @@ from ..types import Prompt
 from ..userfile import MAX_SOURCE_BYTES, iter_user_lines, read_user_text
 from .datasets import Dataset, Problem
 from .metrics import t_key
-from .sandbox import Limits, check_program, run_many, unique
+from .sandbox import Limits, check_program, close_sandbox, run_many, stop_workers, unique
 
 DEFAULT_THRESHOLDS = (1.0, 3.0, 5.0, 7.0, 9.0)
 CONFIG = "config.json"
@@ -555,7 +557,7 @@ async def run_benchmark(
     bar = progress_bar(len(tasks), len(tasks) - len(todo), "cctest bench", progress)
     pending = RecordWriter(results_path, records, bar)
     try:
-        async with backend:
+        async with stop_on_interrupt(), backend:
             engine = Engine(backend, settings)
             # the editor's repair mode, deciding early: finishing the chosen row only (the run's
             # completions are every row whole)
@@ -594,6 +596,69 @@ async def run_benchmark(
         pending.cancel()
         bar.close()
     return in_task_order(records, tasks)
+
+
+@contextlib.asynccontextmanager
+async def stop_on_interrupt() -> AsyncIterator[None]:
+    """Ctrl-C (SIGINT) ends the block at once, as ``KeyboardInterrupt``: the task running it is
+    cancelled (a model call in flight is abandoned, not awaited), the samples under test are
+    killed with their workers, and the process will not wait at exit for the threads still busy
+    (the model's, which cannot be stopped mid-call). Records already appended stay whole: each is
+    written by the event loop between two awaits, which a cancellation cannot split. A second
+    Ctrl-C exits at once. Outside the main thread (no signal handler there) it does nothing."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    interrupted = False
+
+    def on_sigint() -> None:
+        nonlocal interrupted
+        if interrupted:
+            _exit_abandoning_threads()
+        interrupted = True
+        stop_workers(for_good=True)  # the samples in flight end now, and no new one starts
+        if task is not None:
+            task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    except (ValueError, RuntimeError, NotImplementedError):  # not the main thread, or no signals
+        yield
+        return
+    try:
+        yield
+    except asyncio.CancelledError:
+        if not interrupted:
+            raise
+        _abandon_threads_at_exit()
+        raise KeyboardInterrupt from None
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+def _exit_abandoning_threads(code: int = 130) -> None:
+    """End the process now with ``code``: flush the standard streams, remove the sandbox's
+    directories, and leave the threads still busy (a model call) behind instead of joining them."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    with contextlib.suppress(Exception):
+        close_sandbox()
+    os._exit(code)
+
+
+def _abandon_threads_at_exit() -> None:
+    """At interpreter exit, before Python joins the threads (a model call in flight would hold it
+    for its whole duration), exit with 130 if any is still busy. Registered with the hooks that
+    run before that join (the thread pools' own are among them, called after this one)."""
+
+    def at_exit() -> None:
+        busy = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
+        if busy:
+            _exit_abandoning_threads(130)
+
+    register = getattr(threading, "_register_atexit", None)
+    if register is not None:
+        register(at_exit)
 
 
 def batches(todo: Sequence[tuple[int, Problem]], size: int) -> list[list[tuple[int, Problem]]]:

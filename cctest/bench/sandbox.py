@@ -521,9 +521,14 @@ def _samples_root() -> str:
         return path
 
 
+def close_sandbox() -> None:
+    """Stop every worker and remove this process's samples' directory (at exit; Ctrl-C)."""
+    _remove_root()
+
+
 def _remove_root() -> None:
     global _root
-    stop_workers()
+    stop_workers(for_good=True)
     with _root_lock:
         if _root is not None and _root[0] == os.getpid():
             _remove_tree(_root[2])
@@ -714,7 +719,10 @@ _PRELOAD = (
 _IDLE_MAX = 16  # idle workers kept for the next samples; more are stopped
 _pool_lock = threading.Lock()
 _idle: list[_Worker] = []
+_busy: set[_Worker] = set()  # workers running a sample now
+_refusing = False  # stopped for good (an interrupted run): no sample starts any more
 _started = 0  # workers this process has started
+_STOPPED = "the sandbox was stopped (the run was interrupted)"
 
 
 class _Worker:
@@ -789,6 +797,13 @@ class _Worker:
     def alive(self) -> bool:
         return self.proc.poll() is None and self.pid == os.getpid()
 
+    def kill(self) -> None:
+        """Kill the worker's session from another thread; the thread waiting for its answer sees
+        the pipe close and stops it (``stop``)."""
+        if self.pid == os.getpid():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+
     def stop(self) -> None:
         """Stop the worker and everything it started (its session: bubblewrap, whose end takes the
         worker's pid namespace with it, or the worker and its children)."""
@@ -809,25 +824,35 @@ def _take_worker(bwrap: str | None) -> _Worker:
         while _idle:
             worker = _idle.pop()
             if worker.bwrap == bwrap and worker.alive():
+                _busy.add(worker)
                 return worker
             threading.Thread(target=worker.stop, daemon=True).start()
-    return _Worker(bwrap)
-
-
-def _give_back(worker: _Worker) -> None:
+    worker = _Worker(bwrap)
     with _pool_lock:
-        if worker.alive() and len(_idle) < _IDLE_MAX:
+        _busy.add(worker)
+    return worker
+
+
+def _give_back(worker: _Worker, keep: bool = True) -> None:
+    with _pool_lock:
+        _busy.discard(worker)
+        if keep and not _refusing and worker.alive() and len(_idle) < _IDLE_MAX:
             _idle.append(worker)
             return
     worker.stop()
 
 
-def stop_workers() -> None:
-    """Stop the idle workers (at exit; the next sample starts new ones)."""
+def stop_workers(for_good: bool = False) -> None:
+    """Stop the idle workers (the next sample starts new ones). ``for_good`` (Ctrl-C, exit): also
+    kill the busy ones, whose samples end at once as ``runtime_error``, and start no sample any more."""
+    global _refusing
     with _pool_lock:
-        workers = list(_idle)
+        idle, busy = list(_idle), list(_busy) if for_good else []
         _idle.clear()
-    for worker in workers:
+        _refusing = _refusing or for_good
+    for worker in busy:
+        worker.kill()
+    for worker in idle:
         worker.stop()
 
 
@@ -838,8 +863,8 @@ def workers_started() -> int:
 
 def _forget_workers() -> None:
     """In a forked child the parent's workers are not ours: the next sample starts its own."""
-    global _idle, _pool_lock
-    _idle, _pool_lock = [], threading.Lock()
+    global _idle, _busy, _pool_lock
+    _idle, _busy, _pool_lock = [], set(), threading.Lock()
 
 
 os.register_at_fork(after_in_child=_forget_workers)
@@ -852,6 +877,8 @@ def run_program(source: str, limits: Limits | None = None, *, output_bytes: int 
     ``RunResult.output`` (for a program that reports through its output, like the task oracle).
     """
     limits = limits or Limits()
+    if _refusing:
+        return RunResult("runtime_error", _STOPPED)
     root = os.geteuid() == 0
     uid = _sandbox_uid() if root else None
     worker = _take_worker(bubblewrap())
@@ -874,6 +901,10 @@ def run_program(source: str, limits: Limits | None = None, *, output_bytes: int 
         seconds = time.perf_counter() - start
         output = _tail(os.path.join(workdir, ".out"), output_bytes) if output_bytes > 0 else ""
         if answer is None:
+            if _refusing:
+                return RunResult(
+                    "runtime_error", "the sandbox was stopped (the run was interrupted)", seconds
+                )
             log.warning("cctest sandbox: a worker stopped answering (%s); it is replaced.", worker.why_not())
             return RunResult(
                 "runtime_error", "the sandbox's worker died", seconds, sandbox_id=sid, output=output
@@ -896,8 +927,7 @@ def run_program(source: str, limits: Limits | None = None, *, output_bytes: int 
     finally:
         # the worker's directory holds the sample's directory and nothing else for the next one
         _clear_dir(worker.area)
-        if answer is not None:
-            _give_back(worker)
+        _give_back(worker, keep=answer is not None)
 
 
 def _clear_dir(path: str) -> None:
