@@ -2,7 +2,8 @@
 
 In repair mode only the completion the engine returns is shown; the other rows serve to choose
 it. With an early decision (``Backend.complete_deciding``) the batch writes every row's first
-tokens, the engine chooses a row on them, and that row goes on alone (``finish_row``): a
+tokens, the engine chooses a row on them, and that row goes on alone (``EarlyDecision``: a
+``Decoder`` stops the batch, ``decide`` chooses, ``finish_row`` goes on with the row): a
 one-row ``generate`` that starts from the batch's cache, cut to the row's own keys and values, so
 nothing is read again. A one-row step costs a plain completion's step; an 11-row step, on a CPU,
 two to three times that.
@@ -16,7 +17,7 @@ model at 2,000 tokens); the row's tokens, laid out without padding, then get the
 (``generate`` derives them from the mask) and see the same keys as in the batch.
 
 The rows the decision cut can still be run on, for a verdict on whole completions once the answer
-is given (``CutRows``, ``run_on``): the batch's tokens, mask and cache are kept as the first
+is given (``CutRows``, its ``run_on``): the batch's tokens, mask and cache are kept as the first
 ``generate`` left them, and each further ``generate`` goes on from there, all rows together, as
 the undecided batch would have. It is work that can wait: it stops as soon as another call is
 queued for the model thread or a request is under way (``_worker.waiting``), and goes on once
@@ -25,21 +26,23 @@ none is, from where it stopped.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from transformers import DynamicCache
 
 from ..errors import BackendOutOfMemory
 from . import _worker
-from ._encode import Encoding
+from ._decoder import Decoder
 from ._prefix_attention import SharedPrefixLayer, own_cache
-from ._rows import Healing, RowStops, YieldToWaiting, collect, generate_kwargs
-from ._stop import BoundaryStopper
-from .base import GenerationOptions, Outcome, Unfinished
-from .loaded import Generation, LoadedModel, attention_kernels, free_cuda_cache, is_oom
+from ._rows import YieldToWaiting
+from .base import Decide, Outcome, Unfinished
+from .loaded import Generation, attention_kernels, free_cuda_cache, is_oom
+
+if TYPE_CHECKING:
+    from ._prefill import Prefill
 
 
 def one_row_cache(cache: Any, row: int, keep: torch.Tensor, room: int) -> DynamicCache:
@@ -65,20 +68,68 @@ class Cut:
     seqs: torch.Tensor  # every row: its (padded) prompt and its new tokens so far
     mask: torch.Tensor  # over ``seqs``
     cache: Any  # the batch's key/value cache: every column of ``seqs`` but the last
-    stops: RowStops  # the last ``generate``'s: the rows it finished, and where
-    start: int  # where the new tokens begin
-    encoding: Encoding  # the batch's
-    stoppers: list[BoundaryStopper]
-    options: GenerationOptions
-    watch: bool  # whether the rows' stopping criterion ran
+    decoder: Decoder  # the last ``generate``'s: its stops hold the rows it finished, and where
+
+
+class EarlyDecision:
+    """One batch with an early decision: ``run`` generates every row's first ``first`` new
+    tokens (``decoder``, from ``prefill``'s batch and cache), asks ``decide`` to choose a row on
+    them, finishes that row alone and keeps the others to run on (``CutRows``)."""
+
+    def __init__(self, decoder: Decoder, prefill: Prefill, first: int, decide: Decide) -> None:
+        self.decoder, self.prefill, self.first, self.decide = decoder, prefill, first, decide
+        self.chosen: int | None = None
+        self.rest: CutRows | None = None
+
+    def run(self) -> list[Generation]:
+        """Every row's completion: the chosen one (``chosen``; None: ``decide`` was not asked,
+        every row having ended, or it chose none) whole, the others as far as they got (their
+        ``finish_reason`` "decided" where they had not ended, then ``rest`` holds them)."""
+        decoder, batch, m = self.decoder, self.prefill.batch, self.decoder.m
+        out = decoder.generate(
+            batch.input_ids, batch.mask, self.prefill.cache, self.first, return_dict_in_generate=True
+        )
+        seqs = out.sequences
+        generations = decoder.collect(seqs)
+        ended = decoder.ended(seqs)
+        if all(ended):
+            return generations
+        chosen = self.chosen = self.decide([g.text for g in generations])
+        for i, done in enumerate(ended):
+            if not done and i != chosen:
+                generations[i] = dataclasses.replace(generations[i], finish_reason="decided")
+        written = seqs.shape[1] - batch.start  # new tokens in every row so far
+        full_mask = torch.cat([batch.mask, batch.mask.new_ones(seqs.shape[0], written)], dim=-1)
+        if any(g.finish_reason == "decided" for g in generations):
+            # the batch as it stopped: ``finish_row`` copies the chosen row's part of the cache
+            self.rest = CutRows(Cut(seqs, full_mask, out[m.cache_kw], decoder))
+        if chosen is None or ended[chosen]:
+            return generations
+        mask = full_mask[chosen].bool()
+        generations[chosen] = self.finish_row(seqs[chosen][mask], mask, out[m.cache_kw], chosen)
+        return generations
+
+    def finish_row(self, ids: Any, mask: Any, cache: Any, row: int) -> Generation:
+        """Row ``row`` of the batch stopped early, generated on alone to its end: ``ids`` its
+        tokens without the padding (prompt and new tokens so far), ``mask`` the batch's columns
+        it holds (the last new token's included), ``cache`` the batch's. Its stopping and
+        healing controls start again from the same place (they read the row's text, not a
+        state), sampling goes on from the generator's state."""
+        alone = self.decoder.row(row)
+        written = int(mask.sum()) - alone.start  # new tokens so far
+        rest = alone.encoding.max_new - written
+        ids = ids[None]
+        cache = one_row_cache(cache, row, mask[:-1], rest + 1)
+        out = alone.generate(ids, ids.new_ones(ids.shape), cache, rest, seeded=False)
+        return alone.collect(out)[0]
 
 
 class CutRows(Unfinished):
-    """``Unfinished`` for a local model: ``step(cut)`` runs the batch on (on the model thread) until
-    every row has ended (it returns every row's completion) or another call waits (None)."""
+    """``Unfinished`` for a local model: runs the batch an early decision stopped (``Cut``) on,
+    on the model thread, until every row has ended (``finish`` returns every row's completion)
+    or another call waits (it goes on later from there)."""
 
-    def __init__(self, step: Callable[[Cut], list[Outcome] | None], cut: Cut) -> None:
-        self._step = step
+    def __init__(self, cut: Cut) -> None:
         self._cut: Cut | None = cut
 
     async def finish(self) -> list[Outcome] | None:
@@ -86,7 +137,7 @@ class CutRows(Unfinished):
             await _worker.idle()  # a request under way goes first, whole
             if (cut := self._cut) is None:
                 break
-            done = await _worker.arun(self._step, cut)
+            done = await _worker.arun(self.run_on, cut)
             if done is not None:
                 self._cut = None
                 return done
@@ -95,84 +146,47 @@ class CutRows(Unfinished):
     def close(self) -> None:
         self._cut = None
 
-
-def finish_row(
-    m: LoadedModel,
-    seed: int,
-    ids: Any,
-    mask: Any,
-    cache: Any,
-    row: int,
-    enc: Encoding,
-    stopper: BoundaryStopper,
-    opts: GenerationOptions,
-    watch: bool,
-) -> Generation:
-    """Row ``row`` of a batch stopped early, generated on alone to its end: ``ids`` its tokens
-    without the padding (prompt and new tokens so far), ``mask`` the batch's columns it holds
-    (the last new token's included), ``cache`` the batch's. Its stopping and healing controls
-    start again from the same place (they read the row's text, not a state), sampling goes on
-    from the generator's state."""
-    texts = m.token_texts()
-    written = int(mask.sum()) - len(enc.ids[row])  # new tokens so far
-    start = len(enc.ids[row])
-    heal = [enc.heal[row]]
-    stops = RowStops(start, heal, [stopper], texts, m.tokenizer, m.eos_ids, opts.max_new_tokens)
-    healing = Healing(start, heal, texts, m.allowed) if heal[0] else None
-    rest = enc.max_new - written
-    kwargs = generate_kwargs(m, seed, opts, rest, stops if watch else None, healing, seeded=False)
-    kwargs[m.cache_kw] = one_row_cache(cache, row, mask[:-1], rest + 1)
-    ids = ids[None]
-    out = m.model.generate(input_ids=ids, attention_mask=ids.new_ones(ids.shape), **kwargs)
-    alone = Encoding([enc.ids[row]], 0, enc.max_new, heal)
-    return collect(m, out, start, alone, [stopper], stops)[0]
-
-
-def run_on(m: LoadedModel, seed: int, cut: Cut) -> list[Outcome] | None:
-    """The batch an early decision stopped (``Cut``), run on together as the undecided batch
-    would have: every row's completion once every row has ended or the budget is spent; None
-    when another call for the model thread came first (``cut`` then holds how far it got, to go
-    on from). On the model thread, under the model's lock."""
-    if not _worker.on_model_thread():
-        return _worker.run(run_on, m, seed, cut)
-    enc, opts = cut.encoding, cut.options
-    texts = m.token_texts()
-    with m.lock, attention_kernels(m.device), torch.inference_mode():
-        stops = RowStops(
-            cut.start, enc.heal, cut.stoppers, texts, m.tokenizer, m.eos_ids, opts.max_new_tokens
-        )
-        stops.carry(cut.stops)
-        left = enc.max_new - (cut.seqs.shape[1] - cut.start)
-        if left > 0 and not all(stops.ended(cut.seqs)):
-            healing = Healing(cut.start, enc.heal, texts, m.allowed) if any(enc.heal) else None
-            yielding = YieldToWaiting(_worker.waiting)
-            kwargs = generate_kwargs(m, seed, opts, left, stops if cut.watch else None, healing, seeded=False)
-            kwargs["stopping_criteria"].append(yielding)
-            kwargs.update(return_dict_in_generate=True)
-            kwargs[m.cache_kw] = cut.cache
-            try:
-                out = m.model.generate(input_ids=cut.seqs, attention_mask=cut.mask, **kwargs)
-            except Exception as exc:
-                if is_oom(exc):
-                    free_cuda_cache()
-                    raise BackendOutOfMemory(
-                        "the model ran out of memory running on the rows an early decision cut."
-                    ) from exc
-                raise
-            grown = out.sequences.shape[1] - cut.seqs.shape[1]
-            cut.mask = torch.cat([cut.mask, cut.mask.new_ones(cut.mask.shape[0], grown)], dim=-1)
-            cut.seqs, cut.cache, cut.stops = out.sequences, out[m.cache_kw], stops
-            written = cut.seqs.shape[1] - cut.start
-            if yielding.yielded and written < enc.max_new:
-                if not all(stops.ended(cut.seqs)):
-                    return None
-        # a row finished in an earlier ``generate`` wrote on in a later one: what it wrote
-        # after it finished is padding, as in one ``generate``
-        final = cut.seqs.clone()
-        for i, at in enumerate(stops.ended_at):
-            if at is not None:
-                final[i, cut.start + at :] = m.pad_id
-        return [g.text for g in collect(m, final, cut.start, enc, cut.stoppers, stops)]
+    @staticmethod
+    def run_on(cut: Cut) -> list[Outcome] | None:
+        """``cut`` run on together as the undecided batch would have: every row's completion
+        once every row has ended or the budget is spent; None when another call for the model
+        thread came first (``cut`` then holds how far it got, to go on from). On the model
+        thread, under the model's lock."""
+        if not _worker.on_model_thread():
+            return _worker.run(CutRows.run_on, cut)
+        m, start, enc = cut.decoder.m, cut.decoder.start, cut.decoder.encoding
+        with m.lock, attention_kernels(m.device), torch.inference_mode():
+            decoder = cut.decoder.again()
+            left = enc.max_new - (cut.seqs.shape[1] - start)
+            if left > 0 and not all(decoder.ended(cut.seqs)):
+                yielding = YieldToWaiting(_worker.waiting)
+                kwargs = decoder.kwargs(left, seeded=False)
+                kwargs["stopping_criteria"].append(yielding)
+                kwargs.update(return_dict_in_generate=True)
+                kwargs[m.cache_kw] = cut.cache
+                try:
+                    out = m.model.generate(input_ids=cut.seqs, attention_mask=cut.mask, **kwargs)
+                except Exception as exc:
+                    if is_oom(exc):
+                        free_cuda_cache()
+                        raise BackendOutOfMemory(
+                            "the model ran out of memory running on the rows an early decision cut."
+                        ) from exc
+                    raise
+                grown = out.sequences.shape[1] - cut.seqs.shape[1]
+                cut.mask = torch.cat([cut.mask, cut.mask.new_ones(cut.mask.shape[0], grown)], dim=-1)
+                cut.seqs, cut.cache, cut.decoder = out.sequences, out[m.cache_kw], decoder
+                written = cut.seqs.shape[1] - start
+                if yielding.yielded and written < enc.max_new:
+                    if not all(decoder.ended(cut.seqs)):
+                        return None
+            # a row finished in an earlier ``generate`` wrote on in a later one: what it wrote
+            # after it finished is padding, as in one ``generate``
+            final = cut.seqs.clone()
+            for i, at in enumerate(decoder.stops.ended_at):
+                if at is not None:
+                    final[i, start + at :] = m.pad_id
+            return [g.text for g in decoder.collect(final)]
 
 
-__all__ = ["Cut", "CutRows", "finish_row", "one_row_cache", "run_on"]
+__all__ = ["Cut", "CutRows", "EarlyDecision", "one_row_cache"]

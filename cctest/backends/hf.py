@@ -15,11 +15,14 @@ its own keys (``decode_groups``). A single prompt shares nothing: it is a plain 
 from the cache of its tokens but the last. A stopping criterion decodes each row after every
 token and marks it finished once its natural boundary appears (``_stop.BoundaryStopper``);
 ``generate`` ends as soon as every row has.
-One call runs four steps: build the batch (the rows laid out in a FIM template by
-``_fim_layout.py``, tokenized, healed and cut to the context by ``_encode.py``) and prefill the
-shared prefix (both ``_prefill.py``, on the rows' layout from ``_layout.py``), generate (with the
-per-row controls of ``_rows.py``: stopping and token healing), collect each row's completion
-(``_rows.collect``); an early decision finishes the chosen row alone (``_decide.py``).
+One call composes four small objects, each holding its state: the plan (``_plan.BatchPlan``: the
+rows laid out in a FIM template by ``_fim_layout.py``, tokenized, healed and cut to the context by
+``_encode.py``, with the layout arithmetic of ``_layout.py``), the prefill (``_prefill.Prefill``:
+the batch's tensors and the key/value cache of its shared prefix), the decoder
+(``_decoder.Decoder``: ``generate`` with the per-row controls of ``_rows.py``, stopping and token
+healing, and each row's completion read back), and with an early decision
+``_decide.EarlyDecision`` (the chosen row finished alone, the others kept to run on in
+``_decide.CutRows``). ``HFBackend`` is the façade: it holds the view's settings and composes them.
 
 Token healing: a prompt that ends in whitespace (the cursor after an auto-indent, a docstring's
 closing newline) or in part of a word tokenizes unlike the same text in the middle of a file: a
@@ -49,7 +52,7 @@ Reuse across calls: while typing, a request's prompt extends the previous one's.
 the key/value cache of the last call's shared prefix (the first row's tokens but its last; for a
 single prompt the same) with its token ids, one per loaded model; the next call runs only the
 tokens past what its prefix has in common with them, on top of a copy of that cache
-(``_prefill.prefix_kv``). The cut steps keep the first kept token in place over many keystrokes, so a
+(``_prefill.Prefill.prefix_kv``). The cut steps keep the first kept token in place over many keystrokes, so a
 prompt past the context reuses too. Keys are the same up to floating-point rounding (the prefix
 is run in two pieces); greedy completions are checked equal in the tests.
 
@@ -61,7 +64,6 @@ makes one ``generate`` run at a time, so several threads (or the server) can sha
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -69,10 +71,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from ..errors import BackendError, BackendOutOfMemory
-from . import _encode, _fim_layout, _worker
+from . import _fim_layout, _worker
 from ._encode import Encoding
-from ._layout import CALL_TOKENS, row_groups, row_runs, row_shares
-from ._stop import BoundaryStopper
+from ._layout import row_runs
+from ._plan import BatchPlan
 from .base import (
     PLAIN_CHAT_STOP,
     Backend,
@@ -92,7 +94,7 @@ from .loaded import Generation, LoadedModel, attention_kernels, free_cuda_cache,
 OnStep = Callable[[int, Sequence[str], Sequence["str | None"]], Sequence[bool]]
 
 if TYPE_CHECKING:
-    from ._decide import Cut
+    from ._decide import CutRows
 
 
 class HFBackend(Backend):
@@ -240,7 +242,7 @@ class HFBackend(Backend):
         return await _worker.arun(self._complete_sync, list(prompts), suffixes, groups)
 
     def requesting(self) -> contextlib.AbstractContextManager[None]:
-        """Cut rows running on (``_run_on``) pause while a request is under way: on a CPU they
+        """Cut rows running on (``_decide.CutRows``) pause while a request is under way: on a CPU they
         would take the cores its mutation and its verdict need."""
         return _worker.requesting()
 
@@ -269,12 +271,7 @@ class HFBackend(Backend):
         except BackendOutOfMemory:  # halving the batch (``generate_safe``) needs every row whole
             return Decided(self._complete_sync(prompts, suffixes), None)
         cut = tuple(i for i, g in enumerate(generations) if g.finish_reason == "decided")
-        kept = None
-        if rest is not None:
-            from ._decide import CutRows
-
-            kept = CutRows(self._run_on, rest)
-        return Decided([g.text for g in generations], chosen, cut, kept)
+        return Decided([g.text for g in generations], chosen, cut, rest)
 
     @property
     def chat_template(self) -> str | None:
@@ -402,7 +399,7 @@ class HFBackend(Backend):
         deciding: tuple[int, Decide] | None,
         groups: Sequence[int] | None = None,
         on_step: OnStep | None = None,
-    ) -> tuple[list[Generation], int | None, Cut | None]:
+    ) -> tuple[list[Generation], int | None, CutRows | None]:
         """``_generate_locked`` on the model thread (``_worker``) under the model's lock, out of
         memory as BackendOutOfMemory."""
         if suffixes is not None and len(suffixes) != len(prompts):
@@ -428,13 +425,26 @@ class HFBackend(Backend):
         self, prompts: Sequence[str], max_new_tokens: int, groups: Sequence[int] | None = None
     ) -> Encoding:
         """The batch for ``prompts``, healed and cut to the context (``_encode.encode``)."""
-        return _encode.encode(
+        return self.plan(prompts, max_new_tokens, groups, grouped=False).encoding
+
+    def plan(
+        self,
+        rows: Sequence[str],
+        max_new_tokens: int,
+        groups: Sequence[int] | None = None,
+        *,
+        grouped: bool,
+    ) -> BatchPlan:
+        """The ``BatchPlan`` of ``rows`` at this view's settings; ``grouped``: each row sharing
+        with the first row what it has in common with it (``BatchPlan.of``)."""
+        return BatchPlan.of(
             self.loaded,
-            prompts,
+            rows,
             max_new_tokens,
             groups,
             token_healing=self.token_healing,
             share_prefix=self.share_prefix,
+            grouped=grouped,
         )
 
     def plan_prefill(
@@ -450,15 +460,8 @@ class HFBackend(Backend):
         sharing what it has in common with the first, rows prefilled in groups), else one prefix
         shared by every row and the rest padded to the longest. ``suffixes``: the code after each
         cursor, laid out with its prompt as ``generate`` does (``fim_inputs``)."""
-        enc = self.encode(self.fim_inputs(prompts, suffixes, max_new_tokens) or prompts, max_new_tokens)
-        shares = (
-            row_shares(enc.ids, enc.max_new, self.loaded.context) if grouped and self.share_prefix else None
-        )
-        if shares is None:
-            return enc.prefix + len(enc.ids) * max(len(x) - enc.prefix for x in enc.ids)
-        own = [len(x) - d - 1 for x, d in zip(enc.ids, shares, strict=True)]
-        groups = row_groups(own, CALL_TOKENS)
-        return max(shares) + sum(len(g) * max(own[i] for i in g) for g in groups) + len(enc.ids)
+        rows = self.fim_inputs(prompts, suffixes, max_new_tokens) or prompts
+        return self.plan(rows, max_new_tokens, grouped=grouped).prefill_tokens()
 
     def fim_inputs(
         self,
@@ -487,97 +490,39 @@ class HFBackend(Backend):
         deciding: tuple[int, Decide] | None = None,
         groups: Sequence[int] | None = None,
         on_step: OnStep | None = None,
-    ) -> tuple[list[Generation], int | None, Cut | None]:
-        """One batched ``generate``: build the batch (FIM rows when there is a template and a
-        suffix), prefill the shared prefix once, generate every row, collect each row's trimmed
-        completion. ``deciding`` (after, decide): stop every row after that many new tokens and
-        finish the row ``decide`` chooses alone (``_decide.finish_row``); returns the row, or None, and
-        the batch as it stopped when it cut rows (``_run_on`` goes on with it), or None."""
+    ) -> tuple[list[Generation], int | None, CutRows | None]:
+        """One batched ``generate``: plan the batch (FIM rows when there is a template and a
+        suffix; ``BatchPlan``), prefill its shared prefix once (``Prefill``), generate every row
+        and collect each row's trimmed completion (``Decoder``). ``deciding`` (after, decide):
+        stop every row after that many new tokens and finish the row ``decide`` chooses alone
+        (``EarlyDecision``); returns the row, or None, and the rows it cut, to run on, or None."""
         import torch
 
-        from ._prefill import build_batch, prefill
-        from ._rows import Healing, RowStops, collect, generate_kwargs
+        from ._decide import EarlyDecision
+        from ._decoder import Decoder
+        from ._prefill import Prefill
 
         m = self.loaded
-        inputs = self.fim_inputs(prompts, suffixes, opts.max_new_tokens, groups) or prompts
-        enc = self.encode(inputs, opts.max_new_tokens, groups)
-        # rows prefilled on their own (see ``_prefill.prefill_rows``) share with the first row as much as
-        # each has in common with it, not only what every row has in common
-        shares = row_shares(enc.ids, enc.max_new, m.context) if self.share_prefix and m.cascade else None
-        batch = build_batch(m, enc, shares)
-        texts = m.token_texts()
-        stoppers = [BoundaryStopper(p, opts.stop, boundaries=self.boundaries) for p in prompts]
-        stops = RowStops(
-            batch.start,
-            enc.heal,
-            stoppers,
-            texts,
-            m.tokenizer,
-            m.eos_ids,
-            opts.max_new_tokens,
-            on_step=None if on_step is None else functools.partial(on_step, 0),
+        rows = self.fim_inputs(prompts, suffixes, opts.max_new_tokens, groups) or prompts
+        # rows prefilled on their own (``Prefill.prefill_rows``) share with the first row as much
+        # as each has in common with it, not only what every row has in common
+        plan = self.plan(rows, opts.max_new_tokens, groups, grouped=m.cascade)
+        prefill = Prefill(m, plan, reuse_prefix=self.reuse_prefix)
+        batch = prefill.batch
+        told = None if on_step is None else functools.partial(on_step, 0)
+        decoder = Decoder.for_batch(
+            m, self.seed, opts, plan, batch.start, prompts, boundaries=self.boundaries, on_step=told
         )
-        healing = Healing(batch.start, enc.heal, texts, m.allowed) if any(enc.heal) else None
-        # with nothing to look for (no boundaries, no stop sequences, no healing, nobody watching)
-        # no row is decoded
-        watch = self.boundaries or bool(opts.stop) or healing is not None or on_step is not None
-        kwargs = generate_kwargs(m, self.seed, opts, enc.max_new, stops if watch else None, healing)
-        # the tokens every row writes before the decision: ``after`` past the healed tail
-        first = 0
+        first = 0  # the tokens every row writes before the decision
         if deciding is not None and m.cascade and len(prompts) > 1:
-            first = deciding[0] + max(0, enc.max_new - opts.max_new_tokens)
-            if not 0 < first < enc.max_new:
-                first = 0
+            first = plan.decision_tokens(deciding[0], opts.max_new_tokens)
         with torch.inference_mode():
-            past = prefill(m, batch, enc.max_new, shares, reuse_prefix=self.reuse_prefix)
-            if past is not None:
-                kwargs[m.cache_kw] = past
-            if not first:
-                out = m.model.generate(input_ids=batch.input_ids, attention_mask=batch.mask, **kwargs)
-                return collect(m, out, batch.start, enc, stoppers, stops), None, None
-            kwargs.update(max_new_tokens=first, return_dict_in_generate=True)
-            out = m.model.generate(input_ids=batch.input_ids, attention_mask=batch.mask, **kwargs)
-            seqs = out.sequences
-            generations = collect(m, seqs, batch.start, enc, stoppers, stops)
-            ended = stops.ended(seqs)
-            if all(ended) or deciding is None:
-                return generations, None, None
-            chosen = deciding[1]([g.text for g in generations])
-            for i, done in enumerate(ended):
-                if not done and i != chosen:
-                    generations[i] = dataclasses.replace(generations[i], finish_reason="decided")
-            written = seqs.shape[1] - batch.start  # new tokens in every row so far
-            full_mask = torch.cat([batch.mask, batch.mask.new_ones(seqs.shape[0], written)], dim=-1)
-            rest = None
-            if any(g.finish_reason == "decided" for g in generations):
-                from ._decide import Cut
-
-                # the batch as it stopped: ``finish_row`` copies the chosen row's part of the cache
-                rest = Cut(seqs, full_mask, out[m.cache_kw], stops, batch.start, enc, stoppers, opts, watch)
-            if chosen is None or ended[chosen]:
-                return generations, chosen, rest
-            from ._decide import finish_row
-
-            mask = full_mask[chosen].bool()
-            generations[chosen] = finish_row(
-                m,
-                self.seed,
-                seqs[chosen][mask],
-                mask,
-                out[m.cache_kw],
-                chosen,
-                enc,
-                stoppers[chosen],
-                opts,
-                watch,
-            )
-            return generations, chosen, rest
-
-    def _run_on(self, cut: Cut) -> list[Outcome] | None:
-        """The batch an early decision stopped, run on together (``_decide.run_on``)."""
-        from ._decide import run_on
-
-        return run_on(self.loaded, self.seed, cut)
+            prefill.run()
+            if deciding is None or not first:
+                out = decoder.generate(batch.input_ids, batch.mask, prefill.cache, plan.encoding.max_new)
+                return decoder.collect(out), None, None
+            decision = EarlyDecision(decoder, prefill, first, deciding[1])
+            return decision.run(), decision.chosen, decision.rest
 
 
 def _after(on_step: OnStep | None, first: int) -> OnStep | None:

@@ -418,24 +418,24 @@ def test_rows_share_what_each_has_in_common_with_the_first(
     comment later, another prompt at once) are prefilled on their own, in groups, each reading
     the first row's prefix as far as it shares it: the same greedy tokens as one by one and as
     a plain left-padded batch, and every row's tokens in the batch are its own, in order."""
-    from cctest.backends import _layout, _prefill
+    from cctest.backends._prefill import Prefill
 
     backend = hf_model.with_options(GenerationOptions(max_new_tokens=24), boundaries=False)
     prompts = VARIANTS + OTHERS[:2]
-    enc = backend.encode(prompts, 24)
-    shares = _layout.row_shares(enc.ids, enc.max_new, backend.context)
+    plan = backend.plan(prompts, 24, grouped=True)
+    enc, shares = plan.encoding, plan.shares
     assert shares is not None and len(set(shares)) >= 3 and shares[-1] == 0
-    batch = _prefill.build_batch(backend.loaded, enc, shares)
+    batch = Prefill(backend.loaded, plan, reuse_prefix=False).batch
     for i, x in enumerate(enc.ids):
         assert batch.input_ids[i][batch.mask[i] == 1].tolist() == x
-    prefilled: list[list[int]] = []
-    real = _prefill.prefill_rows
+    prefilled: list[list[int] | None] = []
+    real = Prefill.prefill_rows
 
-    def spy(m: object, batch: object, shares: list[int], *args: object) -> None:
-        prefilled.append(shares)
-        real(m, batch, shares, *args)  # type: ignore[arg-type]
+    def spy(self: Prefill, *args: object) -> None:
+        prefilled.append(self.plan.shares)
+        real(self, *args)
 
-    monkeypatch.setattr(_prefill, "prefill_rows", spy)
+    monkeypatch.setattr(Prefill, "prefill_rows", spy)
     gens = backend.generate(prompts)
     assert prefilled == [shares]
     singles = [backend.generate([p])[0] for p in prompts]
@@ -501,3 +501,15 @@ def test_shared_prefix_attention_matches_sdpa_with_grouped_heads(
         mask[2, :, 0] = False  # row 2's first query is padding: it sees nothing
         got, _ = shared_prefix_attention(module, query, SplitKV(pk, rk), SplitKV(pv, rv), mask)
         assert torch.isfinite(got).all() and not got[2, 0].any()
+
+
+def test_the_batch_plan_decides_after_the_healed_tail() -> None:
+    """An early decision comes ``after`` new tokens past the most any row heals, and not at all
+    where it would come at once or not before the budget ends."""
+    from cctest.backends._encode import Encoding
+    from cctest.backends._plan import BatchPlan
+
+    plan = BatchPlan(Encoding([[1, 2, 3], [1, 2, 4]], 2, 10, ["", "  "]), None)
+    assert plan.decision_tokens(4, 8) == 6
+    assert plan.decision_tokens(0, 10) == 0 and plan.decision_tokens(10, 10) == 0
+    assert plan.prefill_tokens() == 2 + 2 * 1
