@@ -21,8 +21,8 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 
-from cctest.cache import LRU
 from cctest.backends.base import Backend
+from cctest.cache import LRU
 from cctest.config import Settings
 from cctest.defects import DefectRecord, DefectStore
 from cctest.errors import DefectLogError

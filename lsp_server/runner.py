@@ -16,8 +16,8 @@ from typing import TypeVar
 
 from pygls.workspace import TextDocument
 
-from cctest.cache import LRU
 from cctest.backends.base import Backend
+from cctest.cache import LRU
 from cctest.config import Settings
 from cctest.engine import Engine, Settling
 from cctest.errors import BackendError, BackendTimeout

@@ -43,8 +43,8 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from cctest import __version__
-from cctest.cache import LRU
 from cctest.backends.base import Backend
+from cctest.cache import LRU
 from cctest.config import Settings
 from cctest.errors import BackendError
 from cctest.redact import redact_settings

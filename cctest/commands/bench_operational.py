@@ -151,6 +151,11 @@ def task_set(args: argparse.Namespace) -> TaskSet:
         return TaskSet(load_tasks(args.tasks), str(Path(args.tasks).resolve()))
     if dataset in SUITE_SOURCES:
         chosen: TaskSet = importlib.import_module(SUITE_SOURCES[dataset]).task_set(args)
+        if chosen.settings.get("prompt", "function") != "function":
+            raise ConfigError(
+                "cctest bench operational judges functions; --paper-prompt (a program judged by "
+                "its output) is for cctest bench syntactic alone."
+            )
         return chosen
     from ..suites.operational import humaneval_tasks
 

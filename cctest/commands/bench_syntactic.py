@@ -1,11 +1,15 @@
 """``cctest bench syntactic``: the syntactic-robustness suite (Sarker et al.) against a model.
 
 cctest bench syntactic [--equations linear,quadratic,...] [--distances 1-5] [--variants 20]
-                       [--reduce] [--epsilon 0.02] [--inputs N] [--rounds R] [--chat]
-                       [--backend ... --model ...] --out RUN_DIR
+                       [--reduce] [--epsilon 0.02] [--paper-prompt] [--inputs N]
+                       [--rounds R] [--chat] [--backend ... --model ...] --out RUN_DIR
 
 The options of ``cctest bench tasks`` (rounds, chat, the oracle's limits, resume) apply as well;
-``--epsilon`` is the oracle's absolute tolerance and ``--inputs`` defaults to 1,000 (the paper's).
+``--epsilon`` is the oracle's absolute tolerance and ``--inputs`` defaults to 1,000 (the paper's);
+``--rounds`` defaults to 5 where the temperature is above 0 (the paper's five queries per
+variant), 1 at temperature 0. ``--paper-prompt`` asks in the paper's words for a program printing
+the solutions, sent as a chat message, and judges it by what it prints
+(``cctest.suites.syntactic_program``).
 """
 
 from __future__ import annotations
@@ -36,6 +40,13 @@ def add_arguments(g: Options) -> None:
     g.add_argument(
         "--epsilon", type=float, default=0.02, help="tolerance for the 2-digit solutions (default 0.02)"
     )
+    g.add_argument(
+        "--paper-prompt",
+        action="store_true",
+        help="ask in the paper's words for a program printing the solutions (2 digits; 6 for "
+        "sin/cos/tan with ε = --epsilon / 10^4), judged by running it; default cctest's Python "
+        "function solve(a, b) returning them",
+    )
 
 
 def task_set(args: argparse.Namespace) -> TaskSet:
@@ -53,7 +64,13 @@ def task_set(args: argparse.Namespace) -> TaskSet:
         kinds = [k.strip() for k in args.equations.split(",") if k.strip()]
     distances = parse_distances(args.distances)
     tasks = build_tasks(
-        kinds, distances, args.variants, seed=args.seed, reduced=args.reduce, epsilon=args.epsilon
+        kinds,
+        distances,
+        args.variants,
+        seed=args.seed,
+        reduced=args.reduce,
+        epsilon=args.epsilon,
+        prompt="paper" if args.paper_prompt else "function",
     )
     settings = {
         "equations": kinds,
@@ -61,6 +78,7 @@ def task_set(args: argparse.Namespace) -> TaskSet:
         "variants": args.variants,
         "reduce": args.reduce,
         "epsilon": args.epsilon,
+        "prompt": "paper" if args.paper_prompt else "function",
     }
     return TaskSet(tasks, "syntactic", settings)
 
@@ -71,6 +89,16 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     if rest:
         raise ConfigError("usage: cctest bench syntactic [--equations ...] [--distances 1-5] [options].")
     tasks = task_set(args)
+    judge = None
+    if args.paper_prompt:
+        from ..suites.syntactic_program import judge_programs
+
+        if args.task_mode == "completion":
+            raise ConfigError("--paper-prompt asks for a program in a chat message; drop --completion.")
+        args.task_mode = "chat"  # the paper's prompt is the whole message
+        if args.instruction is None:
+            args.instruction = "{description}"
+        judge = judge_programs
     return run_task_set(
         args,
         tasks.tasks,
@@ -78,4 +106,5 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
         source=tasks.source,
         suite=dict(tasks.settings),
         default_inputs=DEFAULT_INPUTS,
+        judge=judge,
     )

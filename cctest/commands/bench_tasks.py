@@ -181,11 +181,13 @@ def run_task_set(
     suite: dict[str, Any] | None = None,
     default_inputs: int = 100,
     skip_broken: Callable[[Any], str] | None = None,
+    judge: Callable[..., Any] | None = None,
 ) -> int:
     """Run ``tasks`` (after --shuffle/--limit) in the run directory --out, with resume and reports;
     ``kind`` names the RunKind that summarises the records (``cctest.bench.kinds``);
     ``skip_broken`` (a task's group) skips a group whose reference is broken instead of stopping
-    (``cctest.tasks.run.check_tasks``)."""
+    (``cctest.tasks.run.check_tasks``); ``judge`` judges the answers instead of the oracle's
+    ``judge_many`` (the syntactic suite's paper prompt)."""
     from ..bench.runner import select
     from ..tasks.run import default_rounds, run_tasks
     from .bench import run_in_dir
@@ -222,5 +224,6 @@ def run_task_set(
             batch_prompts=args.batch_prompts,
             progress=not args.no_progress,
             skip_broken=skip_broken,
+            judge=judge,
         ),
     )

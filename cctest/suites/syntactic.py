@@ -142,26 +142,35 @@ def build_tasks(
     seed: int = 0,
     reduced: bool = False,
     epsilon: float = 0.02,
+    prompt: str = "function",
 ) -> list[Task]:
     """The suite's tasks: per kind, the original equation (distance 0, not part of the degree), its
-    variants at each distance, and with ``reduced`` each variant again after pre-processing."""
+    variants at each distance, and with ``reduced`` each variant again after pre-processing.
+
+    ``prompt``: ``function`` (cctest's ``solve(a, b)`` returning a list) or ``paper`` (the paper's
+    program printing the solutions, judged by ``syntactic_program.judge_programs``; ε per kind)."""
+    from .syntactic_program import PROMPTS, paper_description, paper_epsilon
+
     unknown = [k for k in kinds if k not in EQUATION_KINDS]
     if unknown:
         raise ConfigError(f"unknown equation '{unknown[0]}'; the equations are {', '.join(EQUATION_KINDS)}.")
+    if prompt not in PROMPTS:
+        raise ConfigError(f"--prompt must be {' or '.join(PROMPTS)} (got '{prompt}').")
     tasks: list[Task] = []
 
     def task(kind: str, task_id: str, formula: str, meta: dict[str, Any]) -> Task:
         k = EQUATION_KINDS[kind]
+        paper = prompt == "paper"
         return Task(
             task_id=task_id,
-            description=k.wording.format(equation=formula),
+            description=paper_description(kind, formula) if paper else k.wording.format(equation=formula),
             name="solve",
             args=ARGS.get(kind, ("a", "b")),
-            reference=k.reference,
+            reference=k.reference,  # the function form's: check_tasks checks it either way
             generator=k.generator,
-            abs_tol=epsilon,
+            abs_tol=paper_epsilon(kind, epsilon) if paper else epsilon,
             rel_tol=REL_TOL,
-            meta={"equation": kind, "formula": formula, **meta},
+            meta={"equation": kind, "formula": formula, **meta, **({"prompt": "paper"} if paper else {})},
         )
 
     for kind in kinds:

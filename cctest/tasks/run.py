@@ -196,8 +196,12 @@ async def run_tasks(
     progress: bool = True,
     check: bool = True,
     skip_broken: Callable[[Task], str] | None = None,
+    judge: Callable[..., list[Judgement]] | None = None,
 ) -> list[dict[str, Any]]:
     """Run every task not already in ``done``; returns all records (old and new), in task order.
+
+    ``judge``: what judges the answers, with ``judge_many``'s signature (the default); the
+    syntactic suite's paper prompt judges programs by their output instead.
 
     ``skip_broken``: a task's group (see ``check_tasks``); a group with a broken reference is
     skipped (one logged sentence, one ``skipped`` record per task) instead of stopping the run."""
@@ -243,7 +247,7 @@ async def run_tasks(
                 if not isinstance(answer, BackendError):
                     items.append((task, answer, stub if isinstance(stub, str) else None))
                     where.append((g, r))
-        judged = judge_many(items, oracle, workers=workers)
+        judged = (judge or judge_many)(items, oracle, workers=workers)
         per_task: list[dict[int, Judgement]] = [{} for _ in group]
         for (g, r), j in zip(where, judged, strict=True):
             per_task[g][r] = j

@@ -33,9 +33,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cctest.cache import clear_caches
 from cctest.backends.base import GenerationOptions
 from cctest.backends.hf import HFBackend
+from cctest.cache import clear_caches
 from cctest.config import Settings
 from cctest.engine import Engine
 from cctest.types import EngineResult, Prompt

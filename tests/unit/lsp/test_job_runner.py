@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from cctest.cache import LRU
 from cctest.backends.base import Backend, Outcome
 from cctest.backends.rules import RuleBackend
+from cctest.cache import LRU
 from cctest.config import Settings
 from cctest.engine import Engine
 from cctest.errors import BackendError, BackendTimeout
