@@ -128,6 +128,23 @@ def round_options(opts: GenerationOptions, keys: Sequence[str]) -> list[Generati
     return out
 
 
+def put_seed(body: dict[str, Any], seed: int) -> dict[str, Any]:
+    """``body`` carrying ``seed`` where its provider's API takes it, at every temperature (a task's
+    round asked with a seed of its own: ``complete_seeded``): TGI's ``parameters.seed``, Ollama's
+    ``options.seed``, else OpenAI's ``seed``.
+
+    >>> put_seed({"inputs": "x", "parameters": {}}, 7), put_seed({"prompt": "x"}, 7)
+    ({'inputs': 'x', 'parameters': {'seed': 7}}, {'prompt': 'x', 'seed': 7})
+    """
+    if isinstance(body.get("parameters"), dict):
+        body["parameters"]["seed"] = seed
+    elif isinstance(body.get("options"), dict):
+        body["options"]["seed"] = seed
+    else:
+        body["seed"] = seed
+    return body
+
+
 def openai_request(prompt: str, opts: GenerationOptions, model_name: str | None) -> dict[str, Any]:
     body: dict[str, Any] = {
         "prompt": prompt,
@@ -483,13 +500,31 @@ class HTTPBackend(Backend):
         deadline = asyncio.get_running_loop().time() + self.timeout
         if self.fim == "off" or suffixes is None or not any(s.strip() for s in suffixes):
             suffixes = None
+        return await self._complete(prompts, suffixes, None, deadline)
+
+    async def complete_seeded(self, prompts: Sequence[str], seeds: Sequence[int]) -> list[Outcome]:
+        """``complete``, each prompt a request of its own carrying its seed at every temperature
+        (``put_seed``): a task's rounds, which no answer cache or server-side batching may merge
+        (``cctest.tasks.run.SeedsEachRequest``)."""
+        if not prompts:
+            return []
+        deadline = asyncio.get_running_loop().time() + self.timeout
+        return await self._complete(prompts, None, list(seeds), deadline)
+
+    async def _complete(
+        self,
+        prompts: Sequence[str],
+        suffixes: Sequence[str] | None,
+        seeds: Sequence[int] | None,
+        deadline: float,
+    ) -> list[Outcome]:
         if self._closed:
             async with self._new_session() as own:
-                return await self._complete_all(own, prompts, suffixes, deadline)
+                return await self._complete_all(own, prompts, suffixes, deadline, seeds)
         session = self._get_session()
         self._inflight += 1
         try:
-            return await self._complete_all(session, prompts, suffixes, deadline)
+            return await self._complete_all(session, prompts, suffixes, deadline, seeds)
         finally:
             self._inflight -= 1
 
@@ -675,6 +710,18 @@ class HTTPBackend(Backend):
         ``/v1/chat/completions``, Ollama ``/api/chat``; TGI's OpenAI-compatible one), with the
         same deadline, retries, bounds and errors as ``complete``. Answers are not cut at code
         boundaries (they hold prose and fenced code), only at the runaway-length bound."""
+        return await self._chat(conversations, None)
+
+    async def chat_seeded(
+        self, conversations: Sequence[Sequence[Message]], seeds: Sequence[int]
+    ) -> list[Outcome]:
+        """``chat``, each conversation a request of its own carrying its seed at every temperature
+        (``complete_seeded``)."""
+        return await self._chat(conversations, list(seeds))
+
+    async def _chat(
+        self, conversations: Sequence[Sequence[Message]], seeds: Sequence[int] | None
+    ) -> list[Outcome]:
         if not conversations:
             return []
         deadline = asyncio.get_running_loop().time() + self.timeout
@@ -685,6 +732,10 @@ class HTTPBackend(Backend):
             (url, chat.build(c, o, self.model_name), chat.parse, chat.expects)
             for c, o in zip(conversations, round_options(self.options, keys), strict=True)
         ]
+        if seeds is not None:
+            jobs = [
+                (u, put_seed(body, seed), p, e) for (u, body, p, e), seed in zip(jobs, seeds, strict=True)
+            ]
         if self._closed:
             async with self._new_session() as own:
                 return await self._send_all(own, jobs, deadline, [None] * len(jobs))
@@ -701,6 +752,7 @@ class HTTPBackend(Backend):
         prompts: Sequence[str],
         suffixes: Sequence[str] | None,
         deadline: float,
+        seeds: Sequence[int] | None = None,
     ) -> list[Outcome]:
         p = self.provider
         # a row without code after its cursor is asked without a suffix, as it is alone
@@ -709,10 +761,14 @@ class HTTPBackend(Backend):
         )
         asked_suffix = suffixes is not None and self.fim_mode == "suffix"
         opts = round_options(self.options, [f"{x}\0{s}" for x, s in zip(prompts, tails, strict=True)])
-        jobs = [
-            (self.url, self._body(x, s, o), p.parse, p.expects)
-            for x, s, o in zip(prompts, tails, opts, strict=True)
-        ]
+        if seeds is not None:
+            opts = [replace(o, seed=seed) for o, seed in zip(opts, seeds, strict=True)]
+
+        def body(i: int) -> dict[str, Any]:
+            made = self._body(prompts[i], tails[i], opts[i])
+            return made if seeds is None else put_seed(made, seeds[i])
+
+        jobs = [(self.url, body(i), p.parse, p.expects) for i in range(len(prompts))]
         out = await self._send_all(session, jobs, deadline, list(prompts))
         refused = [i for i, o in enumerate(out) if isinstance(o, _SuffixRefused)]
         if asked_suffix and refused:
@@ -725,9 +781,7 @@ class HTTPBackend(Backend):
                     self._shown_url,
                     self.template.describe(),
                 )
-            again = [
-                (self.url, self._body(prompts[i], tails[i], opts[i]), p.parse, p.expects) for i in refused
-            ]
+            again = [(self.url, body(i), p.parse, p.expects) for i in refused]
             for i, o in zip(
                 refused,
                 await self._send_all(session, again, deadline, [prompts[i] for i in refused]),
