@@ -9,7 +9,10 @@ which question and variant each one is) and registers it in ``cctest.bench.kinds
 Each task is rendered once (``completion_prompt`` or ``chat_messages``; in ``auto`` mode as a chat
 when the backend ``prefers_chat``, i.e. a local model whose tokenizer has a chat template) and sent ``rounds``
 times; the rendered prompts of ``batch_prompts`` tasks (times ``rounds``) go to the backend in
-ONE call, so a local model samples them as rows of one batch, seeded by ``Settings.seed``. The
+ONE call, so a local model samples them as rows of one batch, seeded by ``Settings.seed``; a
+backend that ``SeedsEachRequest`` (the http backend) is asked each round as a request of its own
+with a seed of its own, ``round_seed(Settings.seed, task_id, round)``, at every temperature, so
+that no answer cache or server-side batching can merge two rounds and a re-run asks the same. The
 answers of a batch are judged (``judge_many``, in the sandbox) while the model works on the next
 batch. Before any model call, every task's reference is checked (``check_reference``), so a
 broken task stops the run with one sentence instead of blaming every answer; or, for a suite that
@@ -21,15 +24,16 @@ no rounds, which every summary leaves out and lists under ``skipped``).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-from ..backends.base import Message
+from ..backends.base import Message, Outcome
 from ..bench.kinds import RunKind, Table, model_label
 from ..bench.runner import (
     RESULTS,
@@ -48,6 +52,39 @@ from .render import ChatStyle, chat_messages, completion_prompt
 log = logging.getLogger(__name__)
 
 PROMPT_MODES = ("auto", "completion", "chat")  # auto: chat when the backend prefers it (a chat template)
+
+
+@runtime_checkable
+class SeedsEachRequest(Protocol):
+    """A backend that asks each prompt as a request of its own carrying a seed of its own, at every
+    temperature (the http backend: OpenAI's ``seed``, Ollama's ``options.seed``, TGI's
+    ``parameters.seed``): a task's rounds then stay separate answers, whatever a server caches or
+    batches."""
+
+    async def complete_seeded(self, prompts: Sequence[str], seeds: Sequence[int]) -> list[Outcome]:
+        """One completion (or error) per prompt, each prompt asked with its seed."""
+        ...
+
+    async def chat_seeded(
+        self, conversations: Sequence[Sequence[Message]], seeds: Sequence[int]
+    ) -> list[Outcome]:
+        """One answer (or error) per conversation, each asked with its seed."""
+        ...
+
+
+def round_seed(seed: int, task_id: str, round_index: int) -> int:
+    """The seed a task's round is asked with: from the run's seed, the task and the round alone, so
+    rounds differ from each other and from other tasks', and a re-run (or ``--resume``) asks the
+    same; 31 bits, which every server's seed field takes.
+
+    >>> a = round_seed(0, "Q1/0", 0)
+    >>> a == round_seed(0, "Q1/0", 0), a == round_seed(0, "Q1/0", 1), a == round_seed(0, "Q1/1", 0)
+    (True, False, False)
+    >>> 0 <= round_seed(7, "add", 4) < 2**31
+    True
+    """
+    digest = hashlib.sha256(json.dumps([seed, task_id, round_index]).encode()).digest()
+    return int.from_bytes(digest[:4], "big") >> 1
 
 
 def default_rounds(temperature: float) -> int:
@@ -159,10 +196,13 @@ def _record(
     prompt: str | list[Message] | None,
     answers: Sequence[str | BackendError],
     judgements: Mapping[int, Judgement],
+    seeds: Sequence[int | None] = (),
 ) -> dict[str, Any]:
     rounds = []
     for r, answer in enumerate(answers):
         entry: dict[str, Any] = {"round": r}
+        if r < len(seeds) and seeds[r] is not None:
+            entry["seed"] = seeds[r]  # the round's own request carried it
         if isinstance(answer, BackendError):
             entry.update(answer=None, error=str(answer), category=None)
         else:
@@ -237,7 +277,9 @@ async def run_tasks(
     prompts: dict[str, str | list[Message]] = {}
 
     def judge_batch(
-        group: list[tuple[int, Task]], answers: list[list[str | BackendError]]
+        group: list[tuple[int, Task]],
+        answers: list[list[str | BackendError]],
+        seeds: list[list[int | None]],
     ) -> list[dict[str, Any]]:
         items: list[tuple[Task, str, str | None]] = []
         where: list[tuple[int, int]] = []
@@ -252,7 +294,7 @@ async def run_tasks(
         for (g, r), j in zip(where, judged, strict=True):
             per_task[g][r] = j
         return [
-            _record(task, index, mode, prompts[task.task_id], task_answers, per_task[g])
+            _record(task, index, mode, prompts[task.task_id], task_answers, per_task[g], seeds[g])
             for g, ((index, task), task_answers) in enumerate(zip(group, answers, strict=True))
         ]
 
@@ -262,25 +304,43 @@ async def run_tasks(
             if mode == "auto":
                 mode = "chat" if getattr(backend, "prefers_chat", False) else "completion"
             prompts.update({t.task_id: render(t, mode, style) for _, t in todo})
+            # each round its own request with its own seed, where the backend can (SeedsEachRequest)
+            seeded = isinstance(backend, SeedsEachRequest)
             for group in batches_by_length(todo, batch_prompts, lambda t: len(str(prompts[t.task_id]))):
-                flat = [prompts[t.task_id] for _, t in group for _ in range(config.rounds)]
-                if mode == "chat":
-                    outcomes = await backend.chat([p for p in flat if not isinstance(p, str)])
-                else:
-                    outcomes = await backend.complete([p for p in flat if isinstance(p, str)])
+                n = config.rounds
+                flat = [prompts[t.task_id] for _, t in group for _ in range(n)]
+                seeds = [round_seed(config.seed, t.task_id, r) for _, t in group for r in range(n)]
+                outcomes = await _ask(backend, mode, flat, seeds if seeded else None)
                 for o in outcomes:
                     if isinstance(o, ModelLoadError):
                         raise o
-                answers = [
-                    list(outcomes[g * config.rounds : (g + 1) * config.rounds]) for g in range(len(group))
+                answers = [list(outcomes[g * n : (g + 1) * n]) for g in range(len(group))]
+                sent: list[list[int | None]] = [
+                    list(seeds[g * n : (g + 1) * n]) if seeded else [None] * n for g in range(len(group))
                 ]
                 # the model works on the next batch while this one is judged
-                pending.add(asyncio.to_thread(judge_batch, group, answers))
+                pending.add(asyncio.to_thread(judge_batch, group, answers, sent))
             await pending.drain()
     finally:
         pending.cancel()
         bar.close()
     return in_task_order(records, tasks)
+
+
+async def _ask(
+    backend: Any, mode: str, prompts: Sequence[str | list[Message]], seeds: Sequence[int] | None
+) -> list[Outcome]:
+    """The backend's answers to ``prompts`` (chat messages or text to complete); with ``seeds``,
+    each prompt asked as a request of its own with its seed (``SeedsEachRequest``)."""
+    if mode == "chat":
+        chats = [p for p in prompts if not isinstance(p, str)]
+        if seeds is not None:
+            return list(await backend.chat_seeded(chats, seeds))
+        return list(await backend.chat(chats))
+    texts = [p for p in prompts if isinstance(p, str)]
+    if seeds is not None:
+        return list(await backend.complete_seeded(texts, seeds))
+    return list(await backend.complete(texts))
 
 
 # -- the summary ---------------------------------------------------------------------------

@@ -9,10 +9,12 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
 
+from cctest.bench.runner import load_run
 from cctest.cli import main
 
 INSTANCES = 4
@@ -88,3 +90,96 @@ def test_corrsc_is_over_m_times_n_with_a_backend_error_as_a_wrong_answer(
     # Table II holds the judged answers only: an error has no category
     assert sum(summary["failure_categories"]["counts"].values()) == 0
     assert summary["params_of_failures"]["Q2"]["failing"][0]["failed_rounds"] == 2
+
+
+# -- item 7: each round a request of its own, with a seed of its own -----------------------------
+
+
+def _seed_of(body: dict[str, Any]) -> Any:
+    """Where each provider's API takes the seed: OpenAI's ``seed``, Ollama's ``options.seed``,
+    TGI's ``parameters.seed``."""
+    if "parameters" in body:
+        return body["parameters"].get("seed")
+    if "options" in body:
+        return body["options"].get("seed")
+    return body.get("seed")
+
+
+@pytest.fixture
+def recording_server(serve_app: Callable[[web.Application], str]) -> tuple[str, list[tuple[str, Any]]]:
+    """Every provider's completion and chat endpoint, answering Q1 correctly and recording each
+    request's question and seed."""
+    asked: list[tuple[str, Any]] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        body = await request.json()
+        if "messages" in body:
+            question = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        else:
+            question = str(body.get("prompt", body.get("inputs")))
+        asked.append((question, _seed_of(body)))
+        text = right_answer(question) if "messages" in body else "    return lst\n"
+        if request.path == "/api/generate":
+            return web.json_response({"response": text, "done": True})
+        if request.path == "/generate":
+            return web.json_response({"generated_text": text})
+        message = {"role": "assistant", "content": text}
+        return web.json_response({"choices": [{"index": 0, "message": message, "text": text}]})
+
+    app = web.Application()
+    for path in ("/v1/chat/completions", "/v1/completions", "/api/generate", "/generate"):
+        app.router.add_post(path, handle)
+    return serve_app(app), asked
+
+
+def _seeds_by_question(asked: list[tuple[str, Any]]) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for question, seed in asked:
+        out.setdefault(question, []).append(seed)
+    return out
+
+
+@pytest.mark.parametrize("temperature", ["0", "0.8"])
+def test_each_round_is_a_request_of_its_own_with_its_own_seed(
+    tmp_path: Path, recording_server: tuple[str, list[tuple[str, Any]]], temperature: str
+) -> None:
+    url, asked = recording_server
+
+    def argv(run: str, *extra: str) -> list[str]:
+        out = _argv(url, tmp_path / run, "--rounds", "3", "--temperature", temperature, *extra)
+        out[out.index("1,2")] = "1"
+        return out
+
+    assert main(argv("a", "--batch-prompts", "4")) == 0
+    first = _seeds_by_question(asked)
+    # N rounds: N requests per instance, each with a seed of its own, at temperature 0 too
+    assert len(first) == INSTANCES and all(len(s) == 3 for s in first.values())
+    assert all(isinstance(x, int) for s in first.values() for x in s)
+    assert all(len(set(s)) == 3 for s in first.values())
+    assert len({x for s in first.values() for x in s}) == 3 * INSTANCES  # no two rounds share one
+    # the records say each round's seed
+    _, records = load_run(tmp_path / "a")
+    recorded = {(r["prompt"][-1]["content"], a["seed"]) for r in records for a in r["rounds"]}
+    assert recorded == {(q, x) for q, s in first.items() for x in s}
+    # a re-run (batched otherwise) asks the same rounds with the same seeds
+    asked.clear()
+    assert main(argv("b", "--batch-prompts", "1")) == 0
+    again = _seeds_by_question(asked)
+    assert {q: sorted(s) for q, s in again.items()} == {q: sorted(s) for q, s in first.items()}
+    # another --seed, other seeds
+    asked.clear()
+    assert main(argv("c", "--seed", "1")) == 0
+    assert not {x for s in first.values() for x in s} & {x for _, x in asked}
+
+
+@pytest.mark.parametrize("provider", ["openai", "ollama", "tgi"])
+def test_every_provider_carries_each_rounds_seed_where_its_api_takes_it(
+    tmp_path: Path, recording_server: tuple[str, list[tuple[str, Any]]], provider: str
+) -> None:
+    url, asked = recording_server
+    argv = _argv(url, tmp_path / "run", "--rounds", "2", "--provider", provider, "--model-name", "m")
+    argv[argv.index("1,2")] = "1"
+    argv[argv.index("--chat")] = "--completion"
+    assert main(argv) == 0
+    seeds = _seeds_by_question(asked)
+    assert len(seeds) == INSTANCES and all(len(set(s)) == 2 and None not in s for s in seeds.values())
