@@ -55,12 +55,14 @@ async def test_the_repaired_completion_is_cctest_completes_streamed_or_not(
             )
             chunks = [c async for c in stream]
             await proxy.drain()
-        # cctest complete, as a user runs it, against the same server with the same settings
+        # cctest complete, as a user runs it, against the same server with the same settings: every
+        # completion whole, as the proxy completes them (it does not decide early over streams yet)
         path = tmp_path / "files.py"
         path.write_text(SOURCE)
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "cctest", "complete", f"{path}:7:9", "--backend", "http",
-            "--model", serve_url, "--max-new-tokens", str(TOKENS), "-k", str(K), "--json",
+            "--model", serve_url, "--max-new-tokens", str(TOKENS), "-k", str(K), "--decide-after", "0",
+            "--json",
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )  # fmt: skip
@@ -69,14 +71,16 @@ async def test_the_repaired_completion_is_cctest_completes_streamed_or_not(
         expected = json.loads(out)
         # and in-process, the engine with the http backend
         async with HTTPBackend(serve_url, options=GenerationOptions(max_new_tokens=TOKENS)) as http:
-            direct = await Engine(http, Settings(mutants=K)).run(Prompt(BEFORE, AFTER))
+            direct = await Engine(http, Settings(mutants=K, decide_after=0)).run(Prompt(BEFORE, AFTER))
     finally:
         await runner.cleanup()
     assert answer.choices[0].text == expected["completion"] == direct.completion
     assert expected["completion"].strip()  # a real completion, not an empty one
     assert [m["text"] for m in expected["mutants"]] == [m.text for m in direct.mutants]
     assert "".join(c.choices[0].text for c in chunks) == answer.choices[0].text
-    assert chunks[-1].choices[0].finish_reason == "stop" and len(chunks) > 2
+    # the last event ends the stream with the upstream's own finish reason, as the whole answer has it
+    assert chunks[-1].choices[0].finish_reason == answer.choices[0].finish_reason and len(chunks) > 2
+    assert all(c.choices[0].finish_reason is None for c in chunks[:-1])
 
 
 async def test_the_mutants_go_upstream_as_one_request_with_the_requests_options(tmp_path: Path) -> None:
