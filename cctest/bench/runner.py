@@ -654,6 +654,7 @@ def _abandon_threads_at_exit() -> None:
     def at_exit() -> None:
         busy = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
         if busy:
+            print("cctest: the model call in flight was abandoned.", file=sys.stderr)
             _exit_abandoning_threads(130)
 
     register = getattr(threading, "_register_atexit", None)
