@@ -821,12 +821,15 @@ class _Worker:
 
 def _take_worker(bwrap: str | None) -> _Worker:
     with _pool_lock:
-        while _idle:
-            worker = _idle.pop()
-            if worker.bwrap == bwrap and worker.alive():
+        for i in range(len(_idle) - 1, -1, -1):
+            worker = _idle[i]
+            if not worker.alive():
+                del _idle[i]
+                threading.Thread(target=worker.stop, daemon=True).start()
+            elif worker.bwrap == bwrap:  # (one of the other kind is kept for its next sample)
+                del _idle[i]
                 _busy.add(worker)
                 return worker
-            threading.Thread(target=worker.stop, daemon=True).start()
     worker = _Worker(bwrap)
     with _pool_lock:
         _busy.add(worker)
