@@ -218,6 +218,13 @@ class Batcher:
         self.stats = BatchStats()
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
+        self._running = 0  # generate calls under way
+
+    @property
+    def idle(self) -> bool:
+        """No ``generate`` under way and no request waiting (its ``stats`` are then complete: a
+        streamed row is answered before its batch ends)."""
+        return self._running == 0 and self._queue.empty()
 
     def start(self) -> None:
         if self._task is None:
@@ -324,6 +331,7 @@ class Batcher:
     async def _generate(self, options: GenerationOptions, parts: list[tuple[_Item, int]]) -> None:
         prompts = [p for item, n in parts for p in item.prompts[item.sent : item.sent + n]]
         watch, stopped = self._watch(parts)
+        self._running += 1
         try:
             results = await asyncio.to_thread(self.backend.generate_safe, prompts, options, on_step=watch)
         except Exception as exc:  # a bug or a broken model: fail these requests, keep serving
@@ -332,6 +340,8 @@ class Batcher:
                 if not item.future.done():
                     item.future.set_exception(exc)
             return
+        finally:
+            self._running -= 1  # the stats below are counted before anything else runs
         self.stats.batches += 1
         self.stats.rows += len(prompts)
         self.stats.largest = max(self.stats.largest, len(prompts))
