@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cctest.bench.sandbox import run_many  # noqa: E402
 from cctest.tasks import OracleSettings, Task, load_tasks  # noqa: E402
-from cctest.tasks.oracle import _OUTPUT_BYTES, _interpret, _prejudge, driver_program, judge_many  # noqa: E402
+from cctest.tasks.oracle import OUTPUT_BYTES, driver_program, interpret, judge_many, prejudge  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "tasks" / "small.jsonl"
 SOLUTIONS = {
@@ -56,7 +56,7 @@ def per_input(items: list[tuple[Task, str, str | None]], settings: OracleSetting
     """Judge each answer with one sandboxed process per generated input; returns the processes run."""
     programs = []
     for task, answer, prompt in items:
-        code = _prejudge(task, answer, prompt)
+        code = prejudge(task, answer, prompt)
         assert isinstance(code, str), code
         for i in range(settings.inputs):
             # input i alone: the seeds differ per input exactly as in one process; fixed tests once
@@ -69,9 +69,9 @@ def per_input(items: list[tuple[Task, str, str | None]], settings: OracleSetting
             )
             single = task if i == 0 else task.replace(tests=())
             programs.append((driver_program(single, code, one), code))
-    runs = run_many([p for p, _ in programs], settings.limits, workers=workers, output_bytes=_OUTPUT_BYTES)
+    runs = run_many([p for p, _ in programs], settings.limits, workers=workers, output_bytes=OUTPUT_BYTES)
     for run, (_, code) in zip(runs, programs, strict=True):
-        judgement = _interpret(run, code)[0]
+        judgement = interpret(run, code)[0]
         assert judgement.passed, judgement
     return len(programs)
 

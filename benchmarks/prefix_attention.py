@@ -55,7 +55,7 @@ def group_call(rows: int, own: int, prefix: int, seen: int, repeats: int) -> tup
     """One layer's attention for one prefill call: (cascade s, fused s, largest difference)."""
     import torch
 
-    from cctest.backends._prefix_attention import SplitKV, _cascade, shared_prefix_attention
+    from cctest.backends._prefix_attention import SplitKV, cascade_attention, shared_prefix_attention
 
     kv_heads = SMOLLM_135M_SHAPE["num_key_value_heads"]
     groups = SMOLLM_135M_SHAPE["num_attention_heads"] // kv_heads
@@ -70,7 +70,7 @@ def group_call(rows: int, own: int, prefix: int, seen: int, repeats: int) -> tup
     module = torch.nn.Module()
     module.num_key_value_groups = groups  # type: ignore[assignment]
     before, want = cpu_seconds(
-        lambda: _cascade(module, query, SplitKV(pk, rk), SplitKV(pv, rv), mask, None), repeats
+        lambda: cascade_attention(module, query, SplitKV(pk, rk), SplitKV(pv, rv), mask, None), repeats
     )
     cut = torch.cat([mask[..., :seen], mask[..., prefix:]], dim=-1)
     after, (got, _) = cpu_seconds(

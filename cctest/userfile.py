@@ -33,7 +33,7 @@ MAX_DATA_BYTES = 512 * 1024 * 1024  # a dataset or task file, unpacked
 MAX_LINE_BYTES = 64 * 1024 * 1024  # one line of a dataset or task file (one task)
 
 
-def _size(n: int) -> str:
+def human_size(n: int) -> str:
     """``n`` bytes in words: ``4 MiB``, ``512 MiB``, ``100 bytes``."""
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= scale:
@@ -82,7 +82,7 @@ def read_user_bytes(
         except OSError as exc:
             raise error(f"{p} cannot be read: {exc.strerror or exc}.") from None
     if limit is not None and len(data) > limit:
-        raise error(f"{p} is larger than {_size(limit)}, the limit for a {what}.")
+        raise error(f"{p} is larger than {human_size(limit)}, the limit for a {what}.")
     return data
 
 
@@ -92,7 +92,7 @@ def _check(p: Path, st: os.stat_result, limit: int | None, what: str, error: typ
     if not stat.S_ISREG(st.st_mode):
         raise error(f"{p} is not a regular file (a device, a pipe or a socket); give a {what}.")
     if limit is not None and st.st_size > limit:
-        raise error(f"{p} is larger than {_size(limit)}, the limit for a {what}.")
+        raise error(f"{p} is larger than {human_size(limit)}, the limit for a {what}.")
 
 
 def read_user_text(
@@ -123,7 +123,7 @@ def _gunzip(p: Path, data: bytes, limit: int | None, what: str, error: type[CCTe
     except (OSError, EOFError, zlib.error) as exc:
         raise error(f"{p} is not a readable gzip file ({exc}).") from None
     if limit is not None and len(out) > limit:
-        raise error(f"{p} unpacks to more than {_size(limit)}, the limit for a {what}.")
+        raise error(f"{p} unpacks to more than {human_size(limit)}, the limit for a {what}.")
     return out
 
 
@@ -156,12 +156,13 @@ def iter_user_lines(
             number += 1
             if len(line) > line_limit and not line.endswith(b"\n"):
                 raise error(
-                    f"{p} line {number} is longer than {_size(line_limit)}, the limit for a line of a {what}."
+                    f"{p} line {number} is longer than {human_size(line_limit)}, "
+                    f"the limit for a line of a {what}."
                 )
             total += len(line)
             if limit is not None and total > limit:
                 grown = "unpacks to more than" if packed else "is larger than"
-                raise error(f"{p} {grown} {_size(limit)}, the limit for a {what}.")
+                raise error(f"{p} {grown} {human_size(limit)}, the limit for a {what}.")
             yield line
 
 

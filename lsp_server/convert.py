@@ -7,17 +7,39 @@ strings index code points. pygls's ``TextDocument`` converts (``offset_at_positi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from lsprotocol import types as lsp
 from pygls.workspace import TextDocument
 
 from cctest.types import EngineResult, Prompt
 
-if TYPE_CHECKING:
-    from .runner import Served
-
 ACCEPT_COMMAND = "cctest.accepted"
+
+
+class AnsweredJob(Protocol):
+    """What an answer reads of the job behind it (``runner.JobResult``)."""
+
+    @property
+    def completion(self) -> str: ...
+    @property
+    def mode(self) -> str: ...
+
+
+class Served(Protocol):
+    """What an answer reads of a served request (``runner.Served``; named here by its shape, so
+    that this module imports nothing of the server)."""
+
+    @property
+    def request_id(self) -> str: ...
+    @property
+    def doc(self) -> TextDocument: ...
+    @property
+    def job(self) -> AnsweredJob: ...
+    @property
+    def result(self) -> EngineResult | None: ...
+    @property
+    def current(self) -> bool: ...
 
 
 def prompt_at(doc: TextDocument, position: lsp.Position) -> Prompt:

@@ -280,12 +280,12 @@ def shared_prefix_attention(
         # a padding query of a row that shares none of the prefix sees no key at all: its output is
         # NaN, and a NaN key or value, even masked, would reach the real tokens (0 * NaN)
         return out.nan_to_num(0.0), None
-    out = _cascade(module, query, key, value, attention_mask, scaling)
+    out = cascade_attention(module, query, key, value, attention_mask, scaling)
     # a few rows' own tokens prefilled here: a padding query that sees no key is NaN (see above)
     return (out.nan_to_num(0.0) if query.shape[2] > 1 else out), None
 
 
-def _cascade(
+def cascade_attention(
     module: torch.nn.Module,
     query: torch.Tensor,
     key: SplitKV,

@@ -90,88 +90,9 @@ def model_label(config: Mapping[str, Any]) -> str:
     return "(bundled model)" if config.get("backend") == "hf" else ""
 
 
-class CompletionKind(RunKind):
-    """The CCTest bench: the engine's mutants, outliers and repairs over a dataset."""
-
-    name = "completion"
-
-    def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        from .metrics import summarize, t_key
-
-        # Algorithm 1 flags a completion when more than T of its similarities to the others fall
-        # below the median; with k mutants a completion has at most k others, so T >= k never fires
-        k = int(config.get("k") or 0)
-        thresholds = [float(t) for t in config["thresholds"]]
-        summary = summarize(records, [t for t in thresholds if t < k])
-        dropped = [t_key(t) for t in thresholds if t >= k]
-        if dropped:
-            summary["thresholds_dropped"] = {"thresholds": dropped, "k": k}
-        return summary
-
-    def notes(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> list[str]:
-        from .report import dropped_note
-
-        note = dropped_note(summary)
-        return [note] if note else []
-
-    def empty_table(self, title: str, summary: Mapping[str, Any]) -> str:
-        from .report import dropped_note
-
-        return dropped_note(summary) or super().empty_table(title, summary)
-
-    def headline(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
-        return (
-            f"cctest bench · {config.get('dataset')} · {config.get('backend')} {model_label(config)} · "
-            f"k={config.get('k')} · {summary['counts']['prompts']} prompts"
-        )
-
-    def tables(self, summary: Mapping[str, Any]) -> dict[str, Table]:
-        from .report import tables
-
-        return tables(summary)
-
-    def figures(self, runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
-        from .report import figures
-
-        return figures(runs)
-
-    @property
-    def figures_after(self) -> Mapping[str, tuple[str, ...]]:  # type: ignore[override]
-        from .report import FIGURES_AFTER
-
-        return FIGURES_AFTER
-
-    def examples(
-        self, config: Mapping[str, Any], summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
-    ) -> str:
-        import html
-
-        from .report import examples, examples_threshold
-
-        t = examples_threshold(summary)
-        if t is None:
-            return ""
-        return (
-            f"<h2>Examples: original completion flagged at T={html.escape(t)}"
-            " (the T that flags the most)</h2>" + examples(records, t)
-        )
-
-    def compare_rows(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> list[list[str]]:
-        from .report import compare_rows
-
-        return compare_rows(a, b)
-
-    def compare_settings(self, ca: Mapping[str, Any], cb: Mapping[str, Any]) -> list[list[str]]:
-        return [
-            *super().compare_settings(ca, cb),
-            ["dataset", str(ca.get("dataset")), str(cb.get("dataset"))],
-            ["k", str(ca.get("k")), str(cb.get("k"))],
-        ]
-
-
 # name -> "module:Class"; a suite adds its own line
 KINDS: dict[str, str] = {
-    "completion": "cctest.bench.kinds:CompletionKind",
+    "completion": "cctest.bench.completion:CompletionKind",
     "tasks": "cctest.tasks.run:TasksKind",
     "syntactic": "cctest.suites.syntactic:SyntacticKind",
     "turbulence": "cctest.suites.turbulence:TurbulenceKind",

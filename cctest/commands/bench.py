@@ -18,11 +18,8 @@ the run's and the model's follow in their groups. Those also read before the sub
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import sys
-import time
-from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +33,7 @@ from ._common import (
     recorded_model,
     settings_from_args,
 )
+from .bench_dir import finish, run_in_dir
 
 # action -> module with add_arguments(parser) and run(args, rest); a task suite adds its line
 SUITES: dict[str, str] = {
@@ -340,62 +338,13 @@ def _bench(args: argparse.Namespace) -> int:
     )
 
 
-def run_in_dir(
-    args: argparse.Namespace,
-    config: Any,
-    name: str,
-    total: int,
-    run: Callable[[Path, list[dict[str, Any]]], Coroutine[Any, Any, list[dict[str, Any]]]],
-) -> int:
-    """A run in its directory (--out, or bench-runs/NAME-TIME) for every kind of run: create it or
-    resume it (--resume), run ``run(out, done)``, then write summary.json, report.html and the
-    terminal report. The directory is locked for the whole run (one run writes it at a time); a
-    write that fails (a full disk) is one sentence, and the records already written stay."""
-    from ..bench.report import summarize_run
-    from ..bench.runner import CONFIG, RunWriteError, locked_run_dir, prepare_run_dir
-
-    out = Path(args.out) if args.out else Path("bench-runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    try:
-        with locked_run_dir(out, create=not args.resume):
-            done = prepare_run_dir(out, config, args.resume)
-            if done:
-                summarize_run(out, config.to_dict(), done)  # records it cannot summarise: refused now
-                print(
-                    f"cctest: resuming {out}: {len(done)} of {total} prompts already done.", file=sys.stderr
-                )
-            try:
-                records = asyncio.run(run(out, done))
-            except KeyboardInterrupt:
-                print(
-                    f"cctest: interrupted; continue with the same command and --resume --out {out}.",
-                    file=sys.stderr,
-                )
-                raise
-            _finish(out, config.to_dict(), records)
-    except RunWriteError as exc:
-        if not (out / CONFIG).is_file():
-            raise
-        raise ConfigError(
-            f"{exc.path} cannot be written ({exc.reason}); the records already written are kept: "
-            f"continue with the same command and --resume --out {out} once it can be written."
-        ) from None
-    return 0
-
-
-def _finish(out: Path, config: dict[str, Any], records: list[dict[str, Any]]) -> None:
-    from ..bench.report import finish_run
-
-    sys.stdout.write(finish_run(out, config, records))
-    print(f"cctest: wrote {out / 'summary.json'} and {out / 'report.html'}.", file=sys.stderr)
-
-
 def _report(run_dir: Path) -> int:
     from ..bench.runner import load_run
 
     config, records = load_run(run_dir)
     if not records:
         raise ConfigError(f"{run_dir} has no results yet.")
-    _finish(run_dir, config, records)
+    finish(run_dir, config, records)
     return 0
 
 

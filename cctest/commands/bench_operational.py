@@ -186,7 +186,7 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from ..paraphrase.neighbours import data_dir
     from ..suites.operational import AnswerCache, check_descriptions, run_operational
     from ._common import settings_from_args
-    from .bench import run_in_dir
+    from .bench_dir import run_in_dir
     from .bench_tasks import task_run_config, task_settings
 
     if rest:

@@ -190,7 +190,7 @@ def run_task_set(
     ``judge_many`` (the syntactic suite's paper prompt)."""
     from ..bench.runner import select
     from ..tasks.run import default_rounds, run_tasks
-    from .bench import run_in_dir
+    from .bench_dir import run_in_dir
 
     oracle, style, instruction = task_settings(args, default_inputs)
     settings = settings_from_args(args, seed=args.seed)

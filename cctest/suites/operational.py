@@ -60,12 +60,13 @@ from pathlib import Path
 from typing import Any
 
 from ..bench.kinds import Table, model_label
+from ..bench.render import pct
 from ..errors import ConfigError
 from ..paraphrase import Distances, NeighbourSource, Paraphrase, generate
 from ..paraphrase.replace import cased
 from ..tasks.model import Task
 from ..tasks.oracle import Judgement
-from ..tasks.run import TasksKind, _pct, mode_label, summarize_tasks
+from ..tasks.run import TasksKind, mode_label, summarize_tasks
 
 READINGS = ("original", "tests")
 # a description (HumanEval's longest docstring: 1,228 characters, 244 words) is paraphrased and
@@ -731,7 +732,7 @@ class OperationalKind(TasksKind):
             "Distinguishability of the metrics": (
                 ["metric", "uniqueness", "distinctness", "differentness"],
                 [
-                    [m, _pct(v["uniqueness"]), _num(v["distinctness"]), _num(v["differentness"])]
+                    [m, pct(v["uniqueness"]), _num(v["distinctness"]), _num(v["differentness"])]
                     for m, v in summary["distinguishability"].items()
                 ],
             ),
@@ -744,11 +745,11 @@ class OperationalKind(TasksKind):
         return super().empty_table(title, summary)
 
     def figures(self, runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
-        from ..bench.report import Note, _plt, _svg, why_empty
+        from ..bench.render import Note, pyplot, svg_of, why_empty
 
         if not any(summary["first_failures"] for _, summary in runs):
             return {"Distance to the first failure": Note(no_failure_reason(runs[0][1]))}
-        plt = _plt()
+        plt = pyplot()
         fig, axes = plt.subplots(1, len(runs), figsize=(6.4 * len(runs), 4.0), squeeze=False)
         for ax, (label, summary) in zip(axes[0], runs, strict=True):
             first = [f["distance"].get("lev_word", 0) for f in summary["first_failures"]]
@@ -762,7 +763,7 @@ class OperationalKind(TasksKind):
             ax.set_xlabel("Levenshtein distance on words to the first failure")
             ax.set_ylabel("tasks")
             ax.set_title(label)
-        return {"Distance to the first failure": _svg(fig)}
+        return {"Distance to the first failure": svg_of(fig)}
 
     def examples(
         self, config: Mapping[str, Any], summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]

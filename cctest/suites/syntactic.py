@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..bench.kinds import Table, model_label
+from ..bench.render import pct
 from ..errors import ConfigError
 from ..formula import EQUATIONS, parse_equation, reduce, variants
 from ..tasks.model import Task
 from ..tasks.oracle import CATEGORIES
-from ..tasks.run import TasksKind, _pct, mode_label, summarize_tasks
+from ..tasks.run import TasksKind, mode_label, summarize_tasks
 
 _OUTPUT = (
     "Return the distinct real solutions for 'x' as a list of floats, each rounded to 2 digits after "
@@ -307,15 +308,15 @@ class SyntacticKind(TasksKind):
 
         def rows(group: str) -> list[list[str]]:
             keys = list(deg[group]) + [k for k in (red or {}).get(group, {}) if k not in deg[group]]
-            return [[k, _pct(deg[group].get(k))] + ([_pct(red[group].get(k))] if red else []) for k in keys]
+            return [[k, pct(deg[group].get(k))] + ([pct(red[group].get(k))] if red else []) for k in keys]
 
-        overall = [["overall", _pct(deg["overall"])] + ([_pct(red["overall"])] if red else [])]
+        overall = [["overall", pct(deg["overall"])] + ([pct(red["overall"])] if red else [])]
         tables: dict[str, Table] = {
             "Robustness degree by distance": (
                 ["distance", "variants", "degree"] + (["reduced"] if red else []),
                 [
-                    [d, str(summary["variants"].get(d, 0)), _pct(v)]
-                    + ([_pct(red["by_distance"].get(d))] if red else [])
+                    [d, str(summary["variants"].get(d, 0)), pct(v)]
+                    + ([pct(red["by_distance"].get(d))] if red else [])
                     for d, v in deg["by_distance"].items()
                 ]
                 + [["overall", str(sum(summary["variants"].values()))] + overall[0][1:]],
@@ -324,15 +325,15 @@ class SyntacticKind(TasksKind):
             "Robustness degree by mutation": (head, rows("by_mutation")),
             "Original equations (distance 0)": (
                 ["equation", "pass rate"],
-                [[k, _pct(v)] for k, v in summary["original"]["by_equation"].items()],
+                [[k, pct(v)] for k, v in summary["original"]["by_equation"].items()],
             ),
         }
         return {**tables, **super().tables(summary)}
 
     def figures(self, runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
-        from ..bench.report import _plt, _svg, why_empty
+        from ..bench.render import pyplot, svg_of, why_empty
 
-        plt = _plt()
+        plt = pyplot()
         fig, axes = plt.subplots(1, len(runs), figsize=(6.4 * len(runs), 4.2), squeeze=False)
         for ax, (label, summary) in zip(axes[0], runs, strict=True):
             distances: set[int] = set()
@@ -382,18 +383,18 @@ class SyntacticKind(TasksKind):
                 ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
             else:
                 why_empty(ax, "No variant was judged, so there is no degree to show.")
-        return {"Robustness degree against syntactic distance": _svg(fig)}
+        return {"Robustness degree against syntactic distance": svg_of(fig)}
 
     def compare_rows(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> list[list[str]]:
         da, db = a["robustness_degree"], b["robustness_degree"]
-        rows = [["degree, overall", _pct(da["overall"]), _pct(db["overall"])]]
+        rows = [["degree, overall", pct(da["overall"]), pct(db["overall"])]]
         rows += [
-            [f"degree, distance {d}", _pct(v), _pct(db["by_distance"].get(d))]
+            [f"degree, distance {d}", pct(v), pct(db["by_distance"].get(d))]
             for d, v in da["by_distance"].items()
         ]
         ra, rb = (x.get("reduced", {}).get("robustness_degree") for x in (a, b))
         if ra or rb:
             rows.append(
-                ["degree after reduction", _pct((ra or {}).get("overall")), _pct((rb or {}).get("overall"))]
+                ["degree after reduction", pct((ra or {}).get("overall")), pct((rb or {}).get("overall"))]
             )
         return rows + super().compare_rows(a, b)

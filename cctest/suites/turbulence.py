@@ -41,11 +41,12 @@ from pathlib import Path
 from typing import Any
 
 from ..bench.kinds import Table, model_label
+from ..bench.render import pct
 from ..bench.sandbox import Limits
 from ..errors import ConfigError
 from ..tasks.model import Task
-from ..tasks.run import TasksKind, _pct, mode_label
-from ..userfile import _size, read_user_text
+from ..tasks.run import TasksKind, mode_label
+from ..userfile import human_size, read_user_text
 
 BUILTIN = Path(__file__).with_name("turbulence_templates")
 FILES = ("solution.py.template", "tests.py.template", "genparams.py", "gen_function_params.py")
@@ -225,7 +226,7 @@ def load_benchmark(
             )
         if len(text.encode("utf-8", "surrogatepass")) > MAX_QUESTION_BYTES:
             raise ConfigError(
-                f"question {k} of {index} is larger than {_size(MAX_QUESTION_BYTES)}, "
+                f"question {k} of {index} is larger than {human_size(MAX_QUESTION_BYTES)}, "
                 "the limit for a question."
             )
     keys = sorted(questions, key=lambda k: (not k.isdigit(), int(k) if k.isdigit() else 0, k))
@@ -459,7 +460,7 @@ def instance_task(
         except ValueError:
             raise ConfigError(
                 f"question {template.qid}'s {what} filled with parameter row {index} is longer than "
-                f"{_size(limit)} (in characters), its limit."
+                f"{human_size(limit)} (in characters), its limit."
             ) from None
 
     reference = filled(template.solution, values, MAX_TEMPLATE_BYTES, "solution")
@@ -695,12 +696,12 @@ class TurbulenceKind(TasksKind):
             rows.append(
                 [
                     t,
-                    _pct(s),
+                    pct(s),
                     str(which.get(t, "—")).replace("_", " "),
                     str(len(fails)),
                     shown or "—",
-                    _pct(pr.get("precision")),
-                    _pct(pr.get("recall")),
+                    pct(pr.get("precision")),
+                    pct(pr.get("recall")),
                 ]
             )
         patterns: dict[str, list[int]] = {}
@@ -716,7 +717,7 @@ class TurbulenceKind(TasksKind):
                     [c.replace("_", " "), str(n), ", ".join(cls["templates"][c]) or "—"]
                     for c, n in cls["counts"].items()
                 ]
-                + [["mean CorrSc", _pct(summary["corrsc_mean"]), ""]],
+                + [["mean CorrSc", pct(summary["corrsc_mean"]), ""]],
             ),
             "CorrSc histogram (Figure 3)": (
                 ["CorrSc", "templates"],
@@ -724,7 +725,7 @@ class TurbulenceKind(TasksKind):
             ),
             "Failures by category (Table II)": (
                 ["category", "answers", "share of failures"],
-                [[c, str(fc["counts"].get(c, 0)), _pct(fc["share_of_failures"].get(c))] for c in fc["order"]],
+                [[c, str(fc["counts"].get(c, 0)), pct(fc["share_of_failures"].get(c))] for c in fc["order"]],
             ),
             "Per template: CorrSc, failing parameters, outliers": (
                 [
@@ -747,18 +748,18 @@ class TurbulenceKind(TasksKind):
                 [
                     ["answers flagged", str(out["overall"]["flagged"])],
                     ["answers failing the oracle", str(out["overall"]["failed"])],
-                    ["precision", _pct(out["overall"]["precision"])],
-                    ["recall", _pct(out["overall"]["recall"])],
+                    ["precision", pct(out["overall"]["precision"])],
+                    ["recall", pct(out["overall"]["recall"])],
                 ],
             ),
         }
         return {**tables, **super().tables(summary)}
 
     def figures(self, runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
-        from ..bench.report import _plt, _svg
+        from ..bench.render import pyplot, svg_of
         from .turbulence_metrics import BINS, CLASSES
 
-        plt = _plt()
+        plt = pyplot()
         out = {}
         for title, keys, get, xlabel in (
             (
@@ -792,7 +793,7 @@ class TurbulenceKind(TasksKind):
             ax.set_title(title)
             ax.yaxis.get_major_locator().set_params(integer=True)
             ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
-            out[title] = _svg(fig)
+            out[title] = svg_of(fig)
         return out
 
     def examples(
@@ -832,7 +833,7 @@ class TurbulenceKind(TasksKind):
         return (head + "".join(parts) if parts else "") + super().examples(config, summary, records)
 
     def compare_rows(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> list[list[str]]:
-        rows = [["mean CorrSc", _pct(a["corrsc_mean"]), _pct(b["corrsc_mean"])]]
+        rows = [["mean CorrSc", pct(a["corrsc_mean"]), pct(b["corrsc_mean"])]]
         rows += [
             [c.replace("_", " "), str(a["classes"]["counts"][c]), str(b["classes"]["counts"][c])]
             for c in a["classes"]["counts"]
@@ -840,13 +841,13 @@ class TurbulenceKind(TasksKind):
         rows += [
             [
                 "outlier precision",
-                _pct(a["outliers"]["overall"]["precision"]),
-                _pct(b["outliers"]["overall"]["precision"]),
+                pct(a["outliers"]["overall"]["precision"]),
+                pct(b["outliers"]["overall"]["precision"]),
             ],
             [
                 "outlier recall",
-                _pct(a["outliers"]["overall"]["recall"]),
-                _pct(b["outliers"]["overall"]["recall"]),
+                pct(a["outliers"]["overall"]["recall"]),
+                pct(b["outliers"]["overall"]["recall"]),
             ],
         ]
         return rows + super().compare_rows(a, b)

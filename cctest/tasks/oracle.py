@@ -87,7 +87,7 @@ STATIC_ERRORS = frozenset(
     }
 )
 
-_OUTPUT_BYTES = 64 * 1024
+OUTPUT_BYTES = 64 * 1024
 STATIC_CHECKS = ("pyflakes", "pylint")
 
 
@@ -414,7 +414,7 @@ def driver_program(task: Task, code: str, settings: OracleSettings) -> str:
     return _DRIVER % repr(json.dumps(cfg))
 
 
-def _interpret(run: RunResult, code: str) -> tuple[Judgement, dict[str, Any]]:
+def interpret(run: RunResult, code: str) -> tuple[Judgement, dict[str, Any]]:
     """A judgement from the driver's output; the process's own outcome where it reported nothing."""
     last = ""
     report: dict[str, Any] | None = None
@@ -454,7 +454,7 @@ def _interpret(run: RunResult, code: str) -> tuple[Judgement, dict[str, Any]]:
     return Judgement(category, f"{run.detail}{where}", code, failing_input=failing, seconds=run.seconds), {}
 
 
-def _prejudge(task: Task, answer: str, prompt: str | None, static_check: str = "pyflakes") -> Judgement | str:
+def prejudge(task: Task, answer: str, prompt: str | None, static_check: str = "pyflakes") -> Judgement | str:
     """The category decided without running anything, or the program to run."""
     found = extract_function(task, answer, prompt)
     if not found.ok or found.code is None:
@@ -482,7 +482,7 @@ def judge_many(
     programs: dict[str, list[int]] = {}
     codes: dict[str, str] = {}
     for i, (task, answer, prompt) in enumerate(items):
-        pre = _prejudge(task, answer, prompt, settings.static_check)
+        pre = prejudge(task, answer, prompt, settings.static_check)
         if isinstance(pre, Judgement):
             out[i] = pre
             if on_done is not None:
@@ -495,14 +495,14 @@ def judge_many(
 
     def done(k: int, run: RunResult) -> None:
         program = distinct[k]
-        judgement = _interpret(run, codes[program])[0]
+        judgement = interpret(run, codes[program])[0]
         for i in programs[program]:
             out[i] = judgement
             if on_done is not None:
                 on_done(i, judgement)
 
     limits = settings.process_limits([items[programs[p][0]][0] for p in distinct])
-    run_many(distinct, limits, workers=workers, on_done=done, output_bytes=_OUTPUT_BYTES)
+    run_many(distinct, limits, workers=workers, on_done=done, output_bytes=OUTPUT_BYTES)
     broken = [j for j in out if j is not None and j.category == "task_error"]
     if broken:
         raise TaskError(f"{broken[0].detail}; check the task with check_reference.")
@@ -531,8 +531,8 @@ def check_reference(task: Task, settings: OracleSettings | None = None) -> Judge
             f"task '{task.task_id}': the reference is unusable ({found.category}: {found.detail})."
         )
     program = driver_program(task, found.code, settings)
-    run = run_many([program], settings.process_limits([task]), workers=1, output_bytes=_OUTPUT_BYTES)[0]
-    judgement, report = _interpret(run, found.code)
+    run = run_many([program], settings.process_limits([task]), workers=1, output_bytes=OUTPUT_BYTES)[0]
+    judgement, report = interpret(run, found.code)
     if judgement.category != "passed":
         raise TaskError(
             f"task '{task.task_id}': the reference fails its own checks "

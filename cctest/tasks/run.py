@@ -35,6 +35,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..backends.base import Message, Outcome
 from ..bench.kinds import RunKind, Table, model_label
+from ..bench.render import pct
 from ..bench.runner import (
     RESULTS,
     RecordWriter,
@@ -393,10 +394,6 @@ def mode_label(config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
     return f"{mode} ({', '.join(modes)})" if mode == "auto" and modes else mode
 
 
-def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:.1f}%"
-
-
 class TasksKind(RunKind):
     """A task set run against a model: answers by category and the pass rate."""
 
@@ -427,14 +424,14 @@ class TasksKind(RunKind):
                     ["tasks", str(c["tasks"])],
                     ["answers judged", str(c["answers"])],
                     ["backend errors", str(c["backend_errors"])],
-                    ["pass rate", _pct(summary["pass_rate"])],
+                    ["pass rate", pct(summary["pass_rate"])],
                     ["tasks passed in every round", str(summary["tasks_all_rounds_passed"])],
                     ["tasks passed in some round", str(summary["tasks_any_round_passed"])],
                 ],
             ),
             "Answers by category": (
                 ["category", "answers", "share"],
-                [[k, str(n), _pct(summary["category_share"][k])] for k, n in summary["categories"].items()],
+                [[k, str(n), pct(summary["category_share"][k])] for k, n in summary["categories"].items()],
             ),
         }
         skipped = summary.get("skipped") or {}
@@ -481,10 +478,10 @@ class TasksKind(RunKind):
     def compare_rows(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> list[list[str]]:
         rows = [
             ["answers judged", str(a["counts"]["answers"]), str(b["counts"]["answers"])],
-            ["pass rate", _pct(a["pass_rate"]), _pct(b["pass_rate"])],
+            ["pass rate", pct(a["pass_rate"]), pct(b["pass_rate"])],
         ]
         rows += [
-            [c, _pct(a["category_share"].get(c)), _pct(b["category_share"].get(c))]
+            [c, pct(a["category_share"].get(c)), pct(b["category_share"].get(c))]
             for c in CATEGORIES
             if c != "passed"
         ]

@@ -257,21 +257,45 @@ def private_imports(modules: set[str]) -> list[str]:
     return found
 
 
-# the parts these rules hold for now; the checks are generic, to be turned on package-wide
-ONE_WAY = {m for m in MODULES if m.startswith("cctest.backends") or m in ("cctest.engine", "cctest.fit")}
+def test_no_import_cycle_in_the_package() -> None:
+    """cctest and lsp_server import one way, imports inside functions and TYPE_CHECKING counted."""
+    assert import_cycles(set(MODULES)) == []
 
 
-def test_the_backends_and_the_engine_import_one_way() -> None:
-    assert import_cycles(ONE_WAY) == []
+def test_no_module_imports_a_private_name_of_another_module() -> None:
+    assert private_imports(set(MODULES)) == []
 
 
-def test_the_backends_and_the_engine_import_no_private_name_of_another_module() -> None:
-    assert private_imports(ONE_WAY) == []
+def benchmark_private_imports(paths: list[Path]) -> list[str]:
+    """Imports in the scripts ``paths`` of a private name of a cctest module (``from
+    cctest.backends._prefix_attention import _cascade``); a benchmark may time a private module's
+    public function, as its package's own modules call it."""
+    found = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            module = (node.module or "") if isinstance(node, ast.ImportFrom) else ""
+            if isinstance(node, ast.ImportFrom) and not node.level and module.split(".")[0] == "cctest":
+                found += [
+                    f"{path.name}:{node.lineno}: {a.name} from {node.module}"
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                ]
+    return found
 
 
-def test_the_structure_checks_find_what_they_look_for() -> None:
+def test_no_benchmark_imports_a_private_name_of_cctest() -> None:
+    assert benchmark_private_imports(sorted(ROOT.joinpath("benchmarks").glob("*.py"))) == []
+
+
+def test_the_structure_checks_find_what_they_look_for(tmp_path: Path) -> None:
     """The checks themselves, on the package's known shape: a module imports its own package's
     private modules freely (hf.py and ``_encode``), and a cycle is found where there is one."""
     assert any(t == "cctest.backends._encode" for _, t, _ in _imports("cctest.backends.hf"))
     assert private_imports({"cctest.backends.hf"}) == []
     assert import_cycles({"cctest.backends", "cctest.backends.hf", "cctest.backends.base"}) == []
+    # imports inside functions count: bench_tasks runs in the run directory of bench_dir
+    assert any(t == "cctest.commands.bench_dir" for _, t, _ in _imports("cctest.commands.bench_tasks"))
+    script = tmp_path / "b.py"
+    script.write_text("def f():\n    from cctest.tasks.oracle import _x, judge_many\n")
+    hits = benchmark_private_imports([script])
+    assert [hit.split(": ", 1)[1] for hit in hits] == ["_x from cctest.tasks.oracle"]

@@ -147,21 +147,21 @@ def test_report_renders_without_overflow_empty_plots_or_dangling_legends(
 
 def test_the_check_sees_overflow_an_empty_plot_and_a_dangling_legend(tmp_path: Path) -> None:
     """The browser check itself: a page with each fault is caught (so a green run means something)."""
-    from cctest.bench.report import _page, _plt, _svg
+    from cctest.bench.render import html_page, pyplot, svg_of
 
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots()
     ax.plot([0, 1], [float("nan")] * 2, label="never drawn")
     ax.plot([0, 1], [1, 2], label="drawn")
     ax.legend()
-    dangling = _svg(fig)
+    dangling = svg_of(fig)
     fig, ax = plt.subplots()
-    empty = _svg(fig)
+    empty = svg_of(fig)
     body = f"<figure class='plot' aria-label='a'>{dangling}</figure>"
     body += f"<figure class='plot' aria-label='b'>{empty}</figure>"
     body += "<div style='width:3000px'>wide</div>"
     page = tmp_path / "faults.html"
-    page.write_text(_page("faults", body))
+    page.write_text(html_page("faults", body))
     problems = "\n".join(map(str, check_in_browser(page, 900)["problems"]))  # type: ignore[call-overload]
     assert "scrolls sideways" in problems
     assert 'legend entry "never drawn" has no drawn series' in problems and '"drawn"' not in problems

@@ -460,8 +460,9 @@ def test_batches_group_prompts_of_similar_length() -> None:
 def test_report_examples_come_from_the_threshold_that_flags_the_most(tmp_path: Path) -> None:
     """Five thresholds, the original flagged only at the lowest: the examples are shown there, not
     at the middle T where nothing was flagged."""
+    from cctest.bench.completion import examples_threshold
     from cctest.bench.metrics import summarize
-    from cctest.bench.report import examples_threshold, write_report
+    from cctest.bench.report import write_report
 
     run = tmp_path / "run"
     common = ["--dataset", str(DATA / "tasks.jsonl"), "--backend", "rules", "-k", "4", "--no-progress"]
