@@ -7,14 +7,19 @@ code (``report``). What differs is said by a ``RunKind``: how records are summar
 and figures of the summary, examples worth showing, and the rows that compare two summaries.
 
 ``config.json`` names its kind (``"kind"``; a run without one is the CCTest bench,
-``completion``), so ``cctest bench report`` and ``compare`` find it again. A suite adds its kind
-to ``KINDS`` as ``"module:Class"`` (imported on first use).
+``completion``), so ``cctest bench report`` and ``compare`` find it again.
+
+``SUITES`` is the one registry of kinds of run: each line names a kind's ``RunKind`` and the module
+of its ``cctest bench NAME`` sub-command (both imported on first use). The CLI's suites, the
+report and comparison dispatch and a resume's check of the records all derive from it, so a new
+suite is its own modules plus one line here.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
@@ -90,22 +95,37 @@ def model_label(config: Mapping[str, Any]) -> str:
     return "(bundled model)" if config.get("backend") == "hf" else ""
 
 
-# name -> "module:Class"; a suite adds its own line
-KINDS: dict[str, str] = {
-    "completion": "cctest.bench.completion:CompletionKind",
-    "tasks": "cctest.tasks.run:TasksKind",
-    "syntactic": "cctest.suites.syntactic:SyntacticKind",
-    "turbulence": "cctest.suites.turbulence:TurbulenceKind",
-    "operational": "cctest.suites.operational:OperationalKind",
+@dataclass(frozen=True)
+class Suite:
+    """One kind of run in the registry: where its ``RunKind`` and its sub-command live."""
+
+    kind: str  # "module:Class" of its RunKind (summary, report, comparison)
+    # the module of ``cctest bench NAME`` (``add_arguments(group)`` and ``run(args, rest)``);
+    # None for the CCTest bench, which is ``cctest bench --dataset`` itself
+    command: str | None = None
+
+
+# name -> its suite; a new suite adds its own line
+SUITES: dict[str, Suite] = {
+    "completion": Suite("cctest.bench.completion:CompletionKind"),
+    "tasks": Suite("cctest.tasks.run:TasksKind", "cctest.commands.bench_tasks"),
+    "syntactic": Suite("cctest.suites.syntactic:SyntacticKind", "cctest.commands.bench_syntactic"),
+    "turbulence": Suite("cctest.suites.turbulence:TurbulenceKind", "cctest.commands.bench_turbulence"),
+    "operational": Suite("cctest.suites.operational:OperationalKind", "cctest.commands.bench_operational"),
 }
+
+
+def suite_commands() -> dict[str, str]:
+    """``cctest bench``'s sub-commands: name -> the module that adds its options and runs it."""
+    return {name: s.command for name, s in SUITES.items() if s.command}
 
 
 def get_kind(name: str) -> RunKind:
     """The kind registered under ``name``."""
-    spec = KINDS.get(name)
-    if spec is None:
-        raise ConfigError(f"unknown kind of run '{name}' (known: {', '.join(sorted(KINDS))}).")
-    module, _, attr = spec.partition(":")
+    suite = SUITES.get(name)
+    if suite is None:
+        raise ConfigError(f"unknown kind of run '{name}' (known: {', '.join(sorted(SUITES))}).")
+    module, _, attr = suite.kind.partition(":")
     cls = getattr(importlib.import_module(module), attr)
     kind: RunKind = cls()
     return kind

@@ -8,7 +8,8 @@ cctest bench syntactic [--equations ...] [--reduce] ...           the syntactic-
 cctest bench compare RUN_A RUN_B [--out DIR]   compare.html in DIR (default: RUN_A's parent directory)
 cctest bench report RUN_DIR          rebuild summary.json and report.html from results.jsonl
 
-Task suites are sub-commands (``SUITES``): each names a module with ``add_arguments(group)``
+Task suites are sub-commands (``SUITES``, from the registry ``cctest.bench.kinds.SUITES``): each
+names a module with ``add_arguments(group)``
 (the suite's own options, first in its ``--help``) and ``run(args, rest) -> int``; the options
 every task suite shares (rounds, chat, the oracle's settings: ``bench_tasks.add_task_options``),
 the run's and the model's follow in their groups. Those also read before the sub-command's name
@@ -23,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..bench.kinds import suite_commands
 from ..config import Settings
 from ..errors import ConfigError
 from ._common import (
@@ -35,13 +37,8 @@ from ._common import (
 )
 from .bench_dir import finish, run_in_dir
 
-# action -> module with add_arguments(parser) and run(args, rest); a task suite adds its line
-SUITES: dict[str, str] = {
-    "tasks": "cctest.commands.bench_tasks",
-    "syntactic": "cctest.commands.bench_syntactic",
-    "turbulence": "cctest.commands.bench_turbulence",
-    "operational": "cctest.commands.bench_operational",
-}
+# action -> module with add_arguments(parser) and run(args, rest): the registry's suites
+SUITES: dict[str, str] = suite_commands()
 
 
 # the actions that are no task suite: their positional arguments, checked by ``run``
