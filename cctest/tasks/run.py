@@ -4,7 +4,7 @@ A run uses the bench's run directory (``cctest.bench.runner``: ``config.json``, 
 appended and fsync'd per task, ``--resume``) and its reports (``cctest.bench.report``:
 ``summary.json``, ``report.html``, ``cctest bench compare``). ``TasksKind`` summarises the records;
 a suite subclasses it to add its own metrics over the same records (the tasks' ``meta`` says
-which question and variant each one is) and registers it in ``cctest.bench.kinds.KINDS``.
+which question and variant each one is) and registers it in ``cctest.bench.kinds.SUITES``.
 
 Each task is rendered once (``completion_prompt`` or ``chat_messages``; in ``auto`` mode as a chat
 when the backend ``prefers_chat``, i.e. a local model whose tokenizer has a chat template) and sent ``rounds``
