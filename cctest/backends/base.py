@@ -4,8 +4,8 @@ The engine sends the original prompt and all its mutants in ONE call, so a backe
 (one ``generate`` call, or concurrent HTTP requests). A backend reports a failure of one prompt as
 a ``BackendError`` in that prompt's place; it raises only when the whole call failed.
 
-Instruction (chat) models are asked through ``chat``: conversations of messages in, one answer
-each out, with the same batching and error contract.
+Instruction (chat) models are asked through ``chat`` (``ChatModel``): conversations of messages
+in, one answer each out, with the same batching and error contract.
 
 ``Backend`` is the small core every backend has. What only some backends can do is a capability,
 a ``typing.Protocol`` a backend has when it has its methods, and that the engine tests with
@@ -17,7 +17,10 @@ a ``typing.Protocol`` a backend has when it has its methods, and that the engine
   a decision (a value the engine hands it) picks; without it, every row is completed whole;
 * ``CompletesInGroups``: ``complete_groups``, a batch of several prompts' rows laid out per
   prompt; without it, ``complete`` of all of them;
-* ``ChatModel``: ``prefers_chat``, an instruction model that tasks are asked as chats.
+* ``ChatModel``: ``chat``, answers to conversations; a caller asking a backend without it says
+  so in one sentence (``cannot_chat``);
+* ``InstructionModel``: a ``ChatModel`` that knows whether its model is an instruction model
+  (``prefers_chat``), so that tasks are asked as chats.
 """
 
 from __future__ import annotations
@@ -123,17 +126,6 @@ class Backend(abc.ABC):
         it for the CPU pauses that work meanwhile."""
         return contextlib.nullcontext()
 
-    async def chat(self, conversations: Sequence[Sequence[Message]]) -> list[Outcome]:
-        """One answer (or error) per conversation, in order: what an instruction model replies.
-
-        Unlike ``complete``, an answer is not cut at the end of a code block (answers hold prose
-        and fenced code). Backends that cannot chat answer each conversation with an error.
-        """
-        error = BackendError(
-            f"the {self.name} backend cannot answer chat messages; use the hf or http backend."
-        )
-        return [error for _ in conversations]
-
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release sockets, threads or model memory."""
 
@@ -206,9 +198,26 @@ class CompletesInGroups(Protocol):
 
 @runtime_checkable
 class ChatModel(Protocol):
-    """A backend whose model may be an instruction model (``chat`` answers, not refuses)."""
+    """A backend that answers conversations: what an instruction model replies."""
+
+    async def chat(self, conversations: Sequence[Sequence[Message]]) -> list[Outcome]:
+        """One answer (or error) per conversation, in order. Unlike ``complete``, an answer is not
+        cut at the end of a code block (answers hold prose and fenced code)."""
+        ...
+
+
+@runtime_checkable
+class InstructionModel(ChatModel, Protocol):
+    """A ``ChatModel`` that knows whether its model is an instruction model."""
 
     @property
     def prefers_chat(self) -> bool:
         """An instruction model (e.g. its tokenizer has a chat template): tasks are asked as chats."""
         ...
+
+
+def cannot_chat(backend: Backend) -> BackendError:
+    """The one sentence for asking ``backend``, which is no ``ChatModel``, to chat."""
+    return BackendError(
+        f"the {backend.name} backend cannot answer chat messages; use the hf or http backend."
+    )

@@ -841,6 +841,7 @@ async def run_operational(
     from functools import partial
 
     from ..backends import create_backend
+    from ..backends.base import ChatModel, InstructionModel, cannot_chat
     from ..bench.runner import RESULTS, append_record, in_task_order, progress_bar
     from ..errors import BackendError, ModelLoadError
     from ..model_load import load
@@ -881,7 +882,8 @@ async def run_operational(
     try:
         async with backend:
             if mode == "auto":
-                mode = "chat" if getattr(backend, "prefers_chat", False) else "completion"
+                instruct = isinstance(backend, InstructionModel) and backend.prefers_chat
+                mode = "chat" if instruct else "completion"
 
             async def ask(batch: list[Task]) -> list[tuple[str | None, str | None, bool]]:
                 prompts = [render(t, mode, style) for t in batch]
@@ -893,9 +895,11 @@ async def run_operational(
                 for start in range(0, len(missing), batch_prompts):
                     part = missing[start : start + batch_prompts]
                     if mode == "chat":
-                        outcomes = await backend.chat(
-                            [p for i in part if not isinstance(p := prompts[i], str)]
-                        )
+                        chats = [p for i in part if not isinstance(p := prompts[i], str)]
+                        if isinstance(backend, ChatModel):
+                            outcomes = await backend.chat(chats)
+                        else:
+                            outcomes = [cannot_chat(backend)] * len(chats)
                     else:
                         outcomes = await backend.complete(
                             [p for i in part if isinstance(p := prompts[i], str)]

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..backends.base import Message, Outcome
+from ..backends.base import ChatModel, InstructionModel, Message, Outcome, cannot_chat
 from ..bench.kinds import RunKind, Table, model_label
 from ..bench.render import pct
 from ..bench.runner import (
@@ -303,7 +303,8 @@ async def run_tasks(
     try:
         async with backend:
             if mode == "auto":
-                mode = "chat" if getattr(backend, "prefers_chat", False) else "completion"
+                instruct = isinstance(backend, InstructionModel) and backend.prefers_chat
+                mode = "chat" if instruct else "completion"
             prompts.update({t.task_id: render(t, mode, style) for _, t in todo})
             # each round its own request with its own seed, where the backend can (SeedsEachRequest)
             seeded = isinstance(backend, SeedsEachRequest)
@@ -337,6 +338,8 @@ async def _ask(
         chats = [p for p in prompts if not isinstance(p, str)]
         if seeds is not None:
             return list(await backend.chat_seeded(chats, seeds))
+        if not isinstance(backend, ChatModel):
+            return [cannot_chat(backend)] * len(chats)
         return list(await backend.chat(chats))
     texts = [p for p in prompts if isinstance(p, str)]
     if seeds is not None:

@@ -11,6 +11,7 @@ from cctest.backends.base import (
     CompletesInGroups,
     DecidesEarly,
     FimLayout,
+    InstructionModel,
     Outcome,
 )
 from cctest.backends.hf import HFBackend
@@ -21,11 +22,11 @@ from cctest.engine import Engine
 
 
 def test_each_backend_has_the_capabilities_it_implements(hf_model: HFBackend) -> None:
-    caps = (FimLayout, DecidesEarly, CompletesInGroups, ChatModel)
+    caps = (FimLayout, DecidesEarly, CompletesInGroups, ChatModel, InstructionModel)
     assert all(isinstance(hf_model, c) for c in caps)
     http = HTTPBackend("http://127.0.0.1:9/v1")
-    assert [isinstance(http, c) for c in caps] == [True, False, False, False]
-    assert [isinstance(RuleBackend(), c) for c in caps] == [False, False, False, False]
+    assert [isinstance(http, c) for c in caps] == [True, True, False, True, False]  # decides over streams
+    assert [isinstance(RuleBackend(), c) for c in caps] == [False, False, False, False, False]
 
 
 class OnlyComplete(Backend):
