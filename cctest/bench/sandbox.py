@@ -1,7 +1,11 @@
-"""Running generated code and its tests, one contained subprocess per sample.
+"""Running generated code and its tests, one contained process per sample.
 
-Each sample runs in ``python -I -S`` started in a new session, with a fresh temporary directory as
-its working directory, ``HOME`` and ``TMPDIR``. It imports the standard library and, read-only, the
+Each worker slot has a worker process, ``python -I -S`` started once (inside the private view,
+layer 3) and kept; for each sample it forks a fresh child, in a new session, with a fresh
+temporary directory as its working directory, ``HOME`` and ``TMPDIR``, waits for its exit on a
+pidfd (the wall-clock limit is the wait's timeout), and, a child subreaper, kills every process
+the sample left behind. A worker that dies or stops answering is replaced; it ends when cctest
+closes its stdin. Each sample It imports the standard library and, read-only, the
 packages installed where cctest itself runs (the running interpreter's ``site-packages``, see
 :func:`site_packages`; not a user's ``pip install --user`` site, which lives in the home), so an
 answer or a reference that uses NumPy runs as it would for its author; ``.pth`` files are not
@@ -10,9 +14,10 @@ machine lacks (no namespaces in a container, not root in CI) leaves the others i
 
 1. **Limits** (always; ``resource.setrlimit`` in the child before the sample runs): CPU seconds
    (``RLIMIT_CPU``), address space (``RLIMIT_AS``), size of any file written (``RLIMIT_FSIZE``),
-   number of processes (``RLIMIT_NPROC``), no core dumps. The parent adds a wall-clock timeout.
-2. **Clean-up** (always): on timeout, and after every sample, the whole process group is killed
-   (``killpg``), so a process the sample forked does not outlive it. The samples' directories live
+   number of processes (``RLIMIT_NPROC``), no core dumps. The worker adds a wall-clock timeout.
+2. **Clean-up** (always): on timeout, and after every sample, the worker kills every process the
+   sample left (re-parented to the worker, a subreaper, whatever session it moved to), so a
+   process the sample forked does not outlive it. The samples' directories live
    under one directory per cctest process, locked while that process lives; a later run removes
    the directories of a process that was killed before it could.
 3. **Private filesystem view** (when bubblewrap, ``bwrap``, is installed and the kernel lets it
@@ -29,12 +34,11 @@ machine lacks (no namespaces in a container, not root in CI) leaves the others i
    ``RLIMIT_NPROC`` for root, so the child drops to a user id of its own (unused by anything
    else, one per sample) and keeps no capability, not even in its bounding set, with
    ``no_new_privs`` set. The process limit then counts exactly the sample's processes, the sample
-   can neither read nor write what root keeps to itself, and after the sample ``kill(-1)`` as that
-   user removes every process it left, even ones that escaped the process group with ``setsid``.
+   can neither read nor write what root keeps to itself.
    Without the private view, an interpreter installed under a directory only root may enter
    (``/root/.pyenv``) is reached through directory descriptors opened before the drop.
-5. **No network, own pids** (bubblewrap, or else when the kernel allows it): the child enters a new,
-   empty network namespace (a socket has no route anywhere, loopback included) and a pid
+5. **No network, own pids** (when the kernel allows it): each sample enters a new, empty network
+   namespace (a socket has no route anywhere, loopback included), IPC and UTS namespaces, and a pid
    namespace whose end kills every process left in it.
 6. **Audit hook** (always; ``sys.addaudithook``, which Python code cannot remove): refuses to
    create internet sockets or connect/bind, to start programs (``subprocess``, ``os.system``,
