@@ -61,7 +61,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -426,7 +426,8 @@ def is_held_out(name: str, fraction: float) -> bool:
 class ShardWriter:
     def __init__(self, out: Path, prefix: str, shard_bytes: int) -> None:
         self.out, self.prefix, self.limit = out, prefix, shard_bytes
-        self.index, self.size, self.handle = 0, 0, None
+        self.index, self.size = 0, 0
+        self.handle: BinaryIO | None = None
         self.paths: list[Path] = []
 
     def write(self, record: dict[str, str]) -> None:
@@ -438,6 +439,7 @@ class ShardWriter:
             self.paths.append(path)
             self.handle = path.open("wb")
             self.size = 0
+        assert self.handle is not None
         self.handle.write(line)
         self.size += len(line)
 
