@@ -110,6 +110,16 @@ class Api:
     def stream_type(self, ask: Ask) -> str:
         return "text/event-stream"
 
+    # a stream written as the chosen row comes: its ids (one per answer), each piece, the end
+    def stream_source(self, ask: Ask) -> Any:
+        return None
+
+    def stream_piece(self, ask: Ask, data: Any, piece: str, n: int) -> bytes:
+        raise NotImplementedError
+
+    def stream_end(self, ask: Ask, data: Any, text: str, n: int) -> bytes:
+        raise NotImplementedError
+
     def own_text(self, payload: bytes, streamed: bool) -> str | None:
         raise NotImplementedError
 
@@ -216,6 +226,15 @@ class OpenAI(Api):
         )
         return out
 
+    def stream_source(self, ask: Ask) -> Any:
+        return {"id": f"cmpl-{time.time_ns()}", "created": int(time.time())}
+
+    def stream_piece(self, ask: Ask, data: Any, piece: str, n: int) -> bytes:
+        return next(self.stream(ask, data, [piece], piece))
+
+    def stream_end(self, ask: Ask, data: Any, text: str, n: int) -> bytes:
+        return b"".join(self.stream(ask, data, [], text))
+
     def stream(self, ask: Ask, data: Any, parts: Sequence[str], text: str) -> Iterator[bytes]:
         whole = self.answer(ask, data, text)
         head = {k: whole[k] for k in ("id", "object", "created", "model")}
@@ -310,6 +329,12 @@ class Ollama(Api):
     def stream_type(self, ask: Ask) -> str:
         return "application/x-ndjson"
 
+    def stream_piece(self, ask: Ask, data: Any, piece: str, n: int) -> bytes:
+        return next(self.stream(ask, data, [piece], piece))
+
+    def stream_end(self, ask: Ask, data: Any, text: str, n: int) -> bytes:
+        return b"".join(self.stream(ask, data, [], text))
+
     def stream(self, ask: Ask, data: Any, parts: Sequence[str], text: str) -> Iterator[bytes]:
         whole = self.answer(ask, data, text)
         for piece in parts:
@@ -381,6 +406,15 @@ class TGI(Api):
         out = dict(data) if isinstance(data, dict) else {}
         out["generated_text"] = text
         return out
+
+    def stream_piece(self, ask: Ask, data: Any, piece: str, n: int) -> bytes:
+        token = {"id": 0, "text": piece, "logprob": 0.0, "special": False}
+        return _sse({"index": n, "token": token, "generated_text": None, "details": None})
+
+    def stream_end(self, ask: Ask, data: Any, text: str, n: int) -> bytes:
+        token = {"id": 0, "text": "", "logprob": 0.0, "special": True}  # EOS: not part of the text
+        details = {"finish_reason": "eos_token", "generated_tokens": n, "seed": None}
+        return _sse({"index": n + 1, "token": token, "generated_text": text, "details": details})
 
     def stream(self, ask: Ask, data: Any, parts: Sequence[str], text: str) -> Iterator[bytes]:
         details = (self.answer(ask, data, text).get("details") or {}) if data else {}

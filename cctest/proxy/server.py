@@ -44,8 +44,10 @@ from aiohttp import web
 from ..backends.stop import trim_completion
 from ..config import Settings
 from ..defects import DefectStore
+from ..demutate import demutate
 from ..engine import Engine
 from ..errors import BackendError, BackendTimeout, BackendUnavailable, ConfigError, DefectLogError
+from ..fit import fit_completion
 from ..safe_text import model_text
 from ..types import EngineResult, Prompt
 from .apis import APIS, Api, Ask, pieces
@@ -82,12 +84,38 @@ class ProxyConfig:
 
 
 def chosen_pieces(result: EngineResult) -> list[str]:
-    """The repaired completion in the pieces a stream carries.
-
-    The seam for streaming as the upstream writes: once the http backend decides early over
-    streamed rows, this becomes the chosen row's tokens as they arrive (an async iterator), and
-    ``Proxy._stream`` writes each as it comes; today the completion is whole before the first."""
+    """The repaired completion in the pieces a stream carries, when it is whole before the first
+    (the rows were completed whole: ``decide_after`` 0, or an upstream that does not stream)."""
     return pieces(result.completion)
+
+
+class _Engine(Engine):
+    """The engine, keeping the mutants of the prompt it runs (their renames map the chosen row's
+    text back to the prompt's names while it streams)."""
+
+    prepared: Any = None
+
+    def _prepare(self, *args: Any) -> Any:
+        self.prepared = super()._prepare(*args)
+        return self.prepared
+
+
+def chosen_so_far(engine: _Engine, rows: Rows) -> str:
+    """The chosen row's text read so far, as the repaired completion will begin: cut at its
+    natural end, fitted to the completion scope, mapped back to the prompt's names; while the row
+    runs, its complete lines only (the last line may yet be cut, or a name in it renamed)."""
+    chosen, request = rows.chosen, engine.prepared
+    if chosen is None or request is None or chosen >= len(rows.streams):
+        return ""
+    row = rows.streams[chosen]
+    raw = row.outcome()
+    if not isinstance(raw, str):
+        return ""
+    s = engine.settings
+    text = fit_completion(request.texts[chosen], raw, request.suffixes[chosen], s.completion_scope)
+    if chosen:
+        text = demutate(text, request.mutants[chosen - 1].renames)
+    return text if row.ended is not None else text[: text.rfind("\n") + 1]
 
 
 class Proxy:
@@ -150,13 +178,15 @@ class Proxy:
 
     async def _repair(self, request: web.Request, raw: bytes, ask: Ask) -> web.StreamResponse:
         rows = Rows(self.upstream, self.api, ask, request.headers, self._deadline())
-        engine = Engine(rows, self.settings)
+        engine = _Engine(rows, self.settings)
         prompt = Prompt(text=ask.prefix, suffix=ask.suffix)
         try:  # the mutants are made off the event loop (libcst); ``run`` then finds them cached
             await asyncio.to_thread(engine.rows, prompt)
         except Exception as exc:  # noqa: BLE001 - code the mutators cannot read: as the plugin sent it
             log.info("no mutants for this prompt (%s); passed through", type(exc).__name__)
             return await self._forward(request, raw)
+        if ask.stream:
+            return await self._repair_streaming(request, ask, engine, rows, prompt)
         try:
             result = await engine.run(prompt)
         except BackendError as exc:
@@ -167,6 +197,66 @@ class Proxy:
         if not ask.stream:
             return web.json_response(self.api.answer(ask, source, result.completion))
         return await self._stream(request, ask, source, chosen_pieces(result), result.completion)
+
+    async def _repair_streaming(
+        self, request: web.Request, ask: Ask, engine: _Engine, rows: Rows, prompt: Prompt
+    ) -> web.StreamResponse:
+        """A repair the plugin asked to stream: once the decision is made, the chosen row's text
+        goes to the plugin as it comes (``chosen_so_far``), the rest when the engine is done."""
+        run = asyncio.create_task(engine.run(prompt))
+        decided = asyncio.create_task(rows.decided.wait())
+        try:
+            await asyncio.wait((run, decided), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            decided.cancel()
+        if run.done() or rows.chosen is None:  # no early decision: every row whole
+            try:
+                result = await run
+            except BackendError as exc:
+                return self._failure(exc)
+            self.counters["repaired"] += 1
+            self._record(result, ask, rows, "repair")
+            return await self._stream(
+                request, ask, rows.shape_source(), chosen_pieces(result), result.completion
+            )
+        out = web.StreamResponse(
+            status=200, headers={"Content-Type": self.api.stream_type(ask), "Cache-Control": "no-cache"}
+        )
+        await out.prepare(request)
+        source = self.api.stream_source(ask)
+        sent, n = "", 0
+        try:
+            while not run.done():
+                progress = asyncio.create_task(rows.progress.wait())
+                try:
+                    await asyncio.wait((run, progress), return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    progress.cancel()
+                rows.progress.clear()
+                text = chosen_so_far(engine, rows)
+                if len(text) > len(sent) and text.startswith(sent):
+                    n += 1
+                    await out.write(self.api.stream_piece(ask, source, text[len(sent) :], n))
+                    sent = text
+            result = await run
+        except BackendError as exc:  # the answer has begun: the plugin's connection ends unfinished
+            log.info("upstream failure while streaming: %s", exc)
+            self.counters["upstream_errors"] += 1
+            if request.transport is not None:
+                request.transport.close()
+            return out
+        self.counters["repaired"] += 1
+        self._record(result, ask, rows, "repair")
+        final = result.completion
+        if not final.startswith(sent):  # cannot happen by construction; counted, never silent
+            self.counters["stream_mismatch"] += 1
+            log.warning("the streamed start of a repaired completion is not the repaired completion's")
+        elif len(final) > len(sent):
+            n += 1
+            await out.write(self.api.stream_piece(ask, source, final[len(sent) :], n))
+        await out.write(self.api.stream_end(ask, source, final, n))
+        await out.write_eof()
+        return out
 
     async def _stream(
         self, request: web.Request, ask: Ask, source: Any, pieces: Sequence[str], text: str

@@ -31,8 +31,17 @@ from aiohttp import web
 from multidict import CIMultiDict
 from yarl import URL
 
-from ..backends.base import Backend, Outcome
+from ..backends.base import Backend, Decide, Decided, Outcome
 from ..backends.stop import trim_completion
+from ..backends.streams import (
+    STREAM_FORMATS,
+    BoundaryStopper,
+    Row,
+    StreamRefused,
+    decide_over_streams,
+    events,
+    is_stream,
+)
 from ..errors import BackendError, BackendResponseError, BackendTimeout, BackendUnavailable
 from ..redact import redact_url
 from ..safe_text import model_text
@@ -41,6 +50,7 @@ from .apis import Api, Ask
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # an upstream answer to a row, as the http backend bounds it
 CHARS_PER_TOKEN = 64  # a completion is cut at max tokens * this many characters, at least 4096
 MIN_COMPLETION_CHARS = 4096
+MAX_STREAMS = 64  # rows streamed side by side at most (more: completed whole)
 # headers that belong to one connection, never forwarded (RFC 9110 7.6.1), and those the proxy sets
 HOP_BY_HOP = frozenset(
     h.lower()
@@ -201,6 +211,13 @@ class Rows(Backend):
         self.max_chars = max(MIN_COMPLETION_CHARS, CHARS_PER_TOKEN * ask.max_tokens)
         stops = ask.layout.template.stops if ask.layout.template is not None else ()
         self.stop = (*ask.stop, *stops)
+        # the early decision (``complete_deciding``): the streamed rows, the chosen one, and an
+        # event set each time the chosen row grows or ends (``Proxy`` streams it on to the plugin)
+        self.streams: list[Row] = []
+        self.chosen: int | None = None
+        self.decided = asyncio.Event()
+        self.progress = asyncio.Event()
+        self.streamed_pieces = 0  # events read from the upstream, every row together
 
     def describe(self) -> str:
         return f"proxy {self.api.name} {self.upstream.shown}" + (
@@ -254,6 +271,108 @@ class Rows(Backend):
         except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as exc:
             raise BackendResponseError(f"{self.upstream.shown} answered without a completion.") from exc
 
+    async def complete_deciding(
+        self,
+        prompts: Sequence[str],
+        *,
+        suffixes: Sequence[str] | None = None,
+        after: int,
+        decide: Decide,
+    ) -> Decided:
+        """``complete``, deciding early over streams as ``HTTPBackend.complete_deciding`` does:
+        every row is the plugin's body with the row's text asked as a stream of its own; once each
+        has ``after`` tokens or has ended, ``decide`` picks the row to finish, the others' streams
+        are closed (the upstream stops writing them) and the chosen one is read to its end, each
+        of its pieces announced (``progress``) as it comes. An upstream that refuses streams, or
+        too many rows, get whole completions (``complete``)."""
+        if after <= 0 or not 1 < len(prompts) <= MAX_STREAMS:
+            return Decided(await self.complete(prompts, suffixes=suffixes), None)
+        tails = list(suffixes) if suffixes is not None else [""] * len(prompts)
+        fmt = STREAM_FORMATS[self.api.name]
+        requests = [self.api.row_requests(self.ask, [p], [t])[0] for p, t in zip(prompts, tails, strict=True)]
+        self.streams = [Row(BoundaryStopper(p, self.stop), self.max_chars) for p in prompts]
+
+        def deciding(outcomes: list[Outcome]) -> int | None:
+            self.chosen = decide(outcomes)
+            self.decided.set()
+            self.progress.set()
+            return self.chosen
+
+        async def pump(i: int, row: Row) -> None:
+            request = requests[i]
+            headers = CIMultiDict(self.headers)
+            headers["Accept"] = "text/event-stream, application/x-ndjson, application/json"
+            try:
+                async with self.upstream.session().post(
+                    fmt.url(self.upstream.target(request.path)),
+                    data=json.dumps(fmt.body(request.body)).encode(),
+                    headers=headers,
+                ) as resp:
+                    try:
+                        await self._read_stream(i, resp, fmt, row, after)
+                    except asyncio.CancelledError:
+                        resp.close()  # the connection closes: the upstream stops writing the row
+                        raise
+            except asyncio.CancelledError:
+                raise
+            except BackendError as exc:
+                row.end(exc)
+            except (aiohttp.ClientError, ValueError) as exc:
+                row.end(
+                    BackendUnavailable(f"the stream from {self.upstream.shown} broke ({type(exc).__name__}).")
+                )
+            row.end()
+            if i == self.chosen:
+                self.progress.set()
+
+        def timeout() -> BackendError:
+            return BackendTimeout(
+                f"{self.upstream.shown} gave no completion within {self.upstream.timeout:g} s."
+            )
+
+        try:
+            got = await decide_over_streams(self.streams, pump, after, deciding, self.deadline, timeout)
+        finally:
+            self.decided.set()
+            self.progress.set()
+        if got.refused is not None:
+            self.streams, self.chosen = [], None
+            return Decided(await self.complete(prompts, suffixes=suffixes), None)
+        return Decided(got.outcomes, got.chosen, got.cut)
+
+    async def _read_stream(
+        self, i: int, resp: aiohttp.ClientResponse, fmt: Any, row: Row, after: int
+    ) -> None:
+        if resp.status != 200:
+            payload = await resp.content.read(MAX_RESPONSE_BYTES)
+            args = (resp.status, payload, resp.headers.get("Content-Type", ""))
+            message = f"{self.upstream.shown} answered {resp.status}."
+            row.end(
+                StreamRefused(message)
+                if resp.status in (400, 404, 405, 415, 422)
+                else UpstreamRefused(message, *args)
+            )
+            return
+        if not is_stream(resp.headers.get("Content-Type", ""), fmt.framing):
+            data = json.loads(await resp.content.read(MAX_RESPONSE_BYTES))
+            self.answers[i] = data
+            row.whole = True
+            row.add(self.api.texts(data, 1)[0], "stop", after)
+            return
+        async for data in events(resp, fmt.framing, MAX_RESPONSE_BYTES):
+            try:
+                piece, finish = fmt.piece(data)
+            except (KeyError, IndexError, TypeError, AttributeError) as exc:
+                raise BackendResponseError(
+                    f"{self.upstream.shown} sent a stream event without a completion."
+                ) from exc
+            self.streamed_pieces += 1
+            ended = row.add(piece, finish, after)
+            if i == self.chosen:
+                self.progress.set()
+            if ended:
+                return
+
     def shape_source(self) -> Any:
         """The upstream answer the plugin's answer is built on (ids, model name, usage): the
         original row's, else any row's."""
@@ -262,4 +381,4 @@ class Rows(Backend):
         return next(iter(self.answers.values()), None)
 
 
-__all__ = ["HOP_BY_HOP", "Rows", "Upstream", "UpstreamRefused", "forwarded_headers"]
+__all__ = ["HOP_BY_HOP", "MAX_STREAMS", "Rows", "Upstream", "UpstreamRefused", "forwarded_headers"]

@@ -275,6 +275,11 @@ async def proxying(upstream: str, **config: Any) -> AsyncIterator[tuple[str, Any
     """``cctest proxy`` in front of ``upstream``; yields its URL and its ``Proxy``."""
     from cctest.proxy.server import PROXY_KEY
 
+    from cctest.config import Settings
+
+    settings = config.get("settings") or Settings()
+    # rows completed whole unless a test asks for the early decision (``decide_after``) itself
+    config["settings"] = settings if config.pop("deciding", False) else settings.replace(decide_after=0)
     runner, url = await start_proxy(ProxyConfig(upstream, **config))
     try:
         yield url, runner.app[PROXY_KEY]

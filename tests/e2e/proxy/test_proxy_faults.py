@@ -55,7 +55,7 @@ async def test_a_stalled_upstream_is_a_504_in_the_apis_shape_at_the_deadline(pro
     path, body = BODIES[provider]
     async with (
         serving(faulty_app(seen, "stall")) as up,
-        proxying(up, provider=provider, settings=Settings(mutants=3, timeout=0.5)) as (url, _),
+        proxying(up, provider=provider, settings=Settings(mutants=3, timeout=0.5), deciding=True) as (url, _),
     ):
         async with aiohttp.ClientSession() as s:
             # a request that outlives the deadline by far would fail this (the test's own bound)
@@ -69,8 +69,8 @@ async def test_a_stalled_upstream_is_a_504_in_the_apis_shape_at_the_deadline(pro
         if seen.cancelled == len(seen.requests):
             break
         await asyncio.sleep(0.05)
-    # OpenAI: the prompt and its 3 mutants in one request; the others one request each; + the GET
-    assert seen.cancelled == len(seen.requests) == (2 if provider == "openai" else 5)
+    # deciding early (the default): the prompt and its 3 mutants each streamed on its own; + the GET
+    assert seen.cancelled == len(seen.requests) == 5
 
 
 @pytest.mark.parametrize("provider", ["openai", "ollama", "tgi"])
