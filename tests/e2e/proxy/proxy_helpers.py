@@ -273,9 +273,8 @@ async def serving(app: web.Application) -> AsyncIterator[str]:
 @asynccontextmanager
 async def proxying(upstream: str, **config: Any) -> AsyncIterator[tuple[str, Any]]:
     """``cctest proxy`` in front of ``upstream``; yields its URL and its ``Proxy``."""
-    from cctest.proxy.server import PROXY_KEY
-
     from cctest.config import Settings
+    from cctest.proxy.server import PROXY_KEY
 
     settings = config.get("settings") or Settings()
     # rows completed whole unless a test asks for the early decision (``decide_after``) itself
