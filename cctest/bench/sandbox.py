@@ -121,7 +121,7 @@ class RunResult:
 # request per line on stdin (the sample's directory, its user id, its limits, its name) and
 # answers one line on stdout: how the sample ended (``status``, ``timed_out``, ``report``).
 _WORKER = r"""
-import ctypes, ctypes.util, errno, json, os, resource, select, signal, sys, time, types
+import ctypes, ctypes.util, errno, gc, json, os, resource, select, signal, socket, sys, time, types
 cfg = json.loads(sys.argv[1])
 # the packages of cctest's own environment, after the standard library so they cannot shadow it
 sys.path.extend(p for p in cfg["site"] if p not in sys.path)
@@ -169,9 +169,27 @@ def own_processes():
                 pass
     return n
 
-def child(req, result_fd):
-    # the sample's first process, outside its namespaces: a session of its own, only its own
-    # descriptors, its directory, a fresh environment
+# As root, the worker makes each sample's network, IPC, UTS and pid namespaces itself, ahead of
+# the sample (right after forking the previous one): it enters fresh network, IPC and UTS
+# namespaces, and its next child is the init of a fresh pid namespace. The sample's first process
+# is then that init, one process less per sample, and the namespaces' cost is off the sample's
+# path. Without root (a user namespace per sample: nesting them in the worker would reach the
+# kernel's depth limit), the sample's first process makes them, as below.
+NS_ALL = CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID
+# (a new pid namespace for the children can be asked for only while the children's is the
+# worker's own: entering its own again, by a descriptor opened now, resets that)
+OWN_PIDNS = os.open("/proc/self/ns/pid", os.O_RDONLY) if ROOT else -1
+ready = None  # the namespaces the next child gets (NS_ALL), or None: it makes its own
+
+def prepare():
+    global ready
+    ready = None
+    if ROOT and libc.setns(OWN_PIDNS, CLONE_NEWPID) == 0 and libc.unshare(NS_ALL) == 0:
+        ready = NS_ALL
+
+def child(req, result_fd, made):
+    # the sample's first process: a session of its own, only its own descriptors, its directory,
+    # a fresh environment; ``made``: already in its namespaces, as the pid namespace's init
     libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     os.setsid()
     wd = req["dir"]
@@ -193,8 +211,12 @@ def child(req, result_fd):
            "process": "fork of a sandboxed worker" if bwrap else "fork of a worker"}
     existing = 0 if ROOT else own_processes()
     # fresh network, pid, IPC and UTS namespaces for this sample alone
-    pidns, userns = False, False
+    pidns, userns = bool(made), False
+    if made:
+        iso["network"], iso["ipc"] = "namespace", "namespace"
     try:
+        if made:
+            raise StopIteration  # nothing to make
         common = CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
         if ROOT:
             tries = [common | CLONE_NEWPID, CLONE_NEWNET | CLONE_NEWPID, CLONE_NEWNET]
@@ -214,6 +236,8 @@ def child(req, result_fd):
                 if flags & CLONE_NEWIPC:
                     iso["ipc"] = "namespace"
                 break
+    except StopIteration:
+        pass
     except Exception as exc:  # no namespaces here: the audit hook still refuses sockets
         iso["network_error"] = repr(exc)[:200]
     iso["pid"] = "namespace" if pidns else "process group"
@@ -221,9 +245,10 @@ def child(req, result_fd):
         # the next child is the namespace's init: when it exits, the kernel kills every process
         # left in the namespace, however the sample detached them. The init only waits, so the
         # sample (its child) is an ordinary process that signals and limits treat as usual.
-        init = os.fork()
-        if init:
-            relay(os.waitpid(init, 0)[1])
+        if not made:
+            init = os.fork()
+            if init:
+                relay(os.waitpid(init, 0)[1])
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the worker's kill reaches it
         sample = os.fork()
         if sample:
@@ -303,7 +328,7 @@ def run_sample(req, result_fd, iso, existing, userns, pidns):
                  "os.startfile", "ctypes.dlopen", "ctypes.dlsym", "ctypes.call_function",
                  "socket.getaddrinfo", "socket.gethostbyname", "socket.connect", "socket.bind",
                  "socket.sendto", "os.forkpty"}
-    AF_UNIX = getattr(__import__("socket"), "AF_UNIX", 1)
+    AF_UNIX = getattr(socket, "AF_UNIX", 1)  # (imported by the worker: a fresh import costs ms)
     def hook(event, args):
         if event == "open":
             path, mode, flags = args
@@ -399,14 +424,16 @@ def clean_up():
 
 def run(req):
     r, w = os.pipe()
+    made = ready
     pid = os.fork()
     if pid == 0:
         try:
             os.close(r)
-            child(req, w)
+            child(req, w, made)
         finally:
             os._exit(70)
     os.close(w)
+    prepare()  # the next sample's namespaces, while this one runs; the worker leaves this one's
     start = time.monotonic()
     deadline = start + req["limits"]["wall_seconds"]
     timed_out = False
@@ -445,6 +472,11 @@ def run(req):
     return {"status": os.waitstatus_to_exitcode(status), "timed_out": timed_out, "seconds": seconds,
             "report": raw.decode("utf-8", "replace")}
 
+prepare()
+# what the worker holds now is never collected: a child's collections do not walk it (nor copy
+# its pages on write)
+compile("def f(x):\n    assert f(x) == [x]\n", "sample.py", "exec")  # the first compile costs ms
+gc.collect(); gc.freeze()
 buf = b""
 while True:
     while b"\n" not in buf:
