@@ -677,10 +677,20 @@ def no_failure_reason(summary: Mapping[str, Any], paraphrases: bool = False) -> 
     if paraphrases:
         return "No paraphrase was measured: the tasks' descriptions had no word to replace."
     return (
-        f"No task was broken within the budget ({st['unbroken']} unbroken, {st['original_failed']} "
+        f"No task was broken ({st['unbroken']} unbroken: the budget spent or no new paraphrase left; "
+        f"{st['original_failed']} "
         f"whose original answer failed, {st['backend_error']} without an answer), so there is no "
         "first failure to measure."
     )
+
+
+def budget_label(budget: int | None) -> str:
+    """The query budget as the headline says it: none by default (the paper's search).
+
+    >>> budget_label(None), budget_label(20)
+    ('no budget (widen until the first failure)', 'budget 20')
+    """
+    return "no budget (widen until the first failure)" if budget is None else f"budget {budget}"
 
 
 class OperationalKind(TasksKind):
@@ -698,22 +708,39 @@ class OperationalKind(TasksKind):
         search = suite.get("search") or {}
         return (
             f"{self.title} · {config.get('backend')} {model_label(config)} · {mode_label(config, summary)} · "
-            f"{summary['counts']['tasks']} tasks · budget {search.get('budget')} · "
+            f"{summary['counts']['tasks']} tasks · {budget_label(search.get('budget'))} · "
             f"ordered by {search.get('metric')} · reference {search.get('reference')}"
         )
 
     def tables(self, summary: Mapping[str, Any]) -> dict[str, Table]:
         st = summary["status"]
+        t = summary.get("r_tasks", summary["counts"]["tasks"])
+        o_broken, star_broken = summary.get("r_o_broken_mean") or {}, summary.get("r_star_broken_mean") or {}
         tables: dict[str, Table] = {
-            "Rᵒ and R* (mean distance to the first failure and the last success)": (
-                ["metric", "Rᵒ", "R*"],
-                [[m, _num(v), _num(summary["r_star"].get(m))] for m, v in summary["r_o"].items()],
+            f"Rᵒ and R* (distance to the first failure and the last success) over |T| = {t} tasks": (
+                [
+                    "metric",
+                    "Rᵒ = FFSum/|T|",
+                    "R* = LSSum/|T|",
+                    "Rᵒ, mean over broken tasks",
+                    "R*, mean over broken tasks",
+                ],
+                [
+                    [
+                        m,
+                        _num(v),
+                        _num(summary["r_star"].get(m)),
+                        _num(o_broken.get(m)),
+                        _num(star_broken.get(m)),
+                    ]
+                    for m, v in summary["r_o"].items()
+                ],
             ),
             "Search": (
                 ["", "value"],
                 [
-                    ["tasks broken within the budget", str(st["broken"])],
-                    ["tasks unbroken within the budget", str(st["unbroken"])],
+                    ["tasks broken (a first failure found)", str(st["broken"])],
+                    ["tasks unbroken (the budget spent, or no new paraphrase left)", str(st["unbroken"])],
                     ["tasks whose original answer failed", str(st["original_failed"])],
                     ["tasks whose original got no answer (backend error)", str(st["backend_error"])],
                     ["queries per task", _num(summary["queries_per_task"])],

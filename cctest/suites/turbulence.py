@@ -682,21 +682,30 @@ class TurbulenceKind(TasksKind):
             f"{suite.get('instances')} instances × {config.get('rounds')} rounds"
         )
 
+    def notes(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> list[str]:
+        """The backend errors CorrSc counted as wrong answers, in one sentence, when there were some."""
+        note = (summary.get("corrsc_backend_errors") or {}).get("note")
+        return [*super().notes(config, summary), *([str(note)] if note else [])]
+
     def tables(self, summary: Mapping[str, Any]) -> dict[str, Table]:
         cls = summary["classes"]
         fc = summary["failure_categories"]
         out = summary["outliers"]
         which = {t: c for c, ts in cls["templates"].items() for t in ts}
+        hoods = summary.get("neighbourhoods") or {}
         rows = []
         for t, s in summary["corrsc"].items():
             pof = summary["params_of_failures"].get(t)
             fails = pof["failing"] if pof else []
             shown = ", ".join(str(f["params"]) for f in fails[:4]) + (" …" if len(fails) > 4 else "")
             pr = out["per_template"].get(t, {})
+            hood = hoods.get(t) or {}
             rows.append(
                 [
                     t,
                     pct(s),
+                    f"{hood['instances']} × {hood['rounds']}" if hood else "—",
+                    str(hood.get("backend_errors", "—")),
                     str(which.get(t, "—")).replace("_", " "),
                     str(len(fails)),
                     shown or "—",
@@ -727,10 +736,12 @@ class TurbulenceKind(TasksKind):
                 ["category", "answers", "share of failures"],
                 [[c, str(fc["counts"].get(c, 0)), pct(fc["share_of_failures"].get(c))] for c in fc["order"]],
             ),
-            "Per template: CorrSc, failing parameters, outliers": (
+            "Per template: CorrSc, backend errors, failing parameters, outliers": (
                 [
                     "template",
                     "CorrSc",
+                    "M × N",
+                    "backend errors",
                     "class",
                     "failing instances",
                     "their parameters",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 
@@ -128,11 +129,11 @@ def test_ff_ls_ro_rstar_on_two_tasks() -> None:
     assert [x for x in seen if x.startswith("batch")] == ["batch 2", "batch 2", "batch 1"]
 
 
-def test_r_o_is_ffsum_over_every_task_as_algorithm_2_line_41() -> None:
-    # two tasks, one broken at word distance 1 (LS at 0), one unbroken within the budget:
-    # Rᵒ = FFSum / |T| = 1 / 2, R* = LSSum / |T| = 0 / 2; the mean over broken tasks is 1 and 0
+def _one_broken_one_unbroken() -> list[dict[str, Any]]:
+    """Two tasks' records, one broken at word distance 1 (LS at 0), one unbroken within the budget."""
     broken = {
         "task_id": "a",
+        "description": "t",
         "status": "broken",
         "query_count": 2,
         "first_failure": {
@@ -145,16 +146,63 @@ def test_r_o_is_ffsum_over_every_task_as_algorithm_2_line_41() -> None:
     }
     unbroken = {
         "task_id": "b",
+        "description": "u",
         "status": "unbroken",
         "query_count": 20,
         "first_failure": None,
         "last_success": None,
     }
-    summary = summarize_operational([broken, unbroken])
+    return [broken, unbroken]
+
+
+def test_r_o_is_ffsum_over_every_task_as_algorithm_2_line_41() -> None:
+    # Rᵒ = FFSum / |T| = 1 / 2, R* = LSSum / |T| = 0 / 2; the mean over broken tasks is 1 and 0
+    summary = summarize_operational(_one_broken_one_unbroken())
     assert summary["r_o"]["lev_word"] == 0.5 and summary["r_star"]["lev_word"] == 0.0
     assert summary["r_tasks"] == 2
     assert summary["r_o_broken_mean"]["lev_word"] == 1.0 and summary["r_star_broken_mean"]["lev_word"] == 0.0
     assert summary["r_o"]["cosine"] is None and summary["r_o_broken_mean"]["cosine"] is None
+
+
+def test_the_reports_say_r_o_as_the_paper_the_broken_task_means_beside_it_and_no_budget() -> None:
+    """The terminal and report.html label Rᵒ and R* as FFSum/|T| and LSSum/|T| (the paper's), show
+    cctest's means over the broken tasks beside them, and say that no budget was set (not 'None')."""
+    import html
+
+    from cctest.bench.report import report_page, terminal_report
+    from cctest.suites.operational import OperationalKind
+
+    records = _one_broken_one_unbroken()
+    summary = summarize_operational(records)
+    title, (headers, rows) = next(
+        (t, v) for t, v in OperationalKind().tables(summary).items() if t.startswith("Rᵒ and R*")
+    )
+    assert title.endswith("over |T| = 2 tasks")
+    assert headers == [
+        "metric",
+        "Rᵒ = FFSum/|T|",
+        "R* = LSSum/|T|",
+        "Rᵒ, mean over broken tasks",
+        "R*, mean over broken tasks",
+    ]
+    assert rows == [["cosine", "—", "—", "—", "—"], ["lev_word", "0.500", "0.000", "1.000", "0.000"]]
+    search = SearchSettings().to_dict()
+    assert search["budget"] is None  # the paper's search: widen until the first failure
+    config = {
+        "kind": "operational",
+        "backend": "http",
+        "model": "m",
+        "mode": "chat",
+        "suite": {"search": search},
+    }
+    out = terminal_report(summary, config)
+    page = html.unescape(report_page(config, summary, records))
+    for text in (out, page):
+        assert " · no budget (widen until the first failure) · " in text and "budget None" not in text
+        assert title in text and all(h in text for h in headers)
+    assert "lev_word  0.500" in out and "<td>1.000</td>" in page
+    config["suite"] = {"search": {**search, "budget": 20}}
+    assert " · budget 20 · " in terminal_report(summary, config).splitlines()[0]
 
 
 def test_widening_reaches_the_second_neighbour() -> None:

@@ -5,6 +5,7 @@ its own, against real servers on 127.0.0.1 that record what they are sent."""
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import re
 from collections.abc import Callable
@@ -62,7 +63,7 @@ def failing_server(serve_app: Callable[[web.Application], str]) -> tuple[str, li
 
 
 def test_corrsc_is_over_m_times_n_with_a_backend_error_as_a_wrong_answer(
-    tmp_path: Path, failing_server: tuple[str, list[str]]
+    tmp_path: Path, failing_server: tuple[str, list[str]], capsys: pytest.CaptureFixture[str]
 ) -> None:
     url, seen = failing_server
     run = tmp_path / "run"
@@ -90,6 +91,16 @@ def test_corrsc_is_over_m_times_n_with_a_backend_error_as_a_wrong_answer(
     # Table II holds the judged answers only: an error has no category
     assert sum(summary["failure_categories"]["counts"].values()) == 0
     assert summary["params_of_failures"]["Q2"]["failing"][0]["failed_rounds"] == 2
+    # the terminal and report.html say the same: the note under the headline, and per template
+    # M × N and its backend errors
+    out = capsys.readouterr().out
+    page = html.unescape((run / "report.html").read_text())
+    assert f"<p class='note'>{errors['note']}</p>" in page and errors["note"] in out.splitlines()[1]
+    table = "Per template: CorrSc, backend errors, failing parameters, outliers"
+    assert re.search(r"Q1\s+50\.0%\s+4 × 2\s+4\s+random failure", out.split(table)[1])
+    assert re.search(r"Q2\s+0\.0%\s+4 × 2\s+8\s+perfect failure", out.split(table)[1])
+    assert "<th>M × N</th><th>backend errors</th>" in page
+    assert "<td>Q1</td><td>50.0%</td><td>4 × 2</td><td>4</td>" in page
 
 
 # -- item 7: each round a request of its own, with a seed of its own -----------------------------
