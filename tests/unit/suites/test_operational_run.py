@@ -170,8 +170,12 @@ def _search_args(url: str, tmp_path: Path) -> list[str]:
 
 def test_turbulence_templates_as_tasks(tmp_path: Path, serve_app) -> None:
     """The Turbulence suite's own question template 7 ('replace_character'), built by that suite's
-    options; the model breaks once 'takes' is replaced (WordNet: Write -> compose, function ->
-    mathematical function, called -> name, takes -> return, all at one word of distance)."""
+    options with their defaults for cctest's own templates (docs/turbulence.md): the seed the
+    string "1", as the benchmark passes it; the generator's order, so the first instance is the
+    first hand-picked row ('a' -> 'b'); cctest's judging rules. With the search's defaults (any word
+    replaced, as the paper's Table 2) the model breaks once 'takes' is replaced (WordNet: Write ->
+    compose, a -> angstrom, function -> mathematical function, called -> name, takes -> return,
+    all at one word of distance)."""
     seen: list[str] = []
 
     def turbulence_answer(user: str) -> str:
@@ -188,22 +192,27 @@ def test_turbulence_templates_as_tasks(tmp_path: Path, serve_app) -> None:
         "benchmark": "built-in templates",
         "templates": ["Q7"],
         "instances": 1,
-        "param_seed": 1,
+        "param_seed": "1",
+        "param_order": "generated",
+        "rules": "cctest",
     }
     (r,) = records
     assert r["task_id"] == "Q7/0" and r["description"].startswith(
         "Write a function called 'replace_character'"
     )
+    assert r["meta"]["params"] == ["a", "b"]  # Q7's manually_chosen_params.txt, first row
+    assert r["description"].endswith("the character 'a' replaced by the character 'b'.")
     assert r["status"] == "broken" and r["original"]["category"] == "passed"
     assert [q["replaced"] for q in r["queries"]] == [
         [["Write", "compose", 0]],
+        [["a", "angstrom", 6]],  # a function word too (--protect-stop-words would keep it)
         [["function", "mathematical function", 8]],  # one word inserted
         [["called", "name", 17]],
         [["takes", "return", 49]],
     ]
     assert r["last_success"]["text"].startswith("Write a function name 'replace_character'")
     assert r["first_failure"]["category"] == "fuzzing_failure"  # differs from C_t on generated strings
-    assert len(seen) == 5 and all("'replace_character'" in u for u in seen)
+    assert len(seen) == 6 and all("'replace_character'" in u for u in seen)  # the budget: 1 + 5
 
 
 def test_syntactic_formulas_as_tasks(tmp_path: Path, serve_app) -> None:
