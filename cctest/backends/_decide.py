@@ -16,6 +16,11 @@ to come (a ``DynamicLayer`` would copy the whole row at every step: about 5 ms a
 model at 2,000 tokens); the row's tokens, laid out without padding, then get the same positions
 (``generate`` derives them from the mask) and see the same keys as in the batch.
 
+The same mechanism lets the rows an ``on_step`` stops (``cctest serve``: a client went away)
+leave a batch (``generate_live``): the batch stops at that step, and the rows still running go
+on from its cache, cut to their rows (``rows_cache``: the columns some of them keeps), so each
+later step costs what the live rows cost.
+
 The rows the decision cut can still be run on, for a verdict on whole completions once the answer
 is given (``CutRows``, its ``run_on``): the batch's tokens, mask and cache are kept as the first
 ``generate`` left them, and each further ``generate`` goes on from there, all rows together, as
@@ -27,6 +32,7 @@ none is, from where it stopped.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,17 +54,56 @@ if TYPE_CHECKING:
 def one_row_cache(cache: Any, row: int, keep: torch.Tensor, room: int) -> DynamicCache:
     """Row ``row`` of ``cache`` as a one-row cache of the columns where ``keep`` (bool, one per
     column the cache holds) is true, with room for ``room`` more tokens (``own_cache``)."""
+    return rows_cache(cache, [row], keep, room)
+
+
+def rows_cache(cache: Any, rows: Sequence[int], keep: torch.Tensor, room: int) -> DynamicCache:
+    """``rows`` of ``cache`` as a cache of their own, of the columns where ``keep`` (bool, one
+    per column the cache holds) is true, with room for ``room`` more tokens (``own_cache``)."""
     cols = keep.nonzero().squeeze(-1)
     kv = []
     for layer in cache.layers:
         if isinstance(layer, SharedPrefixLayer):
-            keys, values = layer.row(row)
+            parts = [layer.row(r) for r in rows]
+            keys = torch.cat([k for k, _ in parts]) if len(parts) > 1 else parts[0][0]
+            values = torch.cat([v for _, v in parts]) if len(parts) > 1 else parts[0][1]
         else:
-            keys, values = layer.keys[row : row + 1], layer.values[row : row + 1]
+            index = torch.tensor(list(rows), dtype=torch.long, device=layer.keys.device)
+            keys, values = layer.keys[index], layer.values[index]
         if keys.shape[-2] != keep.shape[-1]:
             raise ValueError(f"the cache holds {keys.shape[-2]} columns, the mask {keep.shape[-1]}")
         kv.append((keys[:, :, cols], values[:, :, cols]))
     return own_cache(kv, room)
+
+
+def generate_live(
+    decoder: Decoder, ids: torch.Tensor, mask: torch.Tensor, cache: Any, *, seeded: bool = True
+) -> list[Generation]:
+    """Every row's completion, ``generate`` going on from ``ids`` under ``mask`` and ``cache``
+    (None: from nothing) for what is left of the budget, the rows ``decoder``'s ``on_step``
+    stops leaving the batch: at the step that stops one, the batch stops, and the rows still
+    running go on alone (``Decoder.rows``, ``rows_cache``; the rows that had ended leave with
+    it), as many times as rows are stopped."""
+    m, start = decoder.m, decoder.start
+    left = decoder.encoding.max_new - (ids.shape[1] - start)
+    decoder.stops.leave = True
+    out = decoder.generate(ids, mask, cache, left, seeded=seeded, return_dict_in_generate=True)
+    seqs = out.sequences
+    generations = decoder.collect(seqs)
+    rest = decoder.encoding.max_new - (seqs.shape[1] - start)
+    live = [i for i, done in enumerate(decoder.ended(seqs)) if not done]
+    if not decoder.stops.leaving or not live or rest <= 0:
+        return generations
+    grown = seqs.shape[1] - ids.shape[1]
+    full_mask = torch.cat([mask, mask.new_ones(mask.shape[0], grown)], dim=-1)
+    index = torch.tensor(live, dtype=torch.long, device=seqs.device)
+    keep = full_mask[index].bool().any(dim=0)  # the columns some live row sees
+    some = decoder.rows(live, int(keep[:start].sum()))
+    on_cache = rows_cache(out[m.cache_kw], live, keep[:-1], rest + 1)
+    on = generate_live(some, seqs[index][:, keep], full_mask[index][:, keep], on_cache, seeded=False)
+    for i, g in zip(live, on, strict=True):
+        generations[i] = g
+    return generations
 
 
 @dataclass
@@ -189,4 +234,4 @@ class CutRows(Unfinished):
             return [g.text for g in decoder.collect(final)]
 
 
-__all__ = ["Cut", "CutRows", "EarlyDecision", "one_row_cache"]
+__all__ = ["Cut", "CutRows", "EarlyDecision", "generate_live", "one_row_cache", "rows_cache"]

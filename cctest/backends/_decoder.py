@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     from .base import GenerationOptions
     from .loaded import Generation, LoadedModel
 
-# ``RowStops``'s ``on_step``: every row's completion so far and how it ended in, the rows to stop out
-RowsStep = Callable[[Sequence[str], Sequence["str | None"]], Sequence[bool]]
+# ``RowStops``'s ``on_step``: every row's completion so far and how it ended, and how many rows the
+# step generated, in; the rows to stop out
+RowsStep = Callable[[Sequence[str], Sequence["str | None"], int], Sequence[bool]]
 
 
 class Decoder:
@@ -83,6 +84,19 @@ class Decoder:
         alone = Encoding([enc.ids[i]], 0, enc.max_new, [enc.heal[i]])
         return Decoder(
             self.m, self.seed, self.options, alone, len(enc.ids[i]), [self.stoppers[i]], watch=self.watch
+        )
+
+    def rows(self, rows: Sequence[int], start: int) -> Decoder:
+        """``rows`` of this batch as a batch of their own, whose new tokens begin at column
+        ``start``, told to this one's ``on_step`` (``RowStops.for_rows``): the rows still running
+        once others stopped (``_decide.generate_live``). Their stopping and healing start again
+        (they read the rows' texts, not a state)."""
+        enc = self.encoding
+        some = Encoding([enc.ids[i] for i in rows], 0, enc.max_new, [enc.heal[i] for i in rows])
+        stoppers = [self.stoppers[i] for i in rows]
+        on_step = self.stops.for_rows(rows)
+        return Decoder(
+            self.m, self.seed, self.options, some, start, stoppers, watch=self.watch, on_step=on_step
         )
 
     def again(self) -> Decoder:

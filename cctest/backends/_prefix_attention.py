@@ -231,15 +231,15 @@ def shared_prefix_cache(
 
 
 def own_cache(kv: Sequence[tuple[torch.Tensor, torch.Tensor]], room: int) -> DynamicCache:
-    """A one-row cache without a prefix holding ``kv`` (per layer, keys and values
-    [1, heads, n, dim]) as the row's own part, in buffers with room for ``room`` more tokens: a
-    decoded token is written into a slot instead of the row being copied (``DynamicLayer``), and
-    attention reads the keys as plain tensors."""
+    """A cache without a prefix holding ``kv`` (per layer, keys and values [rows, heads, n,
+    dim]: one row, or rows that go on together) as the rows' own part, in buffers with room for
+    ``room`` more tokens: a decoded token is written into a slot instead of the rows being copied
+    (``DynamicLayer``), and attention reads the keys as plain tensors."""
     cache = shared_prefix_cache(None, len(kv), room)
     layers: list[Any] = cache.layers  # SharedPrefixLayer, each
     for layer, (keys, values) in zip(layers, kv, strict=True):
-        row = torch.zeros(1, dtype=torch.long, device=keys.device)
-        layer.set_groups([(row, keys, values)], room)
+        rows = torch.arange(keys.shape[0], dtype=torch.long, device=keys.device)
+        layer.set_groups([(rows, keys, values)], room)
     return cache
 
 

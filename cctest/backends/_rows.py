@@ -46,7 +46,7 @@ class RowStops(StoppingCriteria):
         tokenizer: Any,
         eos_ids: set[int],
         budget: int,
-        on_step: Callable[[Sequence[str], Sequence[str | None]], Sequence[bool]] | None = None,
+        on_step: Callable[[Sequence[str], Sequence[str | None], int], Sequence[bool]] | None = None,
     ) -> None:
         self.start, self.heal, self.stoppers = start, heal, stoppers
         self.texts, self.tokenizer, self.eos_ids, self.budget = texts, tokenizer, eos_ids, budget
@@ -57,6 +57,9 @@ class RowStops(StoppingCriteria):
         self.on_step = on_step
         self._shown: list[str] = [""] * len(heal)
         self._told: list[str | None] = [None] * len(heal)
+        # ``leave``: once ``on_step`` stops a row, every row stops here (``leaving``), so that the
+        # rows still running go on without the others (``_decide.generate_live``)
+        self.leave = self.leaving = False
 
     def __call__(self, seqs: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
         new_tokens = seqs[:, self.start :].tolist()
@@ -75,6 +78,8 @@ class RowStops(StoppingCriteria):
                 self.ended_at[i] = len(new_tokens[i])
         if self.on_step is not None:
             self._tell(new_tokens)
+        if self.leaving and not all(self.done):
+            return torch.ones(len(self.done), dtype=torch.bool, device=seqs.device)  # type: ignore[return-value]
         return torch.tensor(self.done, dtype=torch.bool, device=seqs.device)  # type: ignore[return-value]
 
     def _tell(self, new_tokens: list[list[int]]) -> None:
@@ -83,10 +88,30 @@ class RowStops(StoppingCriteria):
             if self._told[i] is None and (self.done[i] or any(t in self.eos_ids for t in row)):
                 self._told[i] = "length" if self.full[i] else "stop"
         assert self.on_step is not None
-        for i, stop in enumerate(self.on_step(self._shown, self._told)):
+        for i, stop in enumerate(self.on_step(self._shown, self._told, len(new_tokens))):
             if stop and not self.done[i]:
                 self.done[i], self._told[i] = True, "stop"
                 self.ended_at[i] = len(new_tokens[i])
+                self.leaving = self.leave
+
+    def for_rows(
+        self, rows: Sequence[int]
+    ) -> Callable[[Sequence[str], Sequence[str | None], int], Sequence[bool]] | None:
+        """``on_step`` for a batch of ``rows`` of this one that goes on without the others: told
+        those rows' texts and ends, it tells this one's ``on_step`` every row's (the others' as
+        they last were) and returns those rows' stops."""
+        on_step = self.on_step
+        if on_step is None:
+            return None
+        shown, told = self._shown, self._told
+
+        def step(texts: Sequence[str], ended: Sequence[str | None], batch: int) -> list[bool]:
+            for k, i in enumerate(rows):
+                shown[i], told[i] = texts[k], ended[k]
+            stop = on_step(shown, told, batch)
+            return [stop[i] for i in rows]
+
+        return step
 
     def ended(self, seqs: torch.Tensor) -> list[bool]:
         """Per row of ``seqs`` (the batch as ``generate`` returned it): whether it has finished,

@@ -90,8 +90,9 @@ from .fim import FimTemplate, resolve
 from .loaded import Generation, LoadedModel, attention_kernels, free_cuda_cache, is_oom, model_dir
 
 # after every decoding step: the index of the first row it reports (among the prompts given),
-# each row's completion so far and how it ended (None: it runs on) in, the rows to stop out
-OnStep = Callable[[int, Sequence[str], Sequence["str | None"]], Sequence[bool]]
+# each row's completion so far and how it ended (None: it runs on), and how many rows the step
+# generated (the rows stopped leave the batch: ``_decide.generate_live``) in, the rows to stop out
+OnStep = Callable[[int, Sequence[str], Sequence["str | None"], int], Sequence[bool]]
 
 if TYPE_CHECKING:
     from ._decide import CutRows
@@ -363,8 +364,10 @@ class HFBackend(Backend):
         ``suffixes`` (the code after each cursor) and a FIM template, fill in the middle;
         ``groups``: see ``Backend.complete``. ``on_step``: called on the model's thread after
         every decoding step with each row's completion so far (untrimmed) and how each has ended
-        (``"stop"``, ``"length"``; None while it runs); it returns the rows to stop there (a
-        server whose client went away, ``cctest serve``)."""
+        (``"stop"``, ``"length"``; None while it runs) and how many rows the step generated; it
+        returns the rows to stop there (a server whose client went away, ``cctest serve``), and
+        they leave the batch: the rows still running go on without them
+        (``_decide.generate_live``)."""
         if not prompts:
             return []
         return self._generate_guarded(
@@ -498,7 +501,7 @@ class HFBackend(Backend):
         (``EarlyDecision``); returns the row, or None, and the rows it cut, to run on, or None."""
         import torch
 
-        from ._decide import EarlyDecision
+        from ._decide import EarlyDecision, generate_live
         from ._decoder import Decoder
         from ._prefill import Prefill
 
@@ -519,6 +522,9 @@ class HFBackend(Backend):
         with torch.inference_mode():
             prefill.run()
             if deciding is None or not first:
+                if on_step is not None:  # the rows it stops leave the batch
+                    live = generate_live(decoder, batch.input_ids, batch.mask, prefill.cache)
+                    return live, None, None
                 out = decoder.generate(batch.input_ids, batch.mask, prefill.cache, plan.encoding.max_new)
                 return decoder.collect(out), None, None
             decision = EarlyDecision(decoder, prefill, first, deciding[1])
@@ -529,7 +535,7 @@ def _after(on_step: OnStep | None, first: int) -> OnStep | None:
     """``on_step`` for the rows from ``first`` on (a halved batch's second half)."""
     if on_step is None:
         return None
-    return lambda at, texts, ended: on_step(first + at, texts, ended)
+    return lambda at, texts, ended, batch: on_step(first + at, texts, ended, batch)
 
 
 __all__ = ["HFBackend", "OnStep"]
