@@ -25,8 +25,10 @@ that may be the start of a stop sequence, or half a UTF-8 character, is held bac
 known, so the events of a row add up to the text a plain request gets. A streamed request's rows
 are batched like any other (together, and with other requests). A client that disconnects
 stops its rows at the next decoding step (``_Live.cancelled``, read by the model's thread after
-every token, through ``HFBackend.generate_safe``'s ``on_step``): they write no more tokens, a batch
-whose every row has stopped ends, and its prompts not yet sent to the model are never sent.
+every token, through ``HFBackend.generate_safe``'s ``on_step``): they write no more tokens and
+leave the batch, the rows still running going on without them (each later step costs what they
+cost; ``BatchStats.steps`` counts the steps by their rows), a batch whose every row has stopped
+ends, and its prompts not yet sent to the model are never sent.
 
 Concurrent requests share ``generate`` calls: a collector takes the first waiting request, waits a
 few milliseconds for more (and whatever queued while the model was busy), and runs ONE batched
@@ -73,7 +75,7 @@ import signal
 import sys
 import time
 import uuid
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -206,6 +208,9 @@ class BatchStats:
     sizes: list[int] = field(default_factory=list)
     tokens: int = 0  # new tokens the model wrote, a stopped row's up to where it stopped
     cancelled: int = 0  # rows stopped because their streamed request's client went away
+    # decoding steps of batches with a streamed request, by how many rows each generated (rows
+    # stopped leave the batch)
+    steps: Counter[int] = field(default_factory=Counter)
 
 
 class Batcher:
@@ -297,19 +302,22 @@ class Batcher:
                 break
         return [(item, n) for item, n in zip(group, take, strict=True) if n]
 
-    def _watch(self, parts: list[tuple[_Item, int]]) -> tuple[OnStep | None, list[int | None]]:
+    def _watch(self, parts: list[tuple[_Item, int]]) -> tuple[OnStep | None, list[int | None], list[int]]:
         """What the model's thread calls after every decoding step when a streamed request has
-        rows in this batch (None: none has); and per row, once it was stopped because its client
-        went away, the tokens it had written (None: not stopped)."""
+        rows in this batch (None: none has); per row, once it was stopped because its client
+        went away, the tokens it had written (None: not stopped); and how many rows each step
+        generated."""
         rows = [(item, item.sent + j) for item, n in parts for j in range(n)]
         stopped: list[int | None] = [None] * len(rows)
+        ran: list[int] = []
         if not any(item.live is not None for item, _ in parts):
-            return None, stopped
+            return None, stopped, ran
         loop = asyncio.get_running_loop()
         running = [True] * len(rows)
         written = [0] * len(rows)
 
-        def watch(first: int, texts: Sequence[str], ended: Sequence[str | None]) -> list[bool]:
+        def watch(first: int, texts: Sequence[str], ended: Sequence[str | None], batch: int) -> list[bool]:
+            ran.append(batch)
             stop = []
             for k in range(len(texts)):
                 j = first + k
@@ -326,11 +334,11 @@ class Batcher:
                 stop.append(cancelled)
             return stop
 
-        return watch, stopped
+        return watch, stopped, ran
 
     async def _generate(self, options: GenerationOptions, parts: list[tuple[_Item, int]]) -> None:
         prompts = [p for item, n in parts for p in item.prompts[item.sent : item.sent + n]]
-        watch, stopped = self._watch(parts)
+        watch, stopped, ran = self._watch(parts)
         self._running += 1
         try:
             results = await asyncio.to_thread(self.backend.generate_safe, prompts, options, on_step=watch)
@@ -346,6 +354,7 @@ class Batcher:
         self.stats.rows += len(prompts)
         self.stats.largest = max(self.stats.largest, len(prompts))
         self.stats.sizes.append(len(prompts))
+        self.stats.steps.update(ran)
         for r, cut in zip(results, stopped, strict=True):
             if cut is not None:
                 self.stats.cancelled += 1

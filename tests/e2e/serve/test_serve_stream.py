@@ -176,3 +176,42 @@ async def test_a_repair_request_over_http_decides_early_and_settles_as_in_proces
     assert settled is not None and settled.settled
     assert settled.verdict.outliers == undecided.verdict.outliers
     assert [c.text for c in settled.completions] == [c.text for c in undecided.completions]
+
+
+async def test_rows_whose_clients_went_away_leave_the_batch(model: HFBackend) -> None:
+    """Eleven streamed rows in one batch, ten of them closed after their first event (as the
+    http backend's early decision closes the rows it does not choose): they leave the batch, so
+    the steps after theirs generate one row (the server counts its steps by their rows), and the
+    surviving row's text is the one it writes alone."""
+    budget = 64
+    prompts = [PROMPT] + [f"def scale_{i}(values, factor):\n    " for i in range(10)]
+    async with running(model, wait_ms=200) as (url, batcher):
+        async with aiohttp.ClientSession() as session:
+            body = {"max_tokens": budget, "temperature": 0, "stream": True}
+
+            async def closed_early(prompt: str) -> None:
+                async with session.post(f"{url}/v1/completions", json=body | {"prompt": prompt}) as r:
+                    async for line in r.content:
+                        if line.startswith(b"data: "):
+                            break
+                    r.close()  # the connection is dropped, not read to its end
+
+            async def read_on() -> list[Any]:
+                async with session.post(f"{url}/v1/completions", json=body | {"prompt": PROMPT}) as r:
+                    return events(await r.read())
+
+            evs, *_ = await asyncio.gather(read_on(), *(closed_early(p) for p in prompts[1:]))
+            while not batcher.idle:
+                await asyncio.sleep(0.02)
+            together = dict(batcher.stats.steps)
+            async with session.post(
+                f"{url}/v1/completions", json={"prompt": PROMPT, "max_tokens": budget, "temperature": 0}
+            ) as r:
+                alone = (await r.json())["choices"][0]
+    texts, finish = joined(evs)
+    assert batcher.stats.sizes[0] == 11 and batcher.stats.cancelled == 10
+    assert texts == [alone["text"]] and finish == [alone["finish_reason"]]
+    assert alone["finish_reason"] == "length"  # the survivor ran to the budget: steps after the others'
+    assert set(together) <= set(range(1, 12)) and together.get(1, 0) > 0
+    assert sum(together.values()) >= budget - 1  # every step counted
+    assert together.get(11, 0) < budget / 2  # most steps ran without the closed rows
