@@ -80,6 +80,12 @@ class Spec:
     parser, given a value of the right kind, in place of the ``choices`` check (it raises its own
     one-sentence error); ``backend``: a change to it re-creates the backend (and, for ``hf``,
     reloads the model).
+
+    The command line's option for it (``cctest.commands._common.add_setting``) reads the rest:
+    ``flag`` its long option (default ``--`` and the name with dashes; its destination follows
+    from it, as argparse derives it), ``short`` a one-letter spelling beside it (``-k``),
+    ``metavar`` the value's name in ``--help``, and ``cli_help`` its one line in ``--help``
+    (``{default}`` there is the default; None: the option has no help line).
     """
 
     kind: type
@@ -92,6 +98,21 @@ class Spec:
     path: bool = False
     parse: Callable[[Any], Any] | None = None
     backend: bool = True
+    flag: str | None = None
+    short: str | None = None
+    metavar: str | None = None
+    cli_help: str | None = None
+
+    def option_strings(self, name: str) -> list[str]:
+        """The command line's spellings of the setting ``name``.
+
+        >>> Spec(int, "", short="-k").option_strings("mutants")
+        ['-k', '--mutants']
+        >>> Spec(str, "").option_strings("model_name")
+        ['--model-name']
+        """
+        flag = self.flag or "--" + name.replace("_", "-")
+        return [self.short, flag] if self.short else [flag]
 
     def allowed(self) -> tuple[str, ...]:
         """The allowed values (for a list: of its items); empty when any value of the kind is."""
@@ -184,6 +205,10 @@ class Settings:
         "Where completions come from: `hf` (a local transformers model; default: the bundled one), "
         "`http` (a completion server), `rules` (a deterministic model-free backend for demos and tests).",
         choices=BACKENDS,
+        cli_help=(
+            "hf: a local transformers model (default: the bundled one); http: a completion server; "
+            "rules: a model-free test backend"
+        ),
     )
     model: str | None = setting(
         None,
@@ -192,21 +217,28 @@ class Settings:
         "`rules`: optionally `fragile=WORD,...;fail_on=WORD,...` (prompts containing a fragile word "
         "get a different completion, ones containing a fail_on word fail), to demonstrate outliers.",
         nullable=True,
+        cli_help="model directory (hf) or server URL (http); default: the bundled model",
     )
     provider: str = setting(
         "openai",
         str,
         "`http` only: the API flavour (`openai` /v1/completions, `ollama`, `tgi`).",
         choices=PROVIDERS,
+        cli_help="HTTP API flavour (default: {default})",
     )
     model_name: str | None = setting(
-        None, str, "`http` only: the `model` field some servers require.", nullable=True
+        None,
+        str,
+        "`http` only: the `model` field some servers require.",
+        nullable=True,
+        cli_help="the model name some servers require (http)",
     )
     api_key_env: str = setting(
         "CCTEST_API_KEY",
         str,
         "`http` only: the environment variable (of the server process) holding the API key; "
         "the key itself is never a setting.",
+        cli_help="environment variable holding the API key (http)",
     )
     schemes: tuple[str, ...] = setting(
         (),
@@ -215,9 +247,19 @@ class Settings:
         choices=_scheme_names,
         parse=_parse_schemes,
         backend=False,
+        flag="--scheme",
+        metavar="NAME",
+        cli_help="restrict to a mutation scheme, in any case (repeatable; default: all)",
     )
     mutants: int = setting(
-        10, int, "k, the number of mutants per request.", minimum=0, maximum=64, backend=False
+        10,
+        int,
+        "k, the number of mutants per request.",
+        minimum=0,
+        maximum=64,
+        backend=False,
+        short="-k",
+        cli_help="number of mutants (default {default})",
     )
     mutant_pool: int = setting(
         1,
@@ -229,6 +271,9 @@ class Settings:
         minimum=1,
         maximum=8,
         backend=False,
+        cli_help=(
+            "draw N x k candidate mutants, keep the k changed nearest the cursor (1: the schemes' order)"
+        ),
     )
     decide_after: int = setting(
         16,
@@ -241,6 +286,9 @@ class Settings:
         minimum=0,
         maximum=4096,
         backend=False,
+        metavar="N",
+        cli_help="choose on every completion's first N tokens and write on only the chosen one "
+        "(default {default}; 0: every completion whole, as --json then shows)",
     )
     spare_suffix: bool = setting(
         True,
@@ -251,6 +299,10 @@ class Settings:
         "prompt's start with the prompt's row instead of being read whole on its own "
         "(docs/backends.md). false: the schemes' own order.",
         backend=False,
+        cli_help=(
+            "with a suffix-first FIM model, renames prefer names the code after the cursor does not use "
+            "(the setting spare_suffix)"
+        ),
     )
     near_sites: bool = setting(
         True,
@@ -261,6 +313,10 @@ class Settings:
         "family's first mutant. A local model reads each row from its first change on, so this "
         "costs fewer tokens (docs/backends.md). false: the schemes' own choice.",
         backend=False,
+        cli_help=(
+            "mutants changed near the cursor: GRA's dead code nearest it, and a rename that cannot "
+            "spare a suffix-first model's suffix only as its family's first (the setting near_sites)"
+        ),
     )
     threshold: float | None = setting(
         None,
@@ -269,6 +325,7 @@ class Settings:
         nullable=True,
         minimum=0,
         backend=False,
+        cli_help="absolute T of Algorithm 1 (default: relative)",
     )
     relative_threshold: float = setting(
         0.8,
@@ -277,6 +334,7 @@ class Settings:
         minimum=0,
         maximum=1,
         backend=False,
+        cli_help="T as a fraction of the other completions (default {default})",
     )
     max_distance: float = setting(
         0.1,
@@ -285,6 +343,7 @@ class Settings:
         minimum=0,
         maximum=1,
         backend=False,
+        cli_help="drop mutants farther than this (default {default})",
     )
     reduce_formulas: bool = setting(
         False,
@@ -295,9 +354,22 @@ class Settings:
     )
     max_new_tokens: int = setting(64, int, "Longest completion, in tokens.", minimum=1)
     temperature: float = setting(
-        0.0, float, "Sampling temperature; 0 is greedy (OpenAI's range).", minimum=0, maximum=2
+        0.0,
+        float,
+        "Sampling temperature; 0 is greedy (OpenAI's range).",
+        minimum=0,
+        maximum=2,
+        cli_help="0 (greedy, the default) to 2",
     )
-    top_p: float = setting(1.0, float, "Nucleus sampling mass.", minimum=0, exclusive_minimum=True, maximum=1)
+    top_p: float = setting(
+        1.0,
+        float,
+        "Nucleus sampling mass.",
+        minimum=0,
+        exclusive_minimum=True,
+        maximum=1,
+        cli_help="nucleus sampling mass, above 0 and at most 1",
+    )
     stop: tuple[str, ...] = setting((), tuple, "Extra stop sequences.")
     fim: str = setting(
         "auto",
@@ -310,6 +382,11 @@ class Settings:
         "`-spm` for suffix-prefix-middle order); or a layout of your own holding `{prefix}` and "
         "`{suffix}` once each, e.g. `<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>`.",
         parse=_parse_fim,
+        cli_help=(
+            "fill in the middle: auto (detect the template; a server's suffix field), off, a family "
+            "(starcoder, qwen, codellama, deepseek, ...; NAME-spm for SPM order) or a layout with "
+            "{prefix} and {suffix}"
+        ),
     )
     fim_suffix_share: float = setting(
         0.25,
@@ -329,8 +406,14 @@ class Settings:
         "the cursor.",
         choices=SCOPES,
         backend=False,
+        cli_help="line, block (default) or auto (a line inside an unfinished line, a block on an empty one)",
     )
-    device: str = setting("auto", str, "`hf`: `auto`, `cpu`, `cuda` or `cuda:N`.")
+    device: str = setting(
+        "auto",
+        str,
+        "`hf`: `auto`, `cpu`, `cuda` or `cuda:N`.",
+        cli_help="auto, cpu, cuda or cuda:N (hf)",
+    )
     dtype: str = setting("auto", str, "`hf`: the weights' type.", choices=DTYPES)
     threads: int = setting(
         0,
@@ -338,6 +421,7 @@ class Settings:
         "`hf`: CPU threads for torch (0: torch's default); at most the machine's CPU cores.",
         minimum=0,
         parse=_at_most_the_cores,
+        cli_help="CPU threads for torch, at most the CPU cores; 0: torch's default (hf)",
     )
     timeout: float = setting(
         30.0,
@@ -346,9 +430,16 @@ class Settings:
         "request this plus one second).",
         minimum=0,
         exclusive_minimum=True,
+        cli_help="seconds per backend call",
     )
     max_concurrency: int = setting(8, int, "`http`: variant requests in flight at once.", minimum=1)
-    seed: int = setting(0, int, "Seed for mutant generation and sampling.", minimum=0)
+    seed: int = setting(
+        0,
+        int,
+        "Seed for mutant generation and sampling.",
+        minimum=0,
+        cli_help="vary the choice of sites and names (default {default})",
+    )
     mode: str = setting(
         "repair",
         str,
@@ -365,9 +456,14 @@ class Settings:
         nullable=True,
         path=True,
         backend=False,
+        cli_help="the defect log (default: the language server's)",
     )
     log_all: bool = setting(
-        False, bool, "Record every request in the defect log, not only suspected defects.", backend=False
+        False,
+        bool,
+        "Record every request in the defect log, not only suspected defects.",
+        backend=False,
+        cli_help="record every verdict, not only suspected defects",
     )
     settle_verdicts: bool = setting(
         True,

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..config import BACKENDS, PROVIDERS, SCOPES, Settings
+from ..config import SPECS, Settings
 from ..document import looks_like_python, read_source
 from ..redact import redact_url
 
@@ -60,114 +60,74 @@ def default_or_parents(value: Any, shared: bool) -> Any:
     return argparse.SUPPRESS if shared else value
 
 
+_UNSET: Any = object()
+
+
+def add_setting(
+    p: Options, name: str, *, shared: bool = False, default: Any = _UNSET, help: Any = _UNSET
+) -> argparse.Action:
+    """The option of the setting ``name``, generated from its ``Spec`` (``cctest.config.SPECS``):
+    its spellings, metavar and help line (``{default}`` filled in), its default (the setting's own;
+    ``shared``: see ``default_or_parents``), argparse's type for a number and its choices for a
+    name from a fixed list, so a wrong type or name is refused as the command line is parsed and a
+    value out of range by ``Settings.replace`` (the settings' one validation). A list (``--scheme``)
+    is a repeatable option; a yes/no setting is ``--name``/``--no-name`` when it is on by default,
+    else a switch. ``default`` and ``help`` replace the setting's where a command means something
+    of its own by the option (``cctest bench --decide-after``: 0, not asked)."""
+    spec = SPECS[name]
+    value = getattr(_DEFAULTS, name) if default is _UNSET else default
+    text = spec.cli_help if help is _UNSET else help
+    if isinstance(text, str) and "{default}" in text:
+        text = text.replace("{default}", f"{value:g}" if isinstance(value, float) else str(value))
+    kwargs: dict[str, Any] = {"help": text}
+    if spec.metavar:
+        kwargs["metavar"] = spec.metavar
+    if spec.kind is tuple:
+        kwargs.update(action="append", default=default_or_parents(list(value), shared))
+    elif spec.kind is bool:
+        action = argparse.BooleanOptionalAction if value else "store_true"
+        kwargs.update(action=action, default=default_or_parents(value, shared))
+    else:
+        kwargs["default"] = default_or_parents(value, shared)
+        if spec.kind in (int, float):
+            kwargs["type"] = spec.kind
+        elif isinstance(spec.choices, tuple) and spec.choices:
+            kwargs["choices"] = spec.choices
+    return p.add_argument(*spec.option_strings(name), **kwargs)
+
+
 def add_scheme_argument(p: Options) -> None:
     """``--scheme NAME`` (repeatable); the names are checked by ``cctest.mutators.canonical_schemes``."""
-    p.add_argument(
-        "--scheme",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="restrict to a mutation scheme, in any case (repeatable; default: all)",
-    )
+    add_setting(p, "schemes")
+
+
+# the model's options (``add_backend_arguments``), each a setting of the same name
+BACKEND_SETTINGS = (
+    "backend",
+    "model",
+    "provider",
+    "model_name",
+    "api_key_env",
+    "max_new_tokens",
+    "temperature",
+    "top_p",
+    "device",
+    "threads",
+    "timeout",
+    "fim",
+    "completion_scope",
+)
 
 
 def add_backend_arguments(p: argparse.ArgumentParser, *, shared: bool = False) -> None:
     """The model's options, in their group; ``shared``: see ``default_or_parents``."""
     g = p.add_argument_group("model")
-    g.add_argument(
-        "--backend",
-        choices=BACKENDS,
-        default=default_or_parents(_DEFAULTS.backend, shared),
-        help=(
-            "hf: a local transformers model (default: the bundled one); http: a completion server; "
-            "rules: a model-free test backend"
-        ),
-    )
-    g.add_argument(
-        "--model",
-        default=default_or_parents(_DEFAULTS.model, shared),
-        help="model directory (hf) or server URL (http); default: the bundled model",
-    )
-    g.add_argument(
-        "--provider",
-        choices=PROVIDERS,
-        default=default_or_parents(_DEFAULTS.provider, shared),
-        help=f"HTTP API flavour (default: {_DEFAULTS.provider})",
-    )
-    g.add_argument(
-        "--model-name",
-        default=default_or_parents(_DEFAULTS.model_name, shared),
-        help="the model name some servers require (http)",
-    )
-    g.add_argument(
-        "--api-key-env",
-        default=default_or_parents(_DEFAULTS.api_key_env, shared),
-        help="environment variable holding the API key (http)",
-    )
-    g.add_argument("--max-new-tokens", type=int, default=default_or_parents(_DEFAULTS.max_new_tokens, shared))
-    g.add_argument(
-        "--temperature",
-        type=float,
-        default=default_or_parents(_DEFAULTS.temperature, shared),
-        help="0 (greedy, the default) to 2",
-    )
-    g.add_argument(
-        "--top-p",
-        type=float,
-        default=default_or_parents(_DEFAULTS.top_p, shared),
-        help="nucleus sampling mass, above 0 and at most 1",
-    )
-    g.add_argument(
-        "--device",
-        default=default_or_parents(_DEFAULTS.device, shared),
-        help="auto, cpu, cuda or cuda:N (hf)",
-    )
-    g.add_argument(
-        "--threads",
-        type=int,
-        default=default_or_parents(_DEFAULTS.threads, shared),
-        help="CPU threads for torch, at most the CPU cores; 0: torch's default (hf)",
-    )
-    g.add_argument(
-        "--timeout",
-        type=float,
-        default=default_or_parents(_DEFAULTS.timeout, shared),
-        help="seconds per backend call",
-    )
-    g.add_argument(
-        "--fim",
-        default=default_or_parents(_DEFAULTS.fim, shared),
-        help=(
-            "fill in the middle: auto (detect the template; a server's suffix field), off, a family "
-            "(starcoder, qwen, codellama, deepseek, ...; NAME-spm for SPM order) or a layout with "
-            "{prefix} and {suffix}"
-        ),
-    )
-    g.add_argument(
-        "--completion-scope",
-        choices=SCOPES,
-        default=default_or_parents(_DEFAULTS.completion_scope, shared),
-        help="line, block (default) or auto (a line inside an unfinished line, a block on an empty one)",
-    )
+    for name in BACKEND_SETTINGS:
+        add_setting(g, name, shared=shared)
 
 
 def settings_from_args(args: argparse.Namespace, **extra: object) -> Settings:
-    names = (
-        "backend",
-        "model",
-        "provider",
-        "model_name",
-        "api_key_env",
-        "max_new_tokens",
-        "temperature",
-        "top_p",
-        "device",
-        "threads",
-        "timeout",
-        "fim",
-        "completion_scope",
-    )
-    values = {n: getattr(args, n) for n in names if hasattr(args, n)}
+    values = {n: getattr(args, n) for n in BACKEND_SETTINGS if hasattr(args, n)}
     values.update(extra)
     return Settings().replace(**values)
 

@@ -25,12 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from ..bench.kinds import suite_commands
-from ..config import Settings
 from ..errors import ConfigError
 from ._common import (
     Options,
     add_backend_arguments,
-    add_scheme_argument,
+    add_setting,
     default_or_parents,
     recorded_model,
     settings_from_args,
@@ -119,45 +118,19 @@ def add_benchmark_options(g: Options) -> None:
             "suffix, scored by exact match and edit similarity (best with --completion-scope line)"
         ),
     )
-    g.add_argument("-k", "--mutants", type=int, default=10, help="mutants per prompt (default 10)")
-    add_scheme_argument(g)
+    add_setting(g, "mutants", help="mutants per prompt (default {default})")
+    add_setting(g, "schemes")
     g.add_argument(
         "--thresholds",
         default="1,3,5,7,9",
         help="thresholds T of Algorithm 1 to evaluate, comma-separated (default 1,3,5,7,9)",
     )
-    g.add_argument(
-        "--max-distance", type=float, default=0.1, help="drop mutants farther than this (default 0.1)"
-    )
-    g.add_argument(
-        "--mutant-pool",
-        type=int,
-        default=Settings().mutant_pool,
-        help="draw N x k candidate mutants, keep the k changed nearest the cursor (1: the schemes' order)",
-    )
-    g.add_argument(
-        "--spare-suffix",
-        action=argparse.BooleanOptionalAction,
-        default=Settings().spare_suffix,
-        help=(
-            "with a suffix-first FIM model, renames prefer names the code after the cursor does not use "
-            "(the setting spare_suffix)"
-        ),
-    )
-    g.add_argument(
-        "--near-sites",
-        action=argparse.BooleanOptionalAction,
-        default=Settings().near_sites,
-        help=(
-            "mutants changed near the cursor: GRA's dead code nearest it, and a rename that cannot "
-            "spare a suffix-first model's suffix only as its family's first (the setting near_sites)"
-        ),
-    )
-    g.add_argument(
-        "--decide-after",
-        type=int,
-        default=0,
-        metavar="N",
+    for name in ("max_distance", "mutant_pool", "spare_suffix", "near_sites"):
+        add_setting(g, name)
+    add_setting(
+        g,
+        "decide_after",
+        default=0,  # not asked: the run's own option, not the setting's default
         help=(
             "also ask each prompt as the editor's repair mode does with the setting decide_after N (the "
             "verdict made on every completion's first N tokens, only the chosen one finished) and report "
@@ -178,9 +151,7 @@ def _add_run_options(p: argparse.ArgumentParser, *, shared: bool = False) -> Non
 
     g = p.add_argument_group("run")
     g.add_argument("--limit", type=int, default=d(None), help="only the first N prompts")
-    g.add_argument(
-        "--seed", type=int, default=d(0), help="seed for mutants, variants and --shuffle (default 0)"
-    )
+    add_setting(g, "seed", shared=shared, help="seed for mutants, variants and --shuffle (default {default})")
     g.add_argument(
         "--shuffle",
         action="store_true",

@@ -12,10 +12,9 @@ import json
 import sys
 
 from ..backends.base import FimLayout
-from ..config import Settings
 from ..document import parse_location, prompt_at
 from ..safe_text import for_stream
-from ._common import add_backend_arguments, add_scheme_argument, read_python, settings_from_args
+from ._common import add_backend_arguments, add_setting, read_python, settings_from_args
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,29 +23,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="FILE:LINE:COL",
         help="1-based cursor; the cursor sits before the character at COL",
     )
-    p.add_argument("-k", "--mutants", type=int, default=10, help="number of mutants (default 10)")
-    p.add_argument(
-        "--threshold", type=float, default=None, help="absolute T of Algorithm 1 (default: relative)"
-    )
-    p.add_argument(
-        "--relative-threshold",
-        type=float,
-        default=0.8,
-        help="T as a fraction of the other completions (default 0.8)",
-    )
-    add_scheme_argument(p)
-    p.add_argument(
-        "--max-distance", type=float, default=0.1, help="drop mutants farther than this (default 0.1)"
-    )
+    for name in ("mutants", "threshold", "relative_threshold", "schemes", "max_distance"):
+        add_setting(p, name)
     p.add_argument("--no-suffix", action="store_true", help="do not send the text after the cursor")
-    p.add_argument(
-        "--decide-after",
-        type=int,
-        default=Settings().decide_after,
-        metavar="N",
-        help="choose on every completion's first N tokens and write on only the chosen one "
-        f"(default {Settings().decide_after}; 0: every completion whole, as --json then shows)",
-    )
+    add_setting(p, "decide_after")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
     add_backend_arguments(p)
 

@@ -17,7 +17,7 @@ import sys
 
 from ..config import Settings
 from ..document import parse_location, prompt_at, read_source
-from ._common import add_scheme_argument, read_python
+from ._common import add_setting, read_python
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,15 +27,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="1-based cursor (the cursor sits before the character at COL), or a file with --whole",
     )
     p.add_argument("--whole", action="store_true", help="apply each scheme at every site of the whole file")
-    add_scheme_argument(p)
-    p.add_argument("-k", "--mutants", type=int, default=10, help="number of mutants at a cursor (default 10)")
-    p.add_argument(
-        "--max-distance",
-        type=float,
-        default=0.1,
-        help="drop mutants structurally farther than this (default 0.1)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="vary the choice of sites and names (default 0)")
+    add_setting(p, "schemes")
+    add_setting(p, "mutants", help="number of mutants at a cursor (default {default})")
+    add_setting(p, "max_distance", help="drop mutants structurally farther than this (default {default})")
+    add_setting(p, "seed")
     p.add_argument(
         "--context",
         action="append",

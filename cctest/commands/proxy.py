@@ -4,45 +4,30 @@ from __future__ import annotations
 
 import argparse
 
-from ..config import PROVIDERS, Settings
-
-_DEFAULTS = Settings()
+from ..config import Settings
+from ._common import add_setting
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--upstream", required=True, help="the model server's base URL, e.g. http://127.0.0.1:11434"
     )
-    p.add_argument(
-        "--provider",
-        choices=PROVIDERS,
-        default="openai",
-        help="the API the server and the plugin speak (default openai: /v1/completions)",
+    add_setting(
+        p, "provider", help="the API the server and the plugin speak (default {default}: /v1/completions)"
     )
-    p.add_argument(
-        "--mode",
-        choices=("repair", "monitor", "off"),
-        default="repair",
+    add_setting(
+        p,
+        "mode",
         help="repair: answer with the repaired completion; monitor: answer with the server's own at "
         "once and record the verdict afterwards; off: pass everything through",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     p.add_argument("--port", type=int, default=8787, help="port (default 8787; 0: any free port, printed)")
-    p.add_argument("-k", "--mutants", type=int, default=_DEFAULTS.mutants, help="mutants per completion")
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=_DEFAULTS.timeout,
-        help=f"seconds the server has to answer a request (default {_DEFAULTS.timeout:g})",
-    )
-    p.add_argument(
-        "--completion-scope",
-        choices=("line", "block", "auto"),
-        default=_DEFAULTS.completion_scope,
-        help="line, block (default) or auto",
-    )
-    p.add_argument("--defect-log", default=None, help="the defect log (default: the language server's)")
-    p.add_argument("--log-all", action="store_true", help="record every verdict, not only suspected defects")
+    add_setting(p, "mutants", help="mutants per completion")
+    add_setting(p, "timeout", help="seconds the server has to answer a request (default {default})")
+    add_setting(p, "completion_scope", help="line, block (default) or auto")
+    add_setting(p, "defect_log")
+    add_setting(p, "log_all")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import argparse
 
+from ._common import add_setting
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default=None, help="model directory (default: the bundled model)")
+    add_setting(p, "model", help="model directory (default: the bundled model)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port, printed)")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
-    p.add_argument("--dtype", default="auto", choices=("auto", "float32", "float16", "bfloat16"))
-    p.add_argument(
-        "--threads",
-        type=int,
-        default=0,
-        help="CPU threads for torch, at most the CPU cores; 0: torch's default",
-    )
+    add_setting(p, "device", help="auto, cpu, cuda or cuda:N")
+    add_setting(p, "dtype")
+    add_setting(p, "threads", help="CPU threads for torch, at most the CPU cores; 0: torch's default")
     p.add_argument(
         "--max-batch", type=int, default=32, help="most prompts in one batched generate (default 32)"
     )
