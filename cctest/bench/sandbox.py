@@ -187,29 +187,25 @@ def prepare():
     if ROOT and libc.setns(OWN_PIDNS, CLONE_NEWPID) == 0 and libc.unshare(NS_ALL) == 0:
         ready = NS_ALL
 
-def child(req, result_fd, made):
-    # the sample's first process: a session of its own, only its own descriptors, its directory,
-    # a fresh environment; ``made``: already in its namespaces, as the pid namespace's init
+def child(req_fd, result_fd, made):
+    # the sample's first process, forked ahead of its sample (a warm child, made while the previous
+    # sample runs): a session of its own, only its own descriptors, its namespaces; then it reads
+    # its request (until the worker closes ``req_fd``) and takes its directory and a fresh
+    # environment. ``made``: already in its namespaces, as the pid namespace's init
     libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     os.setsid()
-    wd = req["dir"]
-    out = os.open(os.path.join(wd, ".out"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     null = os.open("/dev/null", os.O_RDONLY)
-    os.dup2(null, 0); os.dup2(out, 1); os.dup2(out, 2)
-    keep = {0, 1, 2, result_fd, *PATH_FDS.values()}
+    os.dup2(null, 0); os.dup2(null, 1); os.dup2(null, 2)
+    keep = {0, 1, 2, req_fd, result_fd, *PATH_FDS.values()}
     for fd in [int(n) for n in os.listdir("/proc/self/fd")]:
         if fd not in keep:
             try:
                 os.close(fd)
             except OSError:
                 pass
-    os.chdir(wd)
-    os.environ.clear()
-    os.environ.update(ENV, HOME=wd, TMPDIR=wd)
     iso = {"network": "audit-hook", "user": "same", "nproc": "rlimit", "ipc": "shared",
            "filesystem": "private view (bubblewrap)" if bwrap else "host",
            "process": "fork of a sandboxed worker" if bwrap else "fork of a worker"}
-    existing = 0 if ROOT else own_processes()
     # fresh network, pid, IPC and UTS namespaces for this sample alone
     pidns, userns = bool(made), False
     if made:
@@ -250,6 +246,24 @@ def child(req, result_fd, made):
             if init:
                 relay(os.waitpid(init, 0)[1])
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the worker's kill reaches it
+    raw = b""
+    while True:
+        chunk = os.read(req_fd, 65536)
+        if not chunk:
+            break
+        raw += chunk
+    if not raw:
+        os._exit(0)  # the worker is gone, or stops: no sample for this one
+    os.close(req_fd)
+    req = json.loads(raw)
+    wd = req["dir"]
+    out = os.open(os.path.join(wd, ".out"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(out, 1); os.dup2(out, 2); os.close(out)
+    os.chdir(wd)
+    os.environ.clear()
+    os.environ.update(ENV, HOME=wd, TMPDIR=wd)
+    existing = 0 if ROOT or userns else own_processes()
+    if pidns:
         sample = os.fork()
         if sample:
             while True:
@@ -395,11 +409,12 @@ def children():
             pass
     return found
 
-def clean_up():
+def clean_up(spare=None):
     # every process of the sample is the worker's descendant, and becomes its child when its
-    # parent dies (the worker is a subreaper): kill the children until none is left
+    # parent dies (the worker is a subreaper): kill the children until none is left (but the next
+    # sample's warm child, ``spare``)
     while True:
-        kids = children()
+        kids = [pid for pid in children() if pid != spare]
         if not kids:
             break
         for pid in kids:
@@ -422,18 +437,31 @@ def clean_up():
             except OSError:
                 pass
 
-def run(req):
-    r, w = os.pipe()
+def spawn():
+    # a warm child for the next sample, in the namespaces made for it; then the worker makes those
+    # of the one after (and leaves these)
     made = ready
+    req_r, req_w = os.pipe()
+    r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
-            os.close(r)
-            child(req, w, made)
+            os.close(req_w); os.close(r)
+            child(req_r, w, made)
         finally:
             os._exit(70)
-    os.close(w)
-    prepare()  # the next sample's namespaces, while this one runs; the worker leaves this one's
+    os.close(req_r); os.close(w)
+    prepare()
+    return pid, req_w, r
+
+warm = None
+
+def run(req):
+    global warm
+    pid, req_w, r = warm
+    os.write(req_w, json.dumps(req).encode())
+    os.close(req_w)
+    warm = spawn()  # the next sample's child, while this one runs
     start = time.monotonic()
     deadline = start + req["limits"]["wall_seconds"]
     timed_out = False
@@ -457,7 +485,7 @@ def run(req):
         os.kill(pid, signal.SIGKILL)
     status = os.waitpid(pid, 0)[1]
     seconds = time.monotonic() - start
-    clean_up()
+    clean_up(spare=warm[0])
     os.set_blocking(r, False)
     raw = b""
     while True:
@@ -477,6 +505,7 @@ prepare()
 # its pages on write)
 compile("def f(x):\n    assert f(x) == [x]\n", "sample.py", "exec")  # the first compile costs ms
 gc.collect(); gc.freeze()
+warm = spawn()
 buf = b""
 while True:
     while b"\n" not in buf:
