@@ -168,18 +168,27 @@ class _Live:
     """A streamed request's rows while they are written: each row's text so far and how it ended
     (``finish_reason``, None while it runs), set on the event loop from the model's thread after
     every decoding step. ``cancelled`` (the client went away) is read by the model's thread after
-    every token: the request's rows then stop."""
+    every token: the request's rows then stop. ``steps``: each row's (text, finish) after every
+    step not yet sent, so a stream that fell behind the model still sends one event per step
+    (a client counting tokens by events, as an early decision does, counts them all)."""
 
     def __init__(self, rows: int) -> None:
         self.texts = [""] * rows
         self.ended: list[str | None] = [None] * rows
+        self.steps: list[list[tuple[str, str | None]]] = [[] for _ in range(rows)]
         self.cancelled = False
         self.changed = asyncio.Event()
 
     def update(self, row: int, text: str, ended: str | None) -> None:
         if self.ended[row] is None:
             self.texts[row], self.ended[row] = text, ended
+            self.steps[row].append((text, ended))
             self.changed.set()
+
+    def take(self, row: int) -> list[tuple[str, str | None]]:
+        """Row ``row``'s steps not yet sent, oldest first."""
+        steps, self.steps[row] = self.steps[row], []
+        return steps
 
 
 @dataclass
@@ -713,17 +722,15 @@ async def _stream(
             if sse.gone:
                 raise ConnectionResetError
             news = []
-            for i, text in enumerate(live.texts):
-                if done[i] or (not over and live.ended[i] is None and not text):
-                    continue
-                ended = live.ended[i]
-                if over and ended is None:  # answered from the results below
-                    continue
-                shown = _finished(text, stops) if ended is not None else _held_back(text, stops)
-                if shown.startswith(sent[i]) and (len(shown) > len(sent[i]) or ended is not None):
-                    news.append((i, shown[len(sent[i]) :], ended))
-                    sent[i] = shown
-                    done[i] = ended is not None
+            for i in range(len(prompts)):
+                for text, ended in live.take(i):  # one event per step that wrote text
+                    if done[i] or (ended is None and (over or not text)):
+                        continue  # a row running when the batch is over: answered from the results below
+                    shown = _finished(text, stops) if ended is not None else _held_back(text, stops)
+                    if shown.startswith(sent[i]) and (len(shown) > len(sent[i]) or ended is not None):
+                        news.append((i, shown[len(sent[i]) :], ended))
+                        sent[i] = shown
+                        done[i] = ended is not None
             if news and sse.response is None:
                 await sse.open()
                 if chat:
