@@ -267,7 +267,7 @@ class Settings:
         "Draw up to this many times k candidate mutants and keep the k whose first change is nearest "
         "the cursor (each scheme family's nearest first, so the families stay): the rows then share "
         "more of the prompt and a request costs less, but on HumanEval the verdicts' F1 drops "
-        "(docs/backends.md). 1: the schemes' own order.",
+        "(docs/backends-performance.md). 1: the schemes' own order.",
         minimum=1,
         maximum=8,
         backend=False,
@@ -297,7 +297,7 @@ class Settings:
         "fill-in-the-middle layout), renaming schemes pick, where they have a choice, names that "
         "code does not use, so a mutant leaves it as it is: its row shares that code and the "
         "prompt's start with the prompt's row instead of being read whole on its own "
-        "(docs/backends.md). false: the schemes' own order.",
+        "(docs/backends-performance.md). false: the schemes' own order.",
         backend=False,
         cli_help=(
             "with a suffix-first FIM model, renames prefer names the code after the cursor does not use "
@@ -311,7 +311,7 @@ class Settings:
         "at the function's start), REL renames first the local first used nearest it, and with "
         "spare_suffix a rename that cannot spare the code after the cursor is kept only as its "
         "family's first mutant. A local model reads each row from its first change on, so this "
-        "costs fewer tokens (docs/backends.md). false: the schemes' own choice.",
+        "costs fewer tokens (docs/backends-performance.md). false: the schemes' own choice.",
         backend=False,
         cli_help=(
             "mutants changed near the cursor: GRA's dead code nearest it, and a rename that cannot "
