@@ -37,6 +37,21 @@ class _Request:
     started: float
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """The rows a ``run`` of a prompt sends to the backend (``Engine.prepare``): the prompt and
+    its mutants, each one's code after the cursor (in its own names), and the mutants, whose
+    renames map row ``i``'s completion back to the prompt's names (row 0: the prompt itself)."""
+
+    texts: tuple[str, ...]
+    suffixes: tuple[str, ...]
+    mutants: tuple[Mutant, ...]
+
+    def renames(self, row: int) -> dict[str, str]:
+        """Row ``row``'s renames (mutant name -> the prompt's), empty for the prompt's own row."""
+        return dict(self.mutants[row - 1].renames) if row else {}
+
+
 class _Judged(NamedTuple):
     """Detection and repair over one set of completions ([original, mutant_1, ...])."""
 
@@ -103,8 +118,14 @@ class Engine:
     def rows(self, prompt: Prompt | str, *, k: int | None = None) -> tuple[list[str], list[str]]:
         """The texts a ``run`` of ``prompt`` sends to the backend (the prompt, then its mutants),
         and the code after each one's cursor (in each mutant's names)."""
+        prepared = self.prepare(prompt, k=k)
+        return list(prepared.texts), list(prepared.suffixes)
+
+    def prepare(self, prompt: Prompt | str, *, k: int | None = None) -> Prepared:
+        """The rows a ``run`` of ``prompt`` sends to the backend, and the mutants they come from
+        (the same as ``run`` makes: the mutants depend only on the prompt and the settings)."""
         request = self._prepare(prompt, k, None, None)
-        return request.texts, request.suffixes
+        return Prepared(tuple(request.texts), tuple(request.suffixes), request.mutants)
 
     async def run_many(
         self,

@@ -198,7 +198,10 @@ class OpenAI(Api):
         out = []
         for suffix, rows in groups.items():
             body = {k: v for k, v in ask.body.items() if k not in ("stream", "stream_options", "suffix")}
-            body["prompt"] = [self._row_prompt(ask, texts[i], suffixes[i]) for i in rows]
+            prompts = [self._row_prompt(ask, texts[i], suffixes[i]) for i in rows]
+            # one row (each streamed row of an early decision): a plain string, as the http
+            # backend sends it and every server takes it (some refuse a list with a stream)
+            body["prompt"] = prompts if len(prompts) > 1 else prompts[0]
             body["stream"] = False
             if suffix is not None:
                 body["suffix"] = suffix

@@ -45,7 +45,7 @@ from ..backends.stop import trim_completion
 from ..config import Settings
 from ..defects import DefectStore
 from ..demutate import demutate
-from ..engine import Engine
+from ..engine import Engine, Prepared
 from ..errors import BackendError, BackendTimeout, BackendUnavailable, ConfigError, DefectLogError
 from ..fit import fit_completion
 from ..safe_text import model_text
@@ -89,32 +89,20 @@ def chosen_pieces(result: EngineResult) -> list[str]:
     return pieces(result.completion)
 
 
-class _Engine(Engine):
-    """The engine, keeping the mutants of the prompt it runs (their renames map the chosen row's
-    text back to the prompt's names while it streams)."""
-
-    prepared: Any = None
-
-    def _prepare(self, *args: Any) -> Any:
-        self.prepared = super()._prepare(*args)
-        return self.prepared
-
-
-def chosen_so_far(engine: _Engine, rows: Rows) -> str:
+def chosen_so_far(prepared: Prepared, settings: Settings, rows: Rows) -> str:
     """The chosen row's text read so far, as the repaired completion will begin: cut at its
     natural end, fitted to the completion scope, mapped back to the prompt's names; while the row
     runs, its complete lines only (the last line may yet be cut, or a name in it renamed)."""
-    chosen, request = rows.chosen, engine.prepared
-    if chosen is None or request is None or chosen >= len(rows.streams):
+    chosen = rows.chosen
+    if chosen is None or chosen >= len(rows.streams) or chosen >= len(prepared.texts):
         return ""
     row = rows.streams[chosen]
     raw = row.outcome()
     if not isinstance(raw, str):
         return ""
-    s = engine.settings
-    text = fit_completion(request.texts[chosen], raw, request.suffixes[chosen], s.completion_scope)
+    text = fit_completion(prepared.texts[chosen], raw, prepared.suffixes[chosen], settings.completion_scope)
     if chosen:
-        text = demutate(text, request.mutants[chosen - 1].renames)
+        text = demutate(text, prepared.renames(chosen))
     return text if row.ended is not None else text[: text.rfind("\n") + 1]
 
 
@@ -178,15 +166,15 @@ class Proxy:
 
     async def _repair(self, request: web.Request, raw: bytes, ask: Ask) -> web.StreamResponse:
         rows = Rows(self.upstream, self.api, ask, request.headers, self._deadline())
-        engine = _Engine(rows, self.settings)
+        engine = Engine(rows, self.settings)
         prompt = Prompt(text=ask.prefix, suffix=ask.suffix)
         try:  # the mutants are made off the event loop (libcst); ``run`` then finds them cached
-            await asyncio.to_thread(engine.rows, prompt)
+            prepared = await asyncio.to_thread(engine.prepare, prompt)
         except Exception as exc:  # noqa: BLE001 - code the mutators cannot read: as the plugin sent it
             log.info("no mutants for this prompt (%s); passed through", type(exc).__name__)
             return await self._forward(request, raw)
         if ask.stream:
-            return await self._repair_streaming(request, ask, engine, rows, prompt)
+            return await self._repair_streaming(request, ask, engine, prepared, rows, prompt)
         try:
             result = await engine.run(prompt)
         except BackendError as exc:
@@ -199,7 +187,13 @@ class Proxy:
         return await self._stream(request, ask, source, chosen_pieces(result), result.completion)
 
     async def _repair_streaming(
-        self, request: web.Request, ask: Ask, engine: _Engine, rows: Rows, prompt: Prompt
+        self,
+        request: web.Request,
+        ask: Ask,
+        engine: Engine,
+        prepared: Prepared,
+        rows: Rows,
+        prompt: Prompt,
     ) -> web.StreamResponse:
         """A repair the plugin asked to stream: once the decision is made, the chosen row's text
         goes to the plugin as it comes (``chosen_so_far``), the rest when the engine is done."""
@@ -233,7 +227,7 @@ class Proxy:
                 finally:
                     progress.cancel()
                 rows.progress.clear()
-                text = chosen_so_far(engine, rows)
+                text = chosen_so_far(prepared, self.settings, rows)
                 if len(text) > len(sent) and text.startswith(sent):
                     n += 1
                     await out.write(self.api.stream_piece(ask, source, text[len(sent) :], n))

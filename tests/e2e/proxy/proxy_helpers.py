@@ -276,9 +276,7 @@ async def proxying(upstream: str, **config: Any) -> AsyncIterator[tuple[str, Any
     from cctest.config import Settings
     from cctest.proxy.server import PROXY_KEY
 
-    settings = config.get("settings") or Settings()
-    # rows completed whole unless a test asks for the early decision (``decide_after``) itself
-    config["settings"] = settings if config.pop("deciding", False) else settings.replace(decide_after=0)
+    config.setdefault("settings", Settings())  # the default ``decide_after``: rows streamed, decided early
     runner, url = await start_proxy(ProxyConfig(upstream, **config))
     try:
         yield url, runner.app[PROXY_KEY]

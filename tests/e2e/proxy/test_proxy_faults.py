@@ -55,7 +55,7 @@ async def test_a_stalled_upstream_is_a_504_in_the_apis_shape_at_the_deadline(pro
     path, body = BODIES[provider]
     async with (
         serving(faulty_app(seen, "stall")) as up,
-        proxying(up, provider=provider, settings=Settings(mutants=3, timeout=0.5), deciding=True) as (url, _),
+        proxying(up, provider=provider, settings=Settings(mutants=3, timeout=0.5)) as (url, _),
     ):
         async with aiohttp.ClientSession() as s:
             # a request that outlives the deadline by far would fail this (the test's own bound)

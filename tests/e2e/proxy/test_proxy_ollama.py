@@ -26,11 +26,15 @@ def settings(tmp_path: Path, **extra: object) -> Settings:
     return Settings(mutants=4, defect_log=str(tmp_path / "defects.sqlite3"), **extra)  # type: ignore[arg-type]
 
 
-async def test_a_suffix_request_is_repaired_and_every_row_keeps_the_options(tmp_path: Path) -> None:
+@pytest.mark.parametrize("decide_after", [Settings().decide_after, 0])
+async def test_a_suffix_request_is_repaired_and_every_row_keeps_the_options(
+    tmp_path: Path, decide_after: int
+) -> None:
     seen = Seen()
+    config = settings(tmp_path, decide_after=decide_after)
     async with (
         serving(ollama_app(seen, odd={BEFORE})) as up,
-        proxying(up, provider="ollama", settings=settings(tmp_path)) as (url, proxy),
+        proxying(up, provider="ollama", settings=config) as (url, proxy),
     ):
         client = ollama.AsyncClient(host=url)
         options = {"temperature": 0.2, "num_ctx": 2048, "num_predict": 40}
@@ -43,7 +47,9 @@ async def test_a_suffix_request_is_repaired_and_every_row_keeps_the_options(tmp_
     assert answer.done is True
     rows = seen.bodies("/api/generate")
     assert len(rows) == 5 and rows[0]["prompt"] == BEFORE and rows[0]["suffix"] == AFTER
-    assert all(r["stream"] is False and r["options"] == options and r["model"] == MODEL for r in rows)
+    # deciding early (the default) each row is a stream of its own; with decide_after 0, whole
+    streamed = decide_after > 0
+    assert all(r["stream"] is streamed and r["options"] == options and r["model"] == MODEL for r in rows)
     assert len({r["prompt"] for r in rows}) == 5
 
 
@@ -62,8 +68,9 @@ async def test_streamed_by_default_as_ndjson_ending_in_done(tmp_path: Path) -> N
     assert parts[-1].done is True and parts[-1].done_reason == "stop"
     assert all(p.done is False for p in parts[:-1]) and len(parts) > 2
     assert "".join(p.response or "" for p in parts) == GOOD
-    # upstream, every row was asked without a stream
-    assert all(r["stream"] is False for r in seen.bodies("/api/generate"))
+    # upstream, every row was asked as a stream of its own (the early decision, by default)
+    rows = seen.bodies("/api/generate")
+    assert len(rows) == 5 and all(r["stream"] is True for r in rows)
 
 
 @pytest.mark.parametrize(
