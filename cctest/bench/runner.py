@@ -5,7 +5,7 @@ natural-language task runs (``cctest.tasks.run``) write the same files with thei
 
 A run lives in a directory::
 
-    RUN_DIR/config.json     what was run (dataset, backend, model, k, schemes, thresholds, ...)
+    RUN_DIR/config.json     what was run (dataset, thresholds, ..., the engine's settings)
     RUN_DIR/results.jsonl   one record per task, appended and fsync'd as each task finishes
     RUN_DIR/summary.json    the metrics (written at the end, rebuilt from results.jsonl)
     RUN_DIR/report.html     the report
@@ -41,8 +41,8 @@ import secrets
 import signal
 import sys
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from dataclasses import MISSING, Field, asdict, dataclass, field, fields, is_dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import MISSING, Field, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -50,6 +50,8 @@ from .. import repair
 from ..config import Settings
 from ..detect import outliers_from_counts
 from ..errors import BackendError, ConfigError, ModelLoadError
+from ..models import BUNDLED_MODEL
+from ..redact import redact_settings
 from ..safe_text import terminal_text
 from ..types import Prompt
 from ..userfile import MAX_SOURCE_BYTES, iter_user_lines, read_user_text
@@ -86,38 +88,89 @@ class RunWriteError(ConfigError):
 
 @dataclass(frozen=True)
 class RunConfig:
-    """What a run is; two runs with equal configs produce comparable records."""
+    """What a run is; two runs with equal configs produce comparable records.
+
+    ``config.json`` holds the run's own fields and, under ``"settings"``, the engine's settings as
+    ``Settings`` writes them (``recorded_settings``); ``run_config`` reads either shape."""
 
     dataset: str  # the --dataset argument
     dataset_source: str  # the file or directory it resolved to
     tasks: int  # how many tasks the run covers (after --limit)
-    backend: str
-    model: str | None
-    k: int
-    schemes: list[str]
     thresholds: list[float]
     limit: int | None
-    seed: int
     shuffle: bool
-    max_new_tokens: int
-    temperature: float
-    max_distance: float
+    # the engine's settings, their schemes named (the ones used: none given, all of them)
+    settings: Settings
     sandbox: dict[str, Any] = field(default_factory=dict)
     infill: int | None = None  # --infill N: N masked lines of the --dataset directory
-    mutant_pool: int = 1  # candidates drawn per kept mutant (the k nearest the cursor are kept)
-    # renames spare the suffix of a suffix-first model; a run recorded before the setting ran without
-    spare_suffix: bool = False
-    # mutants changed near the cursor (GRA's site, renames that cannot spare the suffix); a run
-    # recorded before the setting ran without
-    near_sites: bool = False
-    fim: str = "auto"  # --fim: the fill-in-the-middle template asked for (auto, off or a name)
-    completion_scope: str = "block"  # --completion-scope: line, block or auto
     # --decide-after N: each prompt also asked as the editor's repair mode asks it, the verdict
     # made on every completion's first N tokens (0: not asked)
     decide_after: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "settings"}
+        return {**json.loads(json.dumps(out)), "settings": recorded_settings(self.settings)}
+
+
+def recorded_settings(settings: Settings) -> dict[str, Any]:
+    """The engine's settings as ``config.json`` holds them: ``Settings.to_dict``, URLs redacted
+    (as the defect log stores them)."""
+    return redact_settings(settings.to_dict())
+
+
+def recorded_model(backend: Any, model: Any) -> str | None:
+    """The model as a run names it: the bundled model by name (``model`` null with ``hf``)."""
+    if model is None:
+        return f"{BUNDLED_MODEL} (bundled)" if backend == "hf" else None
+    return str(model)
+
+
+# config.json's fields of the engine's settings before it embedded them (``"settings"``), as its
+# readers still see them (``run_config``): field -> setting
+FLAT_SETTINGS = {
+    "backend": "backend",
+    "model": "model",
+    "k": "mutants",
+    "schemes": "schemes",
+    "seed": "seed",
+    "max_new_tokens": "max_new_tokens",
+    "temperature": "temperature",
+    "max_distance": "max_distance",
+    "mutant_pool": "mutant_pool",
+    "spare_suffix": "spare_suffix",
+    "near_sites": "near_sites",
+    "fim": "fim",
+    "completion_scope": "completion_scope",
+}
+# the fields in their order (the report lists them so), the run's own among them
+_FLAT_ORDER = (
+    "dataset", "dataset_source", "tasks", "backend", "model", "k", "schemes", "thresholds", "limit",
+    "seed", "shuffle", "max_new_tokens", "temperature", "max_distance", "sandbox", "infill",
+    "mutant_pool", "spare_suffix", "near_sites", "fim", "completion_scope", "decide_after",
+)  # fmt: skip
+# settings recorded only since a later version: a run recorded before was made with these
+RECORDED_SINCE = {
+    "mutant_pool": 1,
+    "spare_suffix": False,
+    "near_sites": False,
+    "fim": "auto",
+    "completion_scope": "block",
+}
+
+
+def run_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config.json`` as every reader sees it (resume's check, summary, headline, report,
+    comparison), whatever its shape: the run's fields with the engine's settings among them,
+    flat (``k``, ``backend``, ``model`` named as ``recorded_model`` names it, ...). A config
+    written before ``"settings"`` was is that already; any other kind's is as it is."""
+    settings = config.get("settings")
+    if not isinstance(settings, Mapping):
+        return dict(config)
+    flat = {k: v for k, v in config.items() if k != "settings"}
+    flat.update({name: settings.get(key) for name, key in FLAT_SETTINGS.items()})
+    flat["model"] = recorded_model(settings.get("backend"), settings.get("model"))
+    order = {name: i for i, name in enumerate(_FLAT_ORDER)}
+    return dict(sorted(flat.items(), key=lambda item: order.get(item[0], len(order))))
 
 
 def select_tasks(dataset: Dataset, limit: int | None, seed: int, shuffle: bool) -> list[Problem]:
@@ -333,13 +386,15 @@ def prepare_run_dir(out: Path, config: _Config, resume: bool) -> list[dict[str, 
             raise ConfigError(
                 f"there is no run to resume in {out} (no {CONFIG}); start one with --out {out}."
             )
-        old = read_config(cfg_path)
-        new = json.loads(json.dumps(config.to_dict()))  # the same JSON round trip as the stored one
+        old = run_config(read_config(cfg_path))
+        # the same JSON round trip as the stored one
+        new = run_config(json.loads(json.dumps(config.to_dict())))
         # a setting recorded only since a later version: an older run was made with its default
         recorded: tuple[Field[Any], ...] = fields(config) if is_dataclass(config) else ()
-        for f in recorded:
-            if f.name not in old and f.default is not MISSING:
-                old[f.name] = json.loads(json.dumps(f.default))
+        since = {f.name: f.default for f in recorded if f.default is not MISSING} | RECORDED_SINCE
+        for name, default in since.items():
+            if name not in old and name in new:
+                old[name] = json.loads(json.dumps(default))
         diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
         if diff:
             raise ConfigError(
@@ -431,7 +486,9 @@ async def _ask_early(early: Any, task: Problem, record: dict[str, Any], config: 
     after, thresholds = config.decide_after, config.thresholds
     try:
         asked, settling = await early.run_settling(
-            Prompt(text=task.prompt, suffix=task.suffix), k=config.k, schemes=tuple(config.schemes)
+            Prompt(text=task.prompt, suffix=task.suffix),
+            k=config.settings.mutants,
+            schemes=config.settings.schemes,
         )
     except BackendError as exc:
         return {"after": after, "error": str(exc)}
@@ -566,8 +623,8 @@ async def run_benchmark(
                 # the model works on this batch while the previous batch's tests run
                 results = await engine.run_many(
                     [Prompt(text=task.prompt, suffix=task.suffix) for _, task in group],
-                    k=config.k,
-                    schemes=tuple(config.schemes),
+                    k=config.settings.mutants,
+                    schemes=config.settings.schemes,
                 )
                 for (index, task), result in zip(group, results, strict=True):
                     if isinstance(result, ModelLoadError):
@@ -742,10 +799,10 @@ class RecordWriter:
 
 
 def load_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(config, records) of a finished or interrupted run."""
+    """(config, records) of a finished or interrupted run; the config as ``run_config`` reads it."""
     cfg_path = run_dir / CONFIG
     if not cfg_path.is_file():
         raise ConfigError(f"{run_dir} is not a cctest bench run (no {CONFIG}).")
-    config = read_config(cfg_path)
+    config = run_config(read_config(cfg_path))
     records = read_records(run_dir / RESULTS)
     return config, sorted(records, key=lambda r: r.get("index", 0))  # task order, as run_benchmark returns

@@ -134,11 +134,9 @@ def settings_from_args(args: argparse.Namespace, **extra: object) -> Settings:
 
 def recorded_model(settings: Settings) -> str | None:
     """The model as a run records it: the bundled model by name, a server URL without secrets."""
-    from ..models import BUNDLED_MODEL
+    from ..bench.runner import recorded_model as named
 
-    if settings.model is None:
-        return f"{BUNDLED_MODEL} (bundled)" if settings.backend == "hf" else None
-    return redact_url(settings.model)
+    return named(settings.backend, None if settings.model is None else redact_url(settings.model))
 
 
 def read_python(path: str) -> str:

@@ -31,7 +31,6 @@ from ._common import (
     add_backend_arguments,
     add_setting,
     default_or_parents,
-    recorded_model,
     settings_from_args,
 )
 from .bench_dir import finish, run_in_dir
@@ -297,23 +296,12 @@ def _bench(args: argparse.Namespace) -> int:
         dataset=args.dataset,
         dataset_source=dataset.source,
         tasks=len(tasks),
-        backend=settings.backend,
-        model=recorded_model(settings),
-        k=settings.mutants,
-        schemes=scheme_names(settings.schemes),  # the schemes used, named (none given: all of them)
         thresholds=thresholds,
         limit=args.limit,
-        infill=args.infill,
-        seed=args.seed,
         shuffle=args.shuffle,
-        max_new_tokens=settings.max_new_tokens,
-        temperature=settings.temperature,
-        max_distance=settings.max_distance,
-        mutant_pool=settings.mutant_pool,
-        spare_suffix=settings.spare_suffix,
-        near_sites=settings.near_sites,
-        fim=settings.fim,
-        completion_scope=settings.completion_scope,
+        # the schemes used, named (none given: all of them)
+        settings=settings.replace(schemes=scheme_names(settings.schemes)),
+        infill=args.infill,
         decide_after=args.decide_after,
         sandbox={
             "wall_seconds": limits.wall_seconds,

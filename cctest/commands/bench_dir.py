@@ -30,14 +30,16 @@ def run_in_dir(
     terminal report. The directory is locked for the whole run (one run writes it at a time); a
     write that fails (a full disk) is one sentence, and the records already written stay."""
     from ..bench.report import summarize_run
-    from ..bench.runner import CONFIG, RunWriteError, locked_run_dir, prepare_run_dir
+    from ..bench.runner import CONFIG, RunWriteError, locked_run_dir, prepare_run_dir, run_config
 
     out = Path(args.out) if args.out else Path("bench-runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
     try:
         with locked_run_dir(out, create=not args.resume):
             done = prepare_run_dir(out, config, args.resume)
             if done:
-                summarize_run(out, config.to_dict(), done)  # records it cannot summarise: refused now
+                summarize_run(
+                    out, run_config(config.to_dict()), done
+                )  # records it cannot summarise: refused now
                 print(
                     f"cctest: resuming {out}: {len(done)} of {total} prompts already done.", file=sys.stderr
                 )
@@ -49,7 +51,7 @@ def run_in_dir(
                     file=sys.stderr,
                 )
                 raise
-            finish(out, config.to_dict(), records)
+            finish(out, run_config(config.to_dict()), records)
     except RunWriteError as exc:
         if not (out / CONFIG).is_file():
             raise

@@ -197,9 +197,8 @@ def test_the_benchs_line_for_a_failed_prompt_escapes_its_task_id_and_exception(
 
     task = Problem(task_id="t\x1b]0;owned\x07", prompt=SOURCE)
     config = RunConfig(
-        dataset="tasks", dataset_source="", tasks=1, backend="rules", model=None, k=2, schemes=[],
-        thresholds=[1.0], limit=None, seed=0, shuffle=False, max_new_tokens=64, temperature=0.0,
-        max_distance=0.1,
+        dataset="tasks", dataset_source="", tasks=1, thresholds=[1.0], limit=None, shuffle=False,
+        settings=Settings(backend="rules", mutants=2),
     )  # fmt: skip
     prepare_run_dir(tmp_path, config, resume=False)
     [record] = asyncio.run(

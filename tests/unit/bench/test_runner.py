@@ -15,7 +15,7 @@ import pytest
 
 from cctest.backends.rules import RuleBackend
 from cctest.bench.datasets import load_humaneval
-from cctest.bench.runner import load_run, read_records
+from cctest.bench.runner import load_run, read_records, run_config
 from cctest.cli import main
 from cctest.config import Settings
 from cctest.detect import outlier_counts, similarity_matrix
@@ -80,7 +80,9 @@ def test_jsonl_run_report_and_exact_keys(tmp_path: Path, capsys: pytest.CaptureF
             assert r["per_T"][t]["outliers"] == [i for i, c in enumerate(counts) if c > float(t)]
     html = (run / "report.html").read_text()
     assert html.count("<svg") >= 4 and "Table VI" in html
-    config = json.loads((run / "config.json").read_text())
+    stored = json.loads((run / "config.json").read_text())
+    assert stored["settings"] == Settings(backend="rules", mutants=4, schemes=DEFAULT_SCHEMES).to_dict()
+    config = run_config(stored)
     assert (config["backend"], config["k"], config["thresholds"]) == ("rules", 4, [1.0, 2.0])
     # no --scheme: the run names every scheme it used; the rules backend has no model to name
     assert config["schemes"] == list(DEFAULT_SCHEMES) and config["model"] is None
@@ -207,13 +209,14 @@ def test_resume_with_other_settings_is_refused(tmp_path: Path, capsys: pytest.Ca
     assert "already holds a run" in capsys.readouterr().err
 
     # the FIM template and the completion scope are part of what a run is
-    config = json.loads((run / "config.json").read_text())
+    config = run_config(json.loads((run / "config.json").read_text()))
     assert config["fim"] == "auto" and config["completion_scope"] == "block"
     assert main([*base, "-k", "2", "--limit", "1", "--fim", "off", "--resume"]) == 2
     assert "different settings (fim)" in capsys.readouterr().err
     assert main([*base, "-k", "2", "--limit", "1", "--completion-scope", "line", "--resume"]) == 2
     assert "different settings (completion_scope)" in capsys.readouterr().err
-    # a run recorded before these settings were: it was made with their defaults and resumes so
+    # a run recorded before these settings were (config.json's flat shape, as run_config reads
+    # it): it was made with their defaults and resumes so
     for key in ("fim", "completion_scope", "mutant_pool"):
         del config[key]
     (run / "config.json").write_text(json.dumps(config))
@@ -343,7 +346,7 @@ def test_small_real_run_with_the_bundled_model(tmp_path: Path) -> None:
         assert (outcome is not None) == c["is_result"]
     summary = json.loads((run / "summary.json").read_text())
     assert REQUIRED <= set(summary) and summary["counts"]["prompts"] == 1
-    config = json.loads((run / "config.json").read_text())
+    config = run_config(json.loads((run / "config.json").read_text()))
     assert config["model"] == "cctest-code-small (bundled)"
     assert "<td>model</td><td>cctest-code-small (bundled)</td>" in (run / "report.html").read_text()
 
@@ -410,21 +413,9 @@ def test_failed_prompts_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None
     tasks = list(load_dataset(str(DATA / "tasks.jsonl")).tasks)
     settings = Settings(backend="rules", mutants=2)
     config = RunConfig(
-        dataset="tasks",
-        dataset_source="",
-        tasks=3,
-        backend="rules",
-        model=None,
-        k=2,
-        schemes=[],
-        thresholds=[1.0],
-        limit=None,
-        seed=0,
-        shuffle=False,
-        max_new_tokens=64,
-        temperature=0.0,
-        max_distance=0.1,
-    )
+        dataset="tasks", dataset_source="", tasks=3, thresholds=[1.0], limit=None, shuffle=False,
+        settings=settings,
+    )  # fmt: skip
     prepare_run_dir(tmp_path, config, resume=False)
     records = asyncio.run(
         run_benchmark(
