@@ -61,12 +61,14 @@ from typing import Any
 
 from ..bench.kinds import Table, model_label
 from ..bench.render import pct
+from ..config import Settings
 from ..errors import ConfigError
 from ..paraphrase import Distances, NeighbourSource, Paraphrase, generate
 from ..paraphrase.replace import cased
 from ..tasks.model import Task
-from ..tasks.oracle import Judgement
-from ..tasks.run import TasksKind, mode_label, summarize_tasks
+from ..tasks.oracle import Judgement, OracleSettings
+from ..tasks.render import ChatStyle
+from ..tasks.run import TaskRunConfig, TasksKind, mode_label, summarize_tasks
 
 READINGS = ("original", "tests")
 # a description (HumanEval's longest docstring: 1,228 characters, 244 words) is paraphrased and
@@ -846,20 +848,20 @@ class OperationalKind(TasksKind):
 
 async def run_operational(
     tasks: Sequence[Task],
-    settings: Any,
-    config: Any,
+    settings: Settings,
+    config: TaskRunConfig,
     out: Path,
     search: SearchSettings,
     source: NeighbourSource,
     distances: Distances,
     *,
     done: Sequence[dict[str, Any]] = (),
-    oracle: Any = None,
-    style: Any = None,
+    oracle: OracleSettings | None = None,
+    style: ChatStyle | None = None,
     cache: AnswerCache | None = None,
     workers: int = 2,
     batch_prompts: int = 8,
-    backend_factory: Callable[[Any], Any] | None = None,
+    backend_factory: Callable[[Settings], Any] | None = None,
     progress: bool = True,
 ) -> list[dict[str, Any]]:
     """Algorithm 2 for every task not in ``done``; one record per task appended to results.jsonl
@@ -872,7 +874,7 @@ async def run_operational(
     from ..bench.runner import RESULTS, append_record, in_task_order, progress_bar
     from ..errors import BackendError, ModelLoadError
     from ..model_load import load
-    from ..tasks.oracle import OracleSettings, judge_many
+    from ..tasks.oracle import judge_many
     from ..tasks.run import check_tasks, render
 
     check_descriptions(tasks)
