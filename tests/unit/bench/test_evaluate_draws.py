@@ -76,3 +76,37 @@ def test_pass_at_k_of_the_original_and_repaired_draws_in_summary_and_report(tmp_
     assert [row[0] for row in table[1]] == ["pass@1", "pass@10"]
     # a run without draws has no pass@k table
     assert "pass_at_k" not in kind.summarize(config, load_run(run)[1])
+
+
+def test_bench_samples_n_draws_each_prompt_n_times_and_reports_pass_at_k(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    args = [
+        "bench",
+        "--dataset",
+        "humaneval",
+        "--backend",
+        "rules",
+        "--limit",
+        "2",
+        "-k",
+        "3",
+        "--thresholds",
+        "1",
+    ]
+    assert main([*args, "--samples", "3", "--out", str(tmp_path / "greedy"), "--no-progress"]) != 0
+    assert "needs --temperature above 0" in capsys.readouterr().err
+    assert main([*args, "--samples", "3", "--temperature", "0.8", "--out", str(run), "--no-progress"]) == 0
+    config, records = load_run(run)
+    assert config["samples"] == 3
+    for r in records:
+        assert len(r["draws"]) == 2
+        for d in r["draws"]:  # the rules backend draws the same completion every time
+            assert d["original"] == r["completions"][0]["text"]
+            assert d["passed"]["original"] == (r["tests"][0]["outcome"] == "passed")
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["pass_at_k"]["samples"] == 3 and set(summary["pass_at_k"]["original"]) == {"pass@1"}
+    passed = sum(r["tests"][0]["outcome"] == "passed" for r in records) / len(records)
+    assert summary["pass_at_k"]["original"]["pass@1"] == pytest.approx(passed)
+    assert "pass@k (3 draws per prompt" in capsys.readouterr().out
