@@ -1,4 +1,5 @@
-"""The README's examples are what the tool does: each is run here and compared with the text."""
+"""The README's and docs/how-it-works.md's examples are what the tool does: each is run here and
+compared with the text; every script the figures name exists."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from cctest.mutators import mutate_whole
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+HOW = (ROOT / "docs" / "how-it-works.md").read_text(encoding="utf-8")  # the worked example
+FIGURES = (ROOT / "docs" / "figures.md").read_text(encoding="utf-8")
 CCTEST = Path(sys.executable).parent / "cctest"
 DEMO = "examples/demo.py:6:5"
 
@@ -27,8 +30,8 @@ def cctest(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
 
 
 def _paragraph(start: str) -> str:
-    at = README.index(start)
-    return README[at : README.index("\n\n", at)]
+    at = HOW.index(start)
+    return HOW[at : HOW.index("\n\n", at)]
 
 
 def test_the_demo_mutants_are_the_ones_the_readme_lists() -> None:
@@ -62,7 +65,7 @@ def test_the_demo_mutants_are_the_ones_the_readme_lists() -> None:
     ],
 )
 def test_the_scheme_table_examples(scheme: str, source: str) -> None:
-    (row,) = [line for line in README.splitlines() if line.startswith(f"   | {scheme} |")]
+    (row,) = [line for line in HOW.splitlines() if line.startswith(f"   | {scheme} |")]
     before, after = re.findall(r"`([^`]+)` → `([^`]+)`", row)[0]
     assert before in source
     assert after in mutate_whole(source, scheme).text
@@ -70,16 +73,16 @@ def test_the_scheme_table_examples(scheme: str, source: str) -> None:
 
 @pytest.mark.slow
 def test_the_demo_completion_is_printed_as_the_readme_shows() -> None:
-    """The bundled model is greedy and deterministic: `make demo` prints the README's block."""
+    """The bundled model is greedy and deterministic: `make demo` prints the worked example's block."""
     block = re.search(
-        r"which `cctest complete` prints from the cursor on.*?```python\n(.*?)```", README, re.S
+        r"which `cctest complete` prints from the cursor on.*?```python\n(.*?)```", HOW, re.S
     )
     assert block is not None
     r = cctest("complete", DEMO)
     assert r.returncode == 0, r.stderr
     assert r.stdout == block[1]
     # the README names the mutant whose completion the repair chose: "here FMT's (...)"
-    chosen = re.search(r"closest to their average: here ([A-Z]{3}(?:_[RC])?)'s", " ".join(README.split()))
+    chosen = re.search(r"closest to their average: here ([A-Z]{3}(?:_[RC])?)'s", " ".join(HOW.split()))
     assert chosen is not None
     assert "original completion consistent; chosen: mutant:" in r.stderr and chosen[1] in r.stderr
     assert "warning" not in r.stderr.lower()  # nothing from transformers, nothing about the file
@@ -103,3 +106,24 @@ def test_complete_never_writes_the_defect_log(tmp_path: Path) -> None:
     assert (r.returncode, r.stdout) == (0, "") and "no defect log" in r.stderr
     said = " ".join(README.split())
     assert "`cctest complete` never does" in said and "`cctest defects list` prints an empty list" in said
+
+
+def test_every_script_the_figures_name_exists() -> None:
+    """The README's headline figures and docs/figures.md name their scripts; each is in the tree,
+    and every headline row names one."""
+    named = set(re.findall(r"benchmarks/[\w.]+\.py", README + FIGURES))
+    assert len(named) >= 10, named
+    missing = sorted(n for n in named if not (ROOT / n).is_file())
+    assert not missing, missing
+    table = README[README.index("## Headline figures") :]
+    table = table[: table.index("\n## ")]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| what")]
+    assert 6 <= len(rows) <= 14, len(rows)
+    assert all("benchmarks/" in row for row in rows), [r for r in rows if "benchmarks/" not in r]
+
+
+def test_the_readme_stays_short_and_opens_with_the_two_commands() -> None:
+    lines = README.splitlines()
+    assert len(lines) <= 260, len(lines)
+    first_block = README[README.index("```sh") : README.index("```", README.index("```sh") + 5)]
+    assert "make demo" in first_block and "make test" in first_block
