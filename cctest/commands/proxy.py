@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..config import Settings
 from ._common import add_setting
@@ -41,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"cctest: warning: listening on {args.host}: the proxy has no authentication of its own "
             "and forwards every request to the upstream with the caller's credentials.",
+            file=sys.stderr,
         )
     settings = Settings().replace(
         mutants=args.mutants,

@@ -399,15 +399,15 @@ def run(config: ProxyConfig, host: str, port: int) -> None:
     """``cctest proxy``: serve until SIGINT or SIGTERM."""
 
     async def main() -> None:
+        stop = asyncio.Event()  # the handlers first: once the line is out, a SIGTERM stops cleanly
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
         runner, url = await start_proxy(config, host, port)
         print(
             f"cctest proxy: {url} -> {Upstream(config.upstream).shown} ({config.provider}, {config.mode})",
             flush=True,
         )
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
         try:
             await stop.wait()
         finally:
