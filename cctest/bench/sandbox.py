@@ -246,6 +246,17 @@ def child(req_fd, result_fd, made):
             if init:
                 relay(os.waitpid(init, 0)[1])
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the worker's kill reaches it
+        # the sample's process is forked ahead too: it reads the request, the init only waits
+        sample = os.fork()
+        if sample:
+            os.close(req_fd)
+            while True:
+                try:
+                    pid, status = os.waitpid(-1, 0)
+                except ChildProcessError:
+                    os._exit(1)
+                if pid == sample:
+                    relay(status)
     raw = b""
     while True:
         chunk = os.read(req_fd, 65536)
@@ -263,16 +274,6 @@ def child(req_fd, result_fd, made):
     os.environ.clear()
     os.environ.update(ENV, HOME=wd, TMPDIR=wd)
     existing = 0 if ROOT or userns else own_processes()
-    if pidns:
-        sample = os.fork()
-        if sample:
-            while True:
-                try:
-                    pid, status = os.waitpid(-1, 0)
-                except ChildProcessError:
-                    os._exit(1)
-                if pid == sample:
-                    relay(status)
     run_sample(req, result_fd, iso, existing, userns, pidns)
 
 def run_sample(req, result_fd, iso, existing, userns, pidns):
@@ -993,23 +994,64 @@ def run_program(source: str, limits: Limits | None = None, *, output_bytes: int 
         outcome, detail = _classify_exit(answer["status"], _tail(os.path.join(workdir, ".out")), limits)
         return RunResult(outcome, detail, seconds, sandbox_id=sid, output=output)
     finally:
-        # the worker's directory holds the sample's directory and nothing else for the next one
-        _clear_dir(worker.area)
+        # the worker's directory holds the sample's directory and nothing else for the next one:
+        # moved out of it at once (a rename), removed in the background where no later sample can
+        # reach it (outside the private view, or a directory of another user); else removed now
+        _clear_dir(worker.area, defer=worker.bwrap is not None or uid is not None)
         _give_back(worker, keep=answer is not None)
 
 
-def _clear_dir(path: str) -> None:
+def _clear_dir(path: str, defer: bool = False) -> None:
     try:
         names = os.listdir(path)
     except OSError:
         return
+    trash = _trash() if defer else None
     for name in names:
         p = os.path.join(path, name)
+        if trash is not None:
+            with contextlib.suppress(OSError):
+                os.rename(p, os.path.join(trash, f"{name}-{secrets.token_hex(4)}"))
+                continue
         if os.path.isdir(p) and not os.path.islink(p):
             _remove_tree(p)
         else:
             with contextlib.suppress(OSError):
                 os.unlink(p)
+
+
+_trash_lock = threading.Lock()
+_trash_state: tuple[int, str, threading.Event] | None = None  # pid, the directory, "more to remove"
+
+
+def _trash() -> str | None:
+    """A directory under the samples' root (outside every worker's view) where the samples'
+    directories go when they are done, emptied by a background thread; None if it cannot be made."""
+    global _trash_state
+    with _trash_lock:
+        if _trash_state is None or _trash_state[0] != os.getpid() or not os.path.isdir(_trash_state[1]):
+            path = os.path.join(_samples_root(), "trash")
+            try:
+                os.makedirs(path, 0o700, exist_ok=True)
+            except OSError:
+                return None
+            more = threading.Event()
+            _trash_state = (os.getpid(), path, more)
+            threading.Thread(target=_empty_trash, args=(path, more), daemon=True, name="cctest-trash").start()
+        _trash_state[2].set()
+        return _trash_state[1]
+
+
+def _empty_trash(path: str, more: threading.Event) -> None:
+    while True:
+        more.wait()
+        more.clear()
+        try:
+            names = os.listdir(path)
+        except OSError:
+            return  # the samples' root is gone
+        for name in names:
+            _remove_tree(os.path.join(path, name))
 
 
 def _classify_exit(code: int, output: str, limits: Limits) -> tuple[str, str]:
