@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .. import repair
+from ..detect import outliers_from_counts
 from .datasets import Problem
 from .metrics import t_key
-from .runner import decide, execute_tests
-from .sandbox import Limits, unique
+from .sandbox import Limits, check_program, run_many, unique
 
 
 def draw(result: Any, thresholds: Sequence[float]) -> dict[str, Any]:
@@ -31,8 +32,8 @@ def draw(result: Any, thresholds: Sequence[float]) -> dict[str, Any]:
     counts = list(result.verdict.counts)
     eligible = eligible_mask(result.mutants, result.completions)
     repaired: dict[str, str | None] = {}
-    for t in thresholds:
-        chosen = decide(matrix, counts, eligible, t)["chosen"]
+    for t in thresholds:  # as the run decides its record's own (``runner.decide``)
+        chosen = repair.choose(matrix, outliers_from_counts(counts, t), eligible)
         repaired[t_key(t)] = texts[chosen] if chosen is not None else None
     return {"error": None, "original": texts[0] if texts else None, "repaired": repaired}
 
@@ -43,8 +44,12 @@ def judge_draws(task: Problem, draws: Sequence[dict[str, Any]], limits: Limits, 
     texts = unique(
         t for d in draws for t in [d.get("original"), *(d.get("repaired") or {}).values()] if t is not None
     )
-    outcomes = execute_tests(task, texts, limits, workers) if texts else []
-    ok = {t: o is not None and o["outcome"] == "passed" for t, o in zip(texts, outcomes, strict=True)}
+    programs = {
+        t: check_program(task.prompt, t + task.suffix, task.tests or "", task.entry_point) for t in texts
+    }
+    distinct = unique(programs.values())
+    results = dict(zip(distinct, run_many(distinct, limits, workers=workers), strict=True))
+    ok = {t: results[program].passed for t, program in programs.items()}
 
     def passed(text: str | None) -> bool:
         return text is not None and ok.get(text, False)
