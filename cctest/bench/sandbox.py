@@ -4,8 +4,10 @@ Each worker slot has a worker process, ``python -I -S`` started once (inside the
 layer 3) and kept; for each sample it forks a fresh child, in a new session, with a fresh
 temporary directory as its working directory, ``HOME`` and ``TMPDIR``, waits for its exit on a
 pidfd (the wall-clock limit is the wait's timeout), and, a child subreaper, kills every process
-the sample left behind. A worker that dies or stops answering is replaced; it ends when cctest
-closes its stdin. Each sample It imports the standard library and, read-only, the
+the sample left behind. The child is forked ahead, while the previous sample runs (as root in
+namespaces the worker made for it), and waits on a pipe for its sample. A worker that dies or
+stops answering is replaced; it ends when cctest closes its stdin. Each sample imports the
+standard library and, read-only, the
 packages installed where cctest itself runs (the running interpreter's ``site-packages``, see
 :func:`site_packages`; not a user's ``pip install --user`` site, which lives in the home), so an
 answer or a reference that uses NumPy runs as it would for its author; ``.pth`` files are not

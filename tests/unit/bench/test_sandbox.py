@@ -488,3 +488,29 @@ def test_a_killed_process_leaves_nothing_behind(tmp_path: Path) -> None:
     assert not _alive_with(sid)
     assert sweep_stale(str(tmp_path)) == [str(root)]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_each_sample_gets_fresh_namespaces_and_its_directory_goes() -> None:
+    """The child is made ahead, while the previous sample runs: still, each sample of one worker
+    has network, IPC, UTS and pid namespaces no other sample had, and a done sample's directory
+    is gone from the worker's (at once) and from the disk (soon after)."""
+    probe = (
+        "import os\n"
+        "ns = [os.readlink('/proc/self/ns/' + n) for n in ('net', 'ipc', 'uts', 'pid')]\n"
+        "raise Exception(repr([ns, os.getcwd()]))\n"
+    )
+    results = run_many([probe] * 4, FAST, workers=1)
+    seen = [ast.literal_eval(r.detail.split(": ", 1)[1]) for r in results]
+    if results[0].isolation.get("pid") != "namespace" or results[0].isolation.get("ipc") != "namespace":
+        pytest.skip(f"no namespaces on this machine: {results[0].isolation}")
+    for kind in range(4):
+        assert len({ns[kind] for ns, _ in seen}) == 4, [ns[kind] for ns, _ in seen]
+    dirs = [d for _, d in seen]
+    assert len(set(dirs)) == 4
+    for d in dirs[:-1]:
+        assert not os.path.exists(d)  # moved out of the worker's directory before the next sample
+    trash = os.path.join(sandbox._samples_root(), "trash")
+    deadline = time.monotonic() + 60
+    while os.path.isdir(trash) and os.listdir(trash) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.isdir(trash) or not os.listdir(trash)
