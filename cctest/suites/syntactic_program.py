@@ -29,17 +29,23 @@ the oracle's categories: no code is ``no_function``, a program that does not par
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 
-from ..bench.sandbox import RunResult, run_many
+from ..bench.sandbox import RunResult
 from ..tasks.model import Task
-from ..tasks.oracle import Judgement, OracleSettings, static_errors
+from ..tasks.oracle import (
+    Judgement,
+    OracleSettings,
+    driver_report,
+    driver_source,
+    process_category,
+    run_judged,
+    static_errors,
+)
 
 PROMPTS = ("function", "paper")  # cctest's Python function (default), the paper's program
 TRIG = ("sin", "cos", "tan")
-_OUTPUT_BYTES = 64 * 1024
 
 _INPUTS = {
     2: "'a' and 'b' are inputs to the program. Assume that none of 'a' or 'b' are 0.",
@@ -85,48 +91,12 @@ def extract_program(answer: str) -> str | None:
 
 # Runs in the sandbox: the answer's program on each generated input, its output read and compared.
 _DRIVER = r"""
-import io, json, math, os, random, re, signal, sys
-CFG = json.loads(%s)
+import io, math, random, re
 KIND, EPS, REL = CFG["kind"], CFG["eps"], CFG["rel"]
 TAU = 2 * math.pi
 
-def emit(text):
-    os.write(1, (text + "\n").encode())
-
-class _Limit(BaseException):
-    pass
-
-def _on_timer(signum, frame):
-    raise _Limit("wall-clock" if signum == signal.SIGALRM else "CPU")
-
-signal.signal(signal.SIGALRM, _on_timer)
-signal.signal(signal.SIGPROF, _on_timer)
-
-def timed(fn, *args):
-    signal.setitimer(signal.ITIMER_REAL, CFG["wall"])
-    signal.setitimer(signal.ITIMER_PROF, CFG["cpu"])
-    try:
-        return fn(*args)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.setitimer(signal.ITIMER_PROF, 0)
-
 result = {"category": "passed", "detail": "", "inputs_passed": 0, "inputs_skipped": 0,
           "failing_input": None}
-
-def finish(category=None, detail=""):
-    if category is not None:
-        result["category"], result["detail"] = category, detail[:500]
-    emit("@R" + json.dumps(result))
-    os._exit(0)
-
-def classify(exc):
-    if isinstance(exc, _Limit):
-        limit = CFG["wall"] if str(exc) == "wall-clock" else CFG["cpu"]
-        return "resource_exhaustion", "ran past the %%s limit of %%g s per input" %% (exc, limit)
-    if isinstance(exc, MemoryError):
-        return "resource_exhaustion", "MemoryError: the memory limit was reached"
-    return "runtime_error", ("%%s: %%s" %% (type(exc).__name__, exc)).strip()
 
 def solutions(a, b, c=None):
     if KIND == "linear":
@@ -236,21 +206,13 @@ def driver_program(task: Task, code: str, settings: OracleSettings) -> str:
         "cpu": settings.input_cpu_seconds,
         "wall": settings.input_wall_seconds,
     }
-    return _DRIVER % repr(json.dumps(cfg))
+    return driver_source(_DRIVER, cfg)
 
 
 def _interpret(run: RunResult, code: str) -> Judgement:
     """A judgement from the driver's report, or from how its process ended."""
-    report = None
-    last = None
-    for line in run.output.splitlines():
-        if line.startswith("@R"):
-            try:
-                report = json.loads(line[2:])
-            except ValueError:
-                report = None
-        elif line.startswith("@I"):
-            last = int(line[2:])
+    report, mark = driver_report(run.output, ("@I",))
+    last = int(mark[1:]) if mark else None
     if report is not None:
         return Judgement(
             category=report["category"],
@@ -261,9 +223,24 @@ def _interpret(run: RunResult, code: str) -> Judgement:
             failing_input=report["failing_input"],
             seconds=run.seconds,
         )
-    category = "resource_exhaustion" if run.outcome in ("timeout", "resource_limit") else "runtime_error"
     where = "" if last is None else f" on input {last}"
-    return Judgement(category, f"{run.detail}{where}", code, failing_input=last, seconds=run.seconds)
+    return Judgement(
+        process_category(run), f"{run.detail}{where}", code, failing_input=last, seconds=run.seconds
+    )
+
+
+def _prepare(answer: str) -> Judgement | str:
+    """The category decided without running anything, or the program to run."""
+    code = extract_program(answer)
+    if code is None:
+        return Judgement("no_function", "the answer holds no program")
+    try:
+        errors = static_errors(code)
+    except SyntaxError as exc:
+        return Judgement("syntax_error", f"line {exc.lineno}: {exc.msg}", code)
+    if errors:
+        return Judgement("static_error", "; ".join(errors[:3]), code)
+    return code
 
 
 def judge_programs(
@@ -275,41 +252,12 @@ def judge_programs(
 ) -> list[Judgement]:
     """Judge ``(task, answer, prompt)`` triples whose answers are programs printing the solutions
     (the module says how); the same signature as ``cctest.tasks.oracle.judge_many``."""
-    settings = settings or OracleSettings()
-    out: list[Judgement | None] = [None] * len(items)
-    programs: dict[str, list[int]] = {}
-    codes: dict[str, str] = {}
-    for i, (task, answer, _) in enumerate(items):
-        code = extract_program(answer)
-        pre: Judgement | None = None
-        if code is None:
-            pre = Judgement("no_function", "the answer holds no program")
-        else:
-            try:
-                errors = static_errors(code)
-            except SyntaxError as exc:
-                pre = Judgement("syntax_error", f"line {exc.lineno}: {exc.msg}", code)
-            else:
-                if errors:
-                    pre = Judgement("static_error", "; ".join(errors[:3]), code)
-        if pre is not None:
-            out[i] = pre
-            if on_done is not None:
-                on_done(i, pre)
-            continue
-        assert code is not None
-        program = driver_program(task, code, settings)
-        programs.setdefault(program, []).append(i)
-        codes[program] = code
-    distinct = list(programs)
-
-    def done(k: int, run: RunResult) -> None:
-        judgement = _interpret(run, codes[distinct[k]])
-        for i in programs[distinct[k]]:
-            out[i] = judgement
-            if on_done is not None:
-                on_done(i, judgement)
-
-    limits = settings.process_limits([items[programs[p][0]][0] for p in distinct])
-    run_many(distinct, limits, workers=workers, on_done=done, output_bytes=_OUTPUT_BYTES)
-    return [j for j in out if j is not None]
+    return run_judged(
+        items,
+        settings or OracleSettings(),
+        prepare=lambda task, answer, prompt: _prepare(answer),
+        driver=driver_program,
+        read=_interpret,
+        workers=workers,
+        on_done=on_done,
+    )

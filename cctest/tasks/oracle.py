@@ -208,13 +208,13 @@ def pylint_errors(code: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-# The program that checks one answer. It runs in the sandbox as trusted code and reports on
-# stdout: "@T<i>" before fixed test i, "@I<i>" before input i (so that a process killed mid-way
-# says where), and one JSON line at the end.
-_DRIVER = r"""
-import copy, errno, json, math, os, random, signal, sys
+# The start every sandboxed driver shares (``driver_source``): CFG, ``emit`` (a line on the
+# report's stdout), per-call CPU and wall-clock timers (``timed``), ``classify`` (an exception's
+# category and detail; an OSError whose errno is in the driver's RESOURCE_ERRNOS is resource
+# exhaustion) and ``finish`` (the driver's ``result`` as the last "@R" line, then exit).
+_PRELUDE = r"""
+import json, os, signal, sys
 CFG = json.loads(%s)
-NAME = CFG["name"]
 
 def emit(text):
     os.write(1, (text + "\n").encode())
@@ -227,8 +227,6 @@ def _on_timer(signum, frame):
 
 signal.signal(signal.SIGALRM, _on_timer)
 signal.signal(signal.SIGPROF, _on_timer)
-_null = open(os.devnull, "w")
-sys.stdout = sys.stderr = _null  # what the code prints is not the oracle's report
 
 def timed(fn, *args):
     signal.setitimer(signal.ITIMER_REAL, CFG["wall"])
@@ -239,7 +237,7 @@ def timed(fn, *args):
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.setitimer(signal.ITIMER_PROF, 0)
 
-_RESOURCE_ERRNOS = {errno.EAGAIN, errno.EFBIG, errno.ENOMEM, errno.EMFILE, errno.ENFILE}
+RESOURCE_ERRNOS = frozenset()
 
 def classify(exc):
     if isinstance(exc, _Limit):
@@ -247,9 +245,58 @@ def classify(exc):
         return "resource_exhaustion", "ran past the %%s limit of %%g s per input" %% (exc, limit)
     if isinstance(exc, MemoryError):
         return "resource_exhaustion", "MemoryError: the memory limit was reached"
-    if isinstance(exc, OSError) and exc.errno in _RESOURCE_ERRNOS:
+    if isinstance(exc, OSError) and exc.errno in RESOURCE_ERRNOS:
         return "resource_exhaustion", "%%s: %%s" %% (type(exc).__name__, exc)
     return "runtime_error", ("%%s: %%s" %% (type(exc).__name__, exc)).strip()
+
+def finish(category=None, detail=""):
+    if category is not None:
+        result["category"], result["detail"] = category, detail[:500]
+    emit("@R" + json.dumps(result))
+    sys.stdout.flush()
+    os._exit(0)
+"""
+
+
+def driver_source(body: str, cfg: dict[str, Any]) -> str:
+    """A sandboxed driver program: the shared start (CFG read from ``cfg``, ``emit``, ``timed``,
+    ``classify``, ``finish``; see ``_PRELUDE``), then ``body``. Both are %-templates, so a literal
+    ``%`` in ``body`` is written ``%%``."""
+    return (_PRELUDE + body) % repr(json.dumps(cfg))
+
+
+def driver_report(output: str, marks: tuple[str, ...] = ("@T", "@I")) -> tuple[dict[str, Any] | None, str]:
+    """What a driver's stdout says: its report (the last "@R" line's JSON; None where there is
+    none or it is cut short) and the last progress line starting with one of ``marks``, without
+    its "@" ("T3", "I7"; "" where none)."""
+    report: dict[str, Any] | None = None
+    last = ""
+    for line in output.splitlines():
+        if line.startswith("@R"):
+            try:
+                report = json.loads(line[2:])
+            except ValueError:
+                report = None
+        elif line.startswith(marks):
+            last = line[1:]
+    return report, last
+
+
+def process_category(run: RunResult) -> str:
+    """The category of a driver that reported nothing, from how its process ended."""
+    return "resource_exhaustion" if run.outcome in ("timeout", "resource_limit") else "runtime_error"
+
+
+# The program that checks one answer. It runs in the sandbox as trusted code and reports on
+# stdout: "@T<i>" before fixed test i, "@I<i>" before input i (so that a process killed mid-way
+# says where), and one JSON line at the end.
+_DRIVER = r"""
+import copy, errno, math, random
+NAME = CFG["name"]
+_null = open(os.devnull, "w")
+sys.stdout = sys.stderr = _null  # what the code prints is not the oracle's report
+
+RESOURCE_ERRNOS = {errno.EAGAIN, errno.EFBIG, errno.ENOMEM, errno.EMFILE, errno.ENFILE}
 
 def short(value, n=120):
     try:
@@ -309,13 +356,6 @@ def ref_also_slow(call):
 
 result = {"category": "passed", "detail": "", "tests_passed": 0, "inputs_passed": 0,
           "inputs_skipped": 0, "generator_errors": 0, "failing_input": None, "first_skip": ""}
-
-def finish(category=None, detail=""):
-    if category is not None:
-        result["category"], result["detail"] = category, detail[:500]
-    emit("@R" + json.dumps(result))
-    sys.stdout.flush()
-    os._exit(0)
 
 try:
     ns = define(CFG["code"], "answer.py")
@@ -411,21 +451,12 @@ def driver_program(task: Task, code: str, settings: OracleSettings) -> str:
         "cpu": settings.input_cpu_seconds,
         "wall": settings.input_wall_seconds,
     }
-    return _DRIVER % repr(json.dumps(cfg))
+    return driver_source(_DRIVER, cfg)
 
 
 def interpret(run: RunResult, code: str) -> tuple[Judgement, dict[str, Any]]:
     """A judgement from the driver's output; the process's own outcome where it reported nothing."""
-    last = ""
-    report: dict[str, Any] | None = None
-    for line in run.output.splitlines():
-        if line.startswith("@R"):
-            try:
-                report = json.loads(line[2:])
-            except ValueError:
-                report = None
-        elif line.startswith(("@T", "@I")):
-            last = line[1:]
+    report, last = driver_report(run.output)
     if report is not None:
         return (
             Judgement(
@@ -447,11 +478,9 @@ def interpret(run: RunResult, code: str) -> tuple[Judgement, dict[str, Any]]:
     elif last.startswith("I"):
         where = f" on input {last[1:]}"
         failing = int(last[1:])
-    if run.outcome in ("timeout", "resource_limit"):
-        category = "resource_exhaustion"
-    else:
-        category = "runtime_error"
-    return Judgement(category, f"{run.detail}{where}", code, failing_input=failing, seconds=run.seconds), {}
+    return Judgement(
+        process_category(run), f"{run.detail}{where}", code, failing_input=failing, seconds=run.seconds
+    ), {}
 
 
 def prejudge(task: Task, answer: str, prompt: str | None, static_check: str = "pyflakes") -> Judgement | str:
@@ -467,6 +496,48 @@ def prejudge(task: Task, answer: str, prompt: str | None, static_check: str = "p
     return found.code
 
 
+def run_judged(
+    items: Sequence[tuple[Task, str, str | None]],
+    settings: OracleSettings,
+    *,
+    prepare: Callable[[Task, str, str | None], Judgement | str],
+    driver: Callable[[Task, str, OracleSettings], str],
+    read: Callable[[RunResult, str], Judgement],
+    workers: int = 2,
+    on_done: Callable[[int, Judgement], None] | None = None,
+) -> list[Judgement]:
+    """Judge ``(task, answer, prompt)`` triples in the sandbox, in the order given: ``prepare``
+    decides an answer without running it (a Judgement) or gives the code to run; ``driver`` makes
+    the program that checks that code; ``read`` judges from how the program ran. Identical
+    programs run once; at most ``workers`` processes at a time; ``on_done`` hears each judgement."""
+    out: list[Judgement | None] = [None] * len(items)
+    programs: dict[str, list[int]] = {}
+    codes: dict[str, str] = {}
+    for i, (task, answer, prompt) in enumerate(items):
+        pre = prepare(task, answer, prompt)
+        if isinstance(pre, Judgement):
+            out[i] = pre
+            if on_done is not None:
+                on_done(i, pre)
+            continue
+        program = driver(task, pre, settings)
+        programs.setdefault(program, []).append(i)
+        codes[program] = pre
+    distinct = list(programs)
+
+    def done(k: int, run: RunResult) -> None:
+        program = distinct[k]
+        judgement = read(run, codes[program])
+        for i in programs[program]:
+            out[i] = judgement
+            if on_done is not None:
+                on_done(i, judgement)
+
+    limits = settings.process_limits([items[programs[p][0]][0] for p in distinct])
+    run_many(distinct, limits, workers=workers, on_done=done, output_bytes=OUTPUT_BYTES)
+    return [j for j in out if j is not None]
+
+
 def judge_many(
     items: Sequence[tuple[Task, str, str | None]],
     settings: OracleSettings | None = None,
@@ -478,35 +549,20 @@ def judge_many(
     (None for a chat answer). Identical programs for the same task run once; at most ``workers``
     sandboxed processes at a time. Judgements come back in the order given."""
     settings = settings or OracleSettings()
-    out: list[Judgement | None] = [None] * len(items)
-    programs: dict[str, list[int]] = {}
-    codes: dict[str, str] = {}
-    for i, (task, answer, prompt) in enumerate(items):
-        pre = prejudge(task, answer, prompt, settings.static_check)
-        if isinstance(pre, Judgement):
-            out[i] = pre
-            if on_done is not None:
-                on_done(i, pre)
-            continue
-        program = driver_program(task, pre, settings)
-        programs.setdefault(program, []).append(i)
-        codes[program] = pre
-    distinct = list(programs)
-
-    def done(k: int, run: RunResult) -> None:
-        program = distinct[k]
-        judgement = interpret(run, codes[program])[0]
-        for i in programs[program]:
-            out[i] = judgement
-            if on_done is not None:
-                on_done(i, judgement)
-
-    limits = settings.process_limits([items[programs[p][0]][0] for p in distinct])
-    run_many(distinct, limits, workers=workers, on_done=done, output_bytes=OUTPUT_BYTES)
-    broken = [j for j in out if j is not None and j.category == "task_error"]
+    static_check = settings.static_check
+    out = run_judged(
+        items,
+        settings,
+        prepare=lambda task, answer, prompt: prejudge(task, answer, prompt, static_check),
+        driver=driver_program,
+        read=lambda run, code: interpret(run, code)[0],
+        workers=workers,
+        on_done=on_done,
+    )
+    broken = [j for j in out if j.category == "task_error"]
     if broken:
         raise TaskError(f"{broken[0].detail}; check the task with check_reference.")
-    return [j for j in out if j is not None]
+    return out
 
 
 def judge(
