@@ -20,7 +20,10 @@ a ``typing.Protocol`` a backend has when it has its methods, and that the engine
 * ``ChatModel``: ``chat``, answers to conversations; a caller asking a backend without it says
   so in one sentence (``cannot_chat``);
 * ``InstructionModel``: a ``ChatModel`` that knows whether its model is an instruction model
-  (``prefers_chat``), so that tasks are asked as chats.
+  (``prefers_chat``), so that tasks are asked as chats;
+* ``SeedsEachRequest``: ``complete_seeded`` and ``chat_seeded``, each prompt sampled by a seed of
+  its own, so a task's rounds are separate answers; without it, one call samples them all from
+  the run's seed.
 """
 
 from __future__ import annotations
@@ -213,6 +216,27 @@ class InstructionModel(ChatModel, Protocol):
     @property
     def prefers_chat(self) -> bool:
         """An instruction model (e.g. its tokenizer has a chat template): tasks are asked as chats."""
+        ...
+
+
+@runtime_checkable
+class SeedsEachRequest(Protocol):
+    """A backend whose every prompt is sampled by a seed of its own, so that a prompt's answer
+    depends on the prompt and its seed alone, not on the rest of the call: the http backend asks
+    each prompt as a request of its own carrying its seed at every temperature (OpenAI's ``seed``,
+    Ollama's ``options.seed``, TGI's ``parameters.seed``), whatever a server caches or batches; the
+    hf backend samples each (prompt, seed) alone from a generator seeded with it (at temperature 0
+    in one batch, as greedy decoding does not read a seed). A task's rounds then stay separate
+    answers (``cctest.tasks.run.round_seed``)."""
+
+    async def complete_seeded(self, prompts: Sequence[str], seeds: Sequence[int]) -> list[Outcome]:
+        """One completion (or error) per prompt, each prompt sampled with its seed."""
+        ...
+
+    async def chat_seeded(
+        self, conversations: Sequence[Sequence[Message]], seeds: Sequence[int]
+    ) -> list[Outcome]:
+        """One answer (or error) per conversation, each sampled with its seed."""
         ...
 
 

@@ -56,6 +56,10 @@ tokens past what its prefix has in common with them, on top of a copy of that ca
 prompt past the context reuses too. Keys are the same up to floating-point rounding (the prefix
 is run in two pieces); greedy completions are checked equal in the tests.
 
+Seeded rounds (``complete_seeded``, ``chat_seeded``: ``SeedsEachRequest``): above temperature 0
+each (prompt, seed) is generated alone, seeded with its seed and without prefix reuse, so its
+answer depends on nothing else in the call; greedy ones go in one batch (no seed changes them).
+
 The model is loaded once, from local files only. Loading and every ``generate`` run on one thread
 (``_worker``: PyTorch's OpenMP threads stay fast only while one thread drives them), and a lock
 makes one ``generate`` run at a time, so several threads (or the server) can share it.
@@ -66,6 +70,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -155,11 +160,12 @@ class HFBackend(Backend):
         token_healing: bool | None = None,
         fim: str | None = None,
         reuse_prefix: bool | None = None,
+        seed: int | None = None,
     ) -> HFBackend:
         """Another view of the same loaded model with other generation options (no reload)."""
         return HFBackend(
             options=options or self.options,
-            seed=self.seed,
+            seed=self.seed if seed is None else seed,
             boundaries=self.boundaries if boundaries is None else boundaries,
             share_prefix=self.share_prefix if share_prefix is None else share_prefix,
             token_healing=self.token_healing if token_healing is None else token_healing,
@@ -301,14 +307,45 @@ class HFBackend(Backend):
         not at code boundaries (an answer holds prose and fenced code)."""
         if not conversations:
             return []
-        prompts = [self.chat_prompt(c) for c in conversations]
+        view = self._chat_view()
+        return await _worker.arun(view._complete_sync, [self.chat_prompt(c) for c in conversations])
+
+    def _chat_view(self) -> HFBackend:
+        """The view chat answers come from: no code boundaries, no token healing, and without a
+        chat template the plain template's stop."""
         opts = self.options
         if self.chat_template is None:
-            opts = GenerationOptions(
-                opts.max_new_tokens, opts.temperature, opts.top_p, (*opts.stop, PLAIN_CHAT_STOP)
-            )
-        view = self.with_options(opts, boundaries=False, token_healing=False)
-        return await _worker.arun(view._complete_sync, prompts)
+            opts = replace(opts, stop=(*opts.stop, PLAIN_CHAT_STOP))
+        return self.with_options(opts, boundaries=False, token_healing=False)
+
+    async def complete_seeded(self, prompts: Sequence[str], seeds: Sequence[int]) -> list[Outcome]:
+        """``complete``, each prompt sampled by its own seed (``SeedsEachRequest``): its answer
+        depends on the prompt and its seed alone, not on the rest of the call or what ran before.
+        Greedy (temperature 0): one batch, as ``complete`` (a seed cannot change a greedy answer);
+        sampling: each distinct (prompt, seed) generated alone, from the generator seeded with
+        that seed and without the previous call's prefix cache (its keys differ by rounding)."""
+        if len(seeds) != len(prompts):
+            raise ValueError(f"{len(seeds)} seeds for {len(prompts)} prompts")
+        if not prompts:
+            return []
+        if self.options.temperature == 0:
+            return await _worker.arun(self._complete_sync, list(prompts))
+        return await _worker.arun(self._seeded_sync, list(prompts), list(seeds))
+
+    async def chat_seeded(
+        self, conversations: Sequence[Sequence[Message]], seeds: Sequence[int]
+    ) -> list[Outcome]:
+        """``chat``, each conversation sampled by its own seed (``complete_seeded``)."""
+        prompts = [self.chat_prompt(c) for c in conversations]
+        return await self._chat_view().complete_seeded(prompts, seeds)
+
+    def _seeded_sync(self, prompts: list[str], seeds: list[int]) -> list[Outcome]:
+        done: dict[tuple[str, int], Outcome] = {}
+        for key in zip(prompts, seeds, strict=True):
+            if key not in done:
+                view = self.with_options(seed=key[1], reuse_prefix=False)
+                done[key] = view._complete_sync([key[0]])[0]
+        return [done[key] for key in zip(prompts, seeds, strict=True)]
 
     def _complete_sync(
         self, prompts: list[str], suffixes: Sequence[str] | None = None, groups: Sequence[int] | None = None

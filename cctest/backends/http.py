@@ -505,7 +505,7 @@ class HTTPBackend(Backend):
     async def complete_seeded(self, prompts: Sequence[str], seeds: Sequence[int]) -> list[Outcome]:
         """``complete``, each prompt a request of its own carrying its seed at every temperature
         (``put_seed``): a task's rounds, which no answer cache or server-side batching may merge
-        (``cctest.tasks.run.SeedsEachRequest``)."""
+        (``SeedsEachRequest``)."""
         if not prompts:
             return []
         deadline = asyncio.get_running_loop().time() + self.timeout

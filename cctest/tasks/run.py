@@ -9,10 +9,12 @@ which question and variant each one is) and registers it in ``cctest.bench.kinds
 Each task is rendered once (``completion_prompt`` or ``chat_messages``; in ``auto`` mode as a chat
 when the backend ``prefers_chat``, i.e. a local model whose tokenizer has a chat template) and sent ``rounds``
 times; the rendered prompts of ``batch_prompts`` tasks (times ``rounds``) go to the backend in
-ONE call, so a local model samples them as rows of one batch, seeded by ``Settings.seed``; a
-backend that ``SeedsEachRequest`` (the http backend) is asked each round as a request of its own
-with a seed of its own, ``round_seed(Settings.seed, task_id, round)``, at every temperature, so
-that no answer cache or server-side batching can merge two rounds and a re-run asks the same. The
+ONE call. Each round has a seed of its own, ``round_seed(Settings.seed, task_id, round)``, and a
+backend that ``SeedsEachRequest`` (``cctest.backends.base``: the http and hf backends) samples
+each round by its seed alone: the http backend asks it as a request of its own carrying the seed
+at every temperature, so that no answer cache or server-side batching can merge two rounds; the
+hf backend samples each round alone from a generator seeded with it (greedy rounds in one batch),
+so a round's answer does not depend on the batch it came in. A re-run asks the same. The
 answers of a batch are judged (``judge_many``, in the sandbox) while the model works on the next
 batch. Before any model call, every task's reference is checked (``check_reference``), so a
 broken task stops the run with one sentence instead of blaming every answer; or, for a suite that
@@ -31,9 +33,9 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from ..backends.base import ChatModel, InstructionModel, Message, Outcome, cannot_chat
+from ..backends.base import ChatModel, InstructionModel, Message, Outcome, SeedsEachRequest, cannot_chat
 from ..bench.kinds import RunKind, Table, model_label
 from ..bench.render import pct
 from ..bench.runner import (
@@ -53,24 +55,6 @@ from .render import ChatStyle, chat_messages, completion_prompt
 log = logging.getLogger(__name__)
 
 PROMPT_MODES = ("auto", "completion", "chat")  # auto: chat when the backend prefers it (a chat template)
-
-
-@runtime_checkable
-class SeedsEachRequest(Protocol):
-    """A backend that asks each prompt as a request of its own carrying a seed of its own, at every
-    temperature (the http backend: OpenAI's ``seed``, Ollama's ``options.seed``, TGI's
-    ``parameters.seed``): a task's rounds then stay separate answers, whatever a server caches or
-    batches."""
-
-    async def complete_seeded(self, prompts: Sequence[str], seeds: Sequence[int]) -> list[Outcome]:
-        """One completion (or error) per prompt, each prompt asked with its seed."""
-        ...
-
-    async def chat_seeded(
-        self, conversations: Sequence[Sequence[Message]], seeds: Sequence[int]
-    ) -> list[Outcome]:
-        """One answer (or error) per conversation, each asked with its seed."""
-        ...
 
 
 def round_seed(seed: int, task_id: str, round_index: int) -> int:

@@ -194,3 +194,26 @@ def test_every_provider_carries_each_rounds_seed_where_its_api_takes_it(
     assert main(argv) == 0
     seeds = _seeds_by_question(asked)
     assert len(seeds) == INSTANCES and all(len(set(s)) == 2 and None not in s for s in seeds.values())
+
+
+@pytest.mark.slow
+def test_a_local_models_rounds_are_sampled_by_their_own_seeds(tmp_path: Path) -> None:
+    """The hf backend ``SeedsEachRequest`` too: each round recorded with its seed, and its answer
+    the same whatever batch it came in."""
+    from cctest.tasks.run import round_seed
+
+    def run(name: str, batch: str) -> dict[tuple[str, int], tuple[Any, Any]]:
+        argv = [
+            "bench", "turbulence", "--templates", "1", "--instances", "2", "--rounds", "2",
+            "--inputs", "5", "--temperature", "0.8", "--max-new-tokens", "24",
+            "--batch-prompts", batch, "--no-progress", "--out", str(tmp_path / name),
+        ]  # fmt: skip
+        assert main(argv) == 0
+        _, records = load_run(tmp_path / name)
+        rounds = [(r["task_id"], i, a) for r in records for i, a in enumerate(r["rounds"])]
+        return {(task, i): (a["seed"], a["answer"]) for task, i, a in rounds}
+
+    batched = run("a", "2")
+    assert len(batched) == 4
+    assert all(seed == round_seed(0, task, i) for (task, i), (seed, _) in batched.items())
+    assert run("b", "1") == batched  # each round alone: the same answers
