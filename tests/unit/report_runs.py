@@ -7,17 +7,17 @@ operational), made with the CLI against the rules backend or a scripted model se
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stdout
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
+from local_server import serve_in_thread
 
 from cctest.cli import main
 
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCH_TASKS = ROOT / "tests" / "data" / "bench" / "tasks.jsonl"
 SMALL_TASKS = ROOT / "tests" / "data" / "tasks" / "small.jsonl"
 
-ADD = {
+ADD: dict[str, Any] = {
     "task_id": "add",
     "description": "Return the sum of a and b.",
     "name": "add",
@@ -33,7 +33,7 @@ ADD = {
     "reference": "def add(a, b):\n    return a + b\n",
     "tests": ["assert add(2, 3) == 5"],
 }
-MUL = {
+MUL: dict[str, Any] = {
     "task_id": "mul",
     "description": "Multiply a by b and return the result.",
     "name": "mul",
@@ -102,31 +102,8 @@ def _app(always_wrong: bool) -> web.Application:
 @contextmanager
 def scripted_server(always_wrong: bool = False) -> Iterator[str]:
     """An OpenAI-style chat server on 127.0.0.1 answering by ``answer``; yields its URL."""
-    ready = threading.Event()
-    state: dict[str, object] = {}
-
-    async def serve() -> None:
-        runner = web.AppRunner(_app(always_wrong), access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        state["port"] = runner.addresses[0][1]
-        state["stop"] = stop = asyncio.Event()
-        ready.set()
-        await stop.wait()
-        await runner.cleanup()
-
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    try:
-        yield f"http://127.0.0.1:{state['port']}"
-    finally:
-        stop = state["stop"]
-        assert isinstance(stop, asyncio.Event)
-        loop.call_soon_threadsafe(stop.set)
-        thread.join(10)
+    with serve_in_thread(_app(always_wrong)) as url:
+        yield url
 
 
 def run_cli(argv: list[str]) -> str:

@@ -16,38 +16,21 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
+from local_server import chat_app
+from report_runs import ADD
 from test_cli_hostile_input import _bounded, _one_sentence
 
 from cctest.cli import main
 
-ADD = {
-    "task_id": "add",
-    "description": "Return the sum of a and b.",
-    "name": "add",
-    "args": ["a", "b"],
-    "reference": "def add(a, b):\n    return a + b\n",
-    "tests": ["assert add(2, 3) == 5"],
-}
 
-
-def chat_app() -> web.Application:
-    """An OpenAI-style chat server: right code while the task says 'sum', wrong code otherwise."""
-
-    async def chat(request: web.Request) -> web.Response:
-        body = await request.json()
-        user = "".join(m["content"] for m in body["messages"] if m["role"] == "user")
-        code = "return a + b" if " sum " in user else "return a - b"
-        message = {"role": "assistant", "content": f"```python\ndef add(a, b):\n    {code}\n```"}
-        return web.json_response({"choices": [{"index": 0, "message": message}]})
-
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", chat)
-    return app
+def _add(user: str) -> str:
+    """Right code while the task says 'sum', wrong code otherwise."""
+    return "def add(a, b):\n    return %s\n" % ("a + b" if " sum " in user else "a - b")
 
 
 @pytest.fixture
 def url(serve_app: Callable[[web.Application], str]) -> str:
-    return serve_app(chat_app())
+    return serve_app(chat_app(_add, []))
 
 
 def _args(url: str, tasks: Path, out: Path, *extra: str) -> list[str]:

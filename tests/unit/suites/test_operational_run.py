@@ -4,31 +4,15 @@ neighbours: the summary's keys, the answer cache across runs, and resume."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from aiohttp import web
+from local_server import chat_app
+from report_runs import ADD, MUL
 
 from cctest.bench.runner import load_run
 from cctest.cli import main
-
-ADD = {
-    "task_id": "add",
-    "description": "Return the sum of a and b.",
-    "name": "add",
-    "args": ["a", "b"],
-    "reference": "def add(a, b):\n    return a + b\n",
-    "tests": ["assert add(2, 3) == 5"],
-}
-MUL = {
-    "task_id": "mul",
-    "description": "Multiply a by b and return the result.",
-    "name": "mul",
-    "args": ["a", "b"],
-    "reference": "def mul(a, b):\n    return a * b\n",
-    "tests": ["assert mul(2, 3) == 6"],
-}
 
 
 def answer(user: str) -> str:
@@ -36,21 +20,6 @@ def answer(user: str) -> str:
     if "`mul(a, b)`" in user:
         return "def mul(a, b):\n    return a * b\n"
     return "def add(a, b):\n    return a + b\n" if " sum " in user else "def add(a, b):\n    return a - b\n"
-
-
-def chat_app(answer: Callable[[str], str], seen: list[str]) -> web.Application:
-    """An OpenAI-style chat server answering a fenced block of ``answer(user message)``."""
-
-    async def chat(request: web.Request) -> web.Response:
-        body = await request.json()
-        (user,) = [m["content"] for m in body["messages"] if m["role"] == "user"]
-        seen.append(user)
-        message = {"role": "assistant", "content": f"```python\n{answer(user)}```"}
-        return web.json_response({"choices": [{"index": 0, "message": message}]})
-
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", chat)
-    return app
 
 
 @pytest.fixture
