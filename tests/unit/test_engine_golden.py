@@ -8,22 +8,18 @@ byte for byte the same. Regenerate it only for an intended change of completions
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from script_module import load_script
 
 SCRIPT = Path(__file__).resolve().parents[1] / "data" / "engine" / "make_golden.py"
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_engine_golden", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "make_engine_golden")
 
 
 @pytest.mark.slow

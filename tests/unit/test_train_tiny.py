@@ -5,7 +5,6 @@ deterministic given its seed."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import random
 import subprocess
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from safetensors.torch import load_file
+from script_module import load_script
 from transformers import PreTrainedTokenizerFast
 
 from cctest.backends.base import GenerationOptions
@@ -93,11 +93,7 @@ def test_tiny_training_run_saves_a_loadable_deterministic_model(tmp_path: Path) 
 
 
 def _trainer() -> Any:
-    spec = importlib.util.spec_from_file_location("train_bundled_model", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "train_bundled_model")
 
 
 def test_a_fim_window_is_laid_out_psm_or_spm() -> None:

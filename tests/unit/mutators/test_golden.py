@@ -7,20 +7,17 @@ intended change of the mutants.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
+
+from script_module import load_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "data" / "mutators" / "make_golden.py"
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_golden", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "make_golden")
 
 
 def test_the_mutants_are_the_recorded_ones() -> None:
