@@ -503,8 +503,13 @@ def test_each_sample_gets_fresh_namespaces_and_its_directory_goes() -> None:
     seen = [ast.literal_eval(r.detail.split(": ", 1)[1]) for r in results]
     if results[0].isolation.get("pid") != "namespace" or results[0].isolation.get("ipc") != "namespace":
         pytest.skip(f"no namespaces on this machine: {results[0].isolation}")
-    for kind in range(4):
-        assert len({ns[kind] for ns, _ in seen}) == 4, [ns[kind] for ns, _ in seen]
+    # (a namespace's number is reused once it is gone: the next sample's were made while the one
+    # before it still ran, so theirs must differ, and none is this process's)
+    mine = [os.readlink("/proc/self/ns/" + n) for n in ("net", "ipc", "uts", "pid")]
+    for (before, _), (after, _) in zip(seen, seen[1:], strict=False):
+        assert all(b != a for b, a in zip(before, after, strict=True)), (before, after)
+    for ns, _ in seen:
+        assert all(m != x for m, x in zip(mine, ns, strict=True)), (mine, ns)
     dirs = [d for _, d in seen]
     assert len(set(dirs)) == 4
     for d in dirs[:-1]:
