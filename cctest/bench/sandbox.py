@@ -1013,20 +1013,22 @@ def _clear_dir(path: str, defer: bool = False) -> None:
         p = os.path.join(path, name)
         if trash is not None:
             with contextlib.suppress(OSError):
-                os.rename(p, os.path.join(trash, f"{name}-{secrets.token_hex(4)}"))
+                os.rename(p, os.path.join(trash[0], f"{name}-{secrets.token_hex(4)}"))
                 continue
         if os.path.isdir(p) and not os.path.islink(p):
             _remove_tree(p)
         else:
             with contextlib.suppress(OSError):
                 os.unlink(p)
+    if trash is not None:
+        trash[1].set()  # after the renames: the remover looks again
 
 
 _trash_lock = threading.Lock()
 _trash_state: tuple[int, str, threading.Event] | None = None  # pid, the directory, "more to remove"
 
 
-def _trash() -> str | None:
+def _trash() -> tuple[str, threading.Event] | None:
     """A directory under the samples' root (outside every worker's view) where the samples'
     directories go when they are done, emptied by a background thread; None if it cannot be made."""
     global _trash_state
@@ -1040,8 +1042,7 @@ def _trash() -> str | None:
             more = threading.Event()
             _trash_state = (os.getpid(), path, more)
             threading.Thread(target=_empty_trash, args=(path, more), daemon=True, name="cctest-trash").start()
-        _trash_state[2].set()
-        return _trash_state[1]
+        return _trash_state[1], _trash_state[2]
 
 
 def _empty_trash(path: str, more: threading.Event) -> None:
