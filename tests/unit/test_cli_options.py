@@ -78,7 +78,7 @@ def test_a_suites_help_leads_with_its_own_options_then_the_shared_groups(suite: 
 
 def test_the_benchmarks_help_lists_the_suites_and_actions() -> None:
     out = cctest_run("bench", "--help").stdout
-    assert "{tasks,syntactic,turbulence,operational,compare,report}" in out
+    assert "{tasks,syntactic,turbulence,operational,evaluate,compare,report,export}" in out
     assert "-k MUTANTS, --mutants MUTANTS" in out and "--equations" not in out
 
 

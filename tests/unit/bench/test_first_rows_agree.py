@@ -26,7 +26,10 @@ def test_counts_the_prompts_whose_first_rows_complete_alike(tmp_path: Path) -> N
         ["x", "x", "x", "x"],  # all agree
         ["a", "a"],  # fewer mutants: not counted
     ]
-    records = [{"index": i, "completions": [{"text": t} for t in texts]} for i, texts in enumerate(rows)]
+    records = [
+        {"task_id": f"t/{i}", "index": i, "completions": [{"text": t} for t in texts]}
+        for i, texts in enumerate(rows)
+    ]  # a run's records name their task: the run directory's reader refuses any that do not
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     done = _run(str(tmp_path), "--most", "3")
     assert done.returncode == 0, done.stderr
