@@ -8,7 +8,7 @@ own request options) and decides over them exactly as ``HTTPBackend.complete_dec
 from __future__ import annotations
 
 from ._stop import BoundaryStopper
-from ._streams import STREAM_FORMATS, Row, StreamRefused, Streamed, decide_over_streams, events, is_stream
+from ._streams import STREAM_FORMATS, Row, Streamed, StreamRefused, decide_over_streams, events, is_stream
 
 __all__ = [
     "STREAM_FORMATS",

@@ -74,9 +74,7 @@ def test_the_scheme_table_examples(scheme: str, source: str) -> None:
 @pytest.mark.slow
 def test_the_demo_completion_is_printed_as_the_readme_shows() -> None:
     """The bundled model is greedy and deterministic: `make demo` prints the worked example's block."""
-    block = re.search(
-        r"which `cctest complete` prints from the cursor on.*?```python\n(.*?)```", HOW, re.S
-    )
+    block = re.search(r"which `cctest complete` prints from the cursor on.*?```python\n(.*?)```", HOW, re.S)
     assert block is not None
     r = cctest("complete", DEMO)
     assert r.returncode == 0, r.stderr
