@@ -68,23 +68,15 @@ def test_compare_marks_the_settings_that_differ_first_and_names_every_run(tmp_pa
     assert "b: original" in _svg_of(page, "Scores before and after repair")
 
 
+def _run_chat_suite(argv: list[str], url: str, out: Path) -> None:
+    """A natural-language suite asked in chat of the scripted server, 5 inputs per answer."""
+    run_cli([*argv, "--inputs", "5", "--backend", "http", "--model", url, "--chat", "--out", str(out)])
+
+
 def test_a_syntactic_run_of_one_distance_has_one_integer_tick_and_no_reduced_note(tmp_path: Path) -> None:
     with scripted_server() as url:
         argv = ["bench", "syntactic", "--equations", "linear", "--distances", "2", "--variants", "3"]
-        run_cli(
-            [
-                *argv,
-                "--inputs",
-                "5",
-                "--backend",
-                "http",
-                "--model",
-                url,
-                "--chat",
-                "--out",
-                str(tmp_path / "r"),
-            ]
-        )
+        _run_chat_suite(argv, url, tmp_path / "r")
     svg = _svg_of(
         (tmp_path / "r" / "report.html").read_text(), "Robustness degree against syntactic distance"
     )
@@ -96,19 +88,6 @@ def test_a_syntactic_run_of_one_distance_has_one_integer_tick_and_no_reduced_not
 def test_the_turbulence_histogram_has_a_title_and_an_axis_label(tmp_path: Path) -> None:
     with scripted_server() as url:
         argv = ["bench", "turbulence", "--templates", "1", "--instances", "2", "--rounds", "1"]
-        run_cli(
-            [
-                *argv,
-                "--inputs",
-                "5",
-                "--backend",
-                "http",
-                "--model",
-                url,
-                "--chat",
-                "--out",
-                str(tmp_path / "r"),
-            ]
-        )
+        _run_chat_suite(argv, url, tmp_path / "r")
     svg = _svg_of((tmp_path / "r" / "report.html").read_text(), "CorrSc histogram (Figure 3)")
     assert ">CorrSc histogram (Figure 3)<" in svg and ">CorrSc (share of correct answers)<" in svg
