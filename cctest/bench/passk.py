@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .render import pct
+
 KS = (1, 10, 100)
 
 
@@ -95,3 +97,26 @@ def draws_pass_at_k(records: Sequence[Mapping[str, Any]], ts: Sequence[str]) -> 
         "original": pass_at_k(original),
         "repaired": {t: pass_at_k(v) for t, v in repaired.items()},
     }
+
+
+def draws_compare_rows(a: Mapping[str, Any], b: Mapping[str, Any], ts: Sequence[str]) -> list[list[str]]:
+    """The rows ``cctest bench compare`` shows for two ``--samples n`` runs' summaries: the draws
+    per prompt, then pass@k (each k ≤ n of either run) for the original completions and the
+    repaired ones at each T of ``ts``, as "pass@k (draws per prompt, …)" of the report; none when
+    neither run drew more than one completion. A run without draws, or without that k, shows —."""
+    da, db = a.get("pass_at_k") or {}, b.get("pass_at_k") or {}
+    if not (da or db):
+        return []
+
+    def value(d: Mapping[str, Any], k: str, t: str | None) -> str:
+        values = d.get("original") if t is None else (d.get("repaired") or {}).get(t)
+        return pct((values or {}).get(k))
+
+    ks = sorted(
+        {*(da.get("original") or {}), *(db.get("original") or {})}, key=lambda k: int(k.split("@")[1])
+    )
+    rows = [["draws per prompt (--samples)", str(da.get("samples", 1)), str(db.get("samples", 1))]]
+    for k in ks:
+        rows.append([f"{k} original (draws)", value(da, k, None), value(db, k, None)])
+        rows += [[f"{k} repaired T={t} (draws)", value(da, k, t), value(db, k, t)] for t in ts]
+    return rows
