@@ -17,15 +17,18 @@ tested against. Endpoints:
 * ``GET /v1/models``: the one model served; ``GET /health``: ``{"status": "ok"}``.
 
 Streaming (``stream: true``, both POST endpoints) answers ``text/event-stream``: one ``data:
-{...}`` event per row and decoding step that wrote text (``choices[0].index`` the row, the
-prompt's place in ``prompt``; ``text``, or for chat ``delta.content``), the row's last event
+{...}`` event per row and decoding step (``choices[0].index`` the row, the prompt's place in
+``prompt``; ``text``, or for chat ``delta.content``, empty for a step that shows nothing new: a
+token regenerating the prompt's healed tail, text held back; so a client counting a row's tokens
+by its events, as the early decision does, counts every token), the row's last event
 with its ``finish_reason`` as soon as that row ends (not when its batch does), then ``data:
 [DONE]``; with ``stream_options.include_usage`` a last event with ``usage`` and no choices. Text
 that may be the start of a stop sequence, or half a UTF-8 character, is held back until it is
 known, so the events of a row add up to the text a plain request gets. A streamed request's rows
 are batched like any other (together, and with other requests). A client that disconnects
-stops its rows at the next decoding step (``_Live.cancelled``, read by the model's thread after
-every token, through ``HFBackend.generate_safe``'s ``on_step``): they write no more tokens and
+stops its rows at the end of the model's current decoding step (``_Live.cancelled``, set as the
+connection is lost, read by the model's thread after every token, through
+``HFBackend.generate_safe``'s ``on_step``): they write no more tokens and
 leave the batch, the rows still running going on without them (each later step costs what they
 cost; ``BatchStats.steps`` counts the steps by their rows), a batch whose every row has stopped
 ends, and its prompts not yet sent to the model are never sent.
@@ -184,6 +187,11 @@ class _Live:
             self.texts[row], self.ended[row] = text, ended
             self.steps[row].append((text, ended))
             self.changed.set()
+
+    def cancel(self) -> None:
+        """The client went away: the rows stop after the model's current step."""
+        self.cancelled = True
+        self.changed.set()
 
     def take(self, row: int) -> list[tuple[str, str | None]]:
         """Row ``row``'s steps not yet sent, oldest first."""
@@ -707,10 +715,15 @@ async def _stream(
     usage: bool,
 ) -> web.StreamResponse:
     """Answer ``prompts`` as server-sent events while their rows are written (module docstring).
-    The response opens with the first text, so a model that fails at once is a JSON error as
-    without a stream; a failure after that is an ``error`` event. A client that disconnects
+    The response opens after the model's first step, so a model that fails at once is a JSON
+    error as without a stream; a failure after that is an ``error`` event. A client that disconnects
     cancels its rows."""
     live = _Live(len(prompts))
+    # a client that goes away stops its rows at once, not when this loop next wakes: the model's
+    # thread, already in its next step, would otherwise write one more for every row
+    connection = request.protocol if isinstance(request.protocol, _Connection) else None
+    if connection is not None:
+        connection.on_lost.append(live.cancel)
     task = asyncio.ensure_future(batcher.submit(prompts, options, live))
     sse = _Sse(request, chat)
     sent = [""] * len(prompts)
@@ -723,14 +736,20 @@ async def _stream(
                 raise ConnectionResetError
             news = []
             for i in range(len(prompts)):
-                for text, ended in live.take(i):  # one event per step that wrote text
-                    if done[i] or (ended is None and (over or not text)):
+                for text, ended in live.take(i):  # one event per decoding step
+                    if done[i] or (ended is None and over):
                         continue  # a row running when the batch is over: answered from the results below
                     shown = _finished(text, stops) if ended is not None else _held_back(text, stops)
-                    if shown.startswith(sent[i]) and (len(shown) > len(sent[i]) or ended is not None):
-                        news.append((i, shown[len(sent[i]) :], ended))
-                        sent[i] = shown
-                        done[i] = ended is not None
+                    if not shown.startswith(sent[i]):  # text taken back
+                        if ended is not None:
+                            continue  # answered from the results below
+                        shown = sent[i]
+                    # a step that shows nothing new (a token regenerating the prompt's healed
+                    # tail, text held back) is an event without text: a client counting a row's
+                    # tokens by its events counts every token
+                    news.append((i, shown[len(sent[i]) :], ended))
+                    sent[i] = shown
+                    done[i] = ended is not None
             if news and sse.response is None:
                 await sse.open()
                 if chat:
@@ -777,6 +796,8 @@ async def _stream(
         log.info("POST %s: the client closed the stream; its rows stop", request.path)
         return sse.response or web.Response(status=499)  # nobody reads it
     finally:
+        if connection is not None and live.cancel in connection.on_lost:
+            connection.on_lost.remove(live.cancel)
         if not task.done():
             live.cancelled = True  # the model's thread stops these rows after its next step
             task.cancel()
@@ -997,6 +1018,7 @@ class _Connection(web.RequestHandler):
         super().__init__(manager, **options)
         self.gate = gate
         self.address: str | None = None
+        self.on_lost: list[Callable[[], None]] = []  # called once the client has gone
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         address = _address(transport.get_extra_info("peername"))
@@ -1013,6 +1035,9 @@ class _Connection(web.RequestHandler):
         if self.address is not None:
             self.gate.release(self.address)
             self.address = None
+        lost, self.on_lost = self.on_lost, []
+        for call in lost:
+            call()
         super().connection_lost(exc)
 
     def handle_error(

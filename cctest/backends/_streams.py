@@ -12,7 +12,11 @@ Every row of a repair request is asked as a stream of its own, in the provider's
   EOS, is not part of the completion).
 
 ``Row.pump`` reads a row's pieces as they come: it counts them (one event is one token for all
-three providers: what a server sends per decoding step) and checks the row's text against its
+three providers: what a server sends per decoding step, an event without text included: a step
+may show nothing, e.g. a token regenerating the prompt's healed tail or text held back as the
+possible start of a stop sequence; counting only events with text, a row whose first steps
+showed nothing held the decision up for every row, which at a cursor after a run of spaces came
+too late to save anything) and checks the row's text against its
 natural end (``BoundaryStopper``) after each, so a row that reaches its end is closed there, as
 the local backend stops a row. ``decide_over_streams`` waits until every row has written ``after``
 pieces or ended, asks ``decide`` (the engine's detection and repair on those first pieces), closes
@@ -172,10 +176,11 @@ class Row:
         return self.error if self.error is not None else self.stopper.trim(self.text)
 
     def add(self, piece: str, finish: str | None, after: int) -> bool:
-        """Take one event's text; True once the row has ended."""
-        if piece:
-            self.text += model_text(piece)
-            self.pieces += 1
+        """Take one event's text (one token, even without text: a server sends an event per
+        decoding step, and a step may show nothing, e.g. a token that regenerates the prompt's
+        healed tail); True once the row has ended."""
+        self.text += model_text(piece)
+        self.pieces += 1
         if self.stopper.stop_index(self.text) is not None:
             self.ended = "boundary"
         elif len(self.text) >= self.max_chars:

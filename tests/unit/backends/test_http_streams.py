@@ -92,3 +92,46 @@ async def test_a_server_that_does_not_stream_gets_whole_completions_with_one_log
     assert first.chosen is None and second.chosen is None and not asked
     lines = [r.getMessage() for r in caplog.records if "whole completions" in r.getMessage()]
     assert len(lines) == 1
+
+
+@pytest.mark.parametrize("fmt", ["openai", "ollama", "tgi"])
+async def test_events_without_text_count_as_tokens(fmt: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row whose first events carry no text (a server regenerating the prompt's healed tail, as
+    ``cctest serve`` at a cursor after a run of spaces) does not hold the decision up: each event
+    is a token, so the decision comes after ``after`` events of every row, while that row has
+    shown nothing yet (it shows text only after 60 events; counting only events with text, the
+    decision waited for them, and nothing was saved)."""
+    import stream_server
+
+    def tokens(prompt: str, n: int) -> list[str]:
+        words = tokens_for(prompt, n)
+        return [""] * 60 + words[60:] if prompt.endswith("beta") else words
+
+    monkeypatch.setattr(stream_server, "tokens_for", tokens)
+    app = make_app(fmt, step_s=0.01)
+    runner, url = await start(app)
+    seen: list[list[Outcome]] = []
+
+    def decide(partial: list[Outcome]) -> int:
+        seen.append(partial)
+        return 0
+
+    try:
+        async with HTTPBackend(
+            url,
+            provider=fmt,
+            model_name="m",
+            options=GenerationOptions(max_new_tokens=80),
+            boundaries=False,
+            timeout=20,
+        ) as b:
+            got = await b.complete_deciding(PROMPTS, after=3, decide=decide)
+    finally:
+        await runner.cleanup()
+    assert len(seen) == 1 and seen[0][1] == ""  # decided before the row showed any text
+    assert got.chosen == 0 and got.cut == (1, 2)
+    assert got.outcomes[0] == "".join(tokens_for(PROMPTS[0], 80))
+    written = counts_of(app).written
+    assert sorted(written)[-1] == 80 and sum(written) < 80 + 2 * 60
+    if got.rest is not None:
+        got.rest.close()
