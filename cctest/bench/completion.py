@@ -10,7 +10,7 @@ from typing import Any
 
 from .kinds import RunKind, Table, model_label
 from .metrics import summarize, t_key
-from .passk import draws_pass_at_k
+from .passk import draws_compare_rows, draws_pass_at_k
 from .render import Note, figure_legend, fmt, pct, pyplot, ratio, svg_of, why_empty
 
 
@@ -431,6 +431,7 @@ def compare_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[list[str]]:
         [f"pass@1 repaired T={t}", pct(a["pass_at_1"]["repaired"][t]), pct(b["pass_at_1"]["repaired"][t])]
         for t in ts
     ]
+    rows += draws_compare_rows(a, b, ts)  # --samples n: pass@k over the draws
     rows += [
         [f"F1 flag vs failure T={t}", fmt(a["flag_vs_failure"][t]["f1"]), fmt(b["flag_vs_failure"][t]["f1"])]
         for t in ts
