@@ -145,6 +145,11 @@ with open("/proc/sys/kernel/cap_last_cap") as f:
 libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 if not ROOT:
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # a sample of the same user cannot trace the worker
+else:
+    # an empty bounding set, inherited by every sample: what it runs can never gain a capability
+    # (the worker keeps its own, which it needs, and never runs another program)
+    for cap in range(LAST_CAP + 1):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
 # the interpreter may live under a directory only root may enter (/root/.pyenv): as root without
 # the private view, the standard library stays reachable through descriptors opened now
 PATH_FDS = {}
@@ -172,28 +177,86 @@ def own_processes():
     return n
 
 # As root, the worker makes each sample's network, IPC, UTS and pid namespaces itself, ahead of
-# the sample (right after forking the previous one): it enters fresh network, IPC and UTS
-# namespaces, and its next child is the init of a fresh pid namespace. The sample's first process
-# is then that init, one process less per sample, and the namespaces' cost is off the sample's
-# path. Without root (a user namespace per sample: nesting them in the worker would reach the
-# kernel's depth limit), the sample's first process makes them, as below.
+# the sample (after answering for the one before, when no sample of it runs): it enters fresh
+# network, IPC and UTS namespaces, and its next child is the init of a fresh pid namespace. The
+# child after it, the sample's process, is the worker's own child in that namespace (pid 2), so a
+# sample costs one fork of the worker's image. The init only has to exist: on x86-64 it is a
+# clone that shares the worker's memory and descriptor table (no copy of either) and blocks in
+# ``pause`` until the worker kills it, with SIGCHLD ignored, so that whatever the sample leaves
+# behind (orphans come to the init, not to the worker, which is in the parent namespace) is
+# reaped by the kernel; elsewhere it is a fork that reaps (``be_init``). When the init dies the
+# kernel kills every process left in the namespace. Without root (a user namespace per sample:
+# nesting them in the worker would reach the kernel's depth limit), the sample's first process
+# makes them, as below.
 NS_ALL = CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID
 # (a new pid namespace for the children can be asked for only while the children's is the
 # worker's own: entering its own again, by a descriptor opened now, resets that)
 OWN_PIDNS = os.open("/proc/self/ns/pid", os.O_RDONLY) if ROOT else -1
 ready = None  # the namespaces the next child gets (NS_ALL), or None: it makes its own
 
+ns_init = 0  # the init of the pid namespace the next child goes to (0: none made)
+CLONE_VM, CLONE_FILES = 0x100, 0x400
+SYS_PAUSE = {"x86_64": 34}.get(os.uname().machine)
+STACKS = {}  # each cloned init's stack, freed when it is reaped
+if ROOT and SYS_PAUSE:
+    libc.clone.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+    SYSCALL = ctypes.cast(libc.syscall, ctypes.c_void_p)  # syscall(SYS_PAUSE): touches no memory
+
 def prepare():
-    global ready
-    ready = None
-    if ROOT and libc.setns(OWN_PIDNS, CLONE_NEWPID) == 0 and libc.unshare(NS_ALL) == 0:
-        ready = NS_ALL
+    # fresh namespaces, and the init of the pid one, for the next child the worker forks
+    global ready, ns_init
+    ready, ns_init = None, 0
+    if not (ROOT and libc.setns(OWN_PIDNS, CLONE_NEWPID) == 0 and libc.unshare(NS_ALL) == 0):
+        return
+    if SYS_PAUSE:
+        stack = ctypes.create_string_buffer(16384)
+        # (no sample runs now, whose exit would be reaped by the kernel while SIGCHLD is ignored)
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        try:
+            pid = libc.clone(SYSCALL, ctypes.addressof(stack) + 16384 - 64,
+                             CLONE_VM | CLONE_FILES | signal.SIGCHLD, SYS_PAUSE)
+        finally:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        if pid > 0:
+            STACKS[pid] = stack
+    else:
+        pid = os.fork()
+        if pid == 0:
+            be_init()
+    if pid > 0:
+        ready, ns_init = NS_ALL, pid
+    else:
+        libc.setns(OWN_PIDNS, CLONE_NEWPID)  # the next child makes its own (as without root)
+
+def reap(pid):
+    os.waitpid(pid, 0)
+    STACKS.pop(pid, None)
+
+CHLD = {signal.SIGCHLD}
+
+def be_init():
+    # the pid namespace's init, forked (where it cannot be cloned): it holds no descriptor (the
+    # sample's request pipe must close when the worker closes it), dies with the worker, and reaps
+    # what the sample leaves behind
+    try:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        os.closerange(0, 1 << 16)
+        signal.pthread_sigmask(signal.SIG_BLOCK, CHLD)
+        while True:
+            signal.sigwait(CHLD)
+            try:
+                while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                    pass
+            except ChildProcessError:
+                pass
+    finally:
+        os._exit(0)
 
 def child(req_fd, result_fd, made):
     # the sample's first process, forked ahead of its sample (a warm child, made while the previous
     # sample runs): a session of its own, only its own descriptors, its namespaces; then it reads
     # its request (until the worker closes ``req_fd``) and takes its directory and a fresh
-    # environment. ``made``: already in its namespaces, as the pid namespace's init
+    # environment. ``made``: already in its namespaces, next to their init
     libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     os.setsid()
     null = os.open("/dev/null", os.O_RDONLY)
@@ -239,14 +302,13 @@ def child(req_fd, result_fd, made):
     except Exception as exc:  # no namespaces here: the audit hook still refuses sockets
         iso["network_error"] = repr(exc)[:200]
     iso["pid"] = "namespace" if pidns else "process group"
-    if pidns:
+    if pidns and not made:
         # the next child is the namespace's init: when it exits, the kernel kills every process
         # left in the namespace, however the sample detached them. The init only waits, so the
         # sample (its child) is an ordinary process that signals and limits treat as usual.
-        if not made:
-            init = os.fork()
-            if init:
-                relay(os.waitpid(init, 0)[1])
+        init = os.fork()
+        if init:
+            relay(os.waitpid(init, 0)[1])
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the worker's kill reaches it
         # the sample's process is forked ahead too: it reads the request, the init only waits
         sample = os.fork()
@@ -296,8 +358,6 @@ def run_sample(req, result_fd, iso, existing, userns, pidns):
         if PATH_FDS:
             sys.path[:] = ["/proc/self/fd/%d" % PATH_FDS[p] if p in PATH_FDS else p for p in sys.path]
             sys.path_importer_cache.clear()
-        for cap in range(LAST_CAP + 1):
-            libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
         # without PR_SET_KEEPCAPS, leaving uid 0 clears the permitted, effective and ambient sets
         os.setgroups([]); os.setgid(req["uid"]); os.setuid(req["uid"])
         # changing user makes the process undumpable, which hands /proc/self to root; take it back
@@ -402,6 +462,15 @@ def run_sample(req, result_fd, iso, existing, userns, pidns):
         pass
     report("passed"); os._exit(0)
 
+def leave():
+    # cctest is gone: so is everything the worker started (a cloned init would outlive it)
+    for kid in children():
+        try:
+            os.kill(kid, signal.SIGKILL)
+        except OSError:
+            pass
+    os._exit(0)
+
 def children():
     found = []
     for tid in os.listdir("/proc/self/task"):
@@ -412,12 +481,12 @@ def children():
             pass
     return found
 
-def clean_up(spare=None):
+def clean_up(spare=()):
     # every process of the sample is the worker's descendant, and becomes its child when its
     # parent dies (the worker is a subreaper): kill the children until none is left (but the next
-    # sample's warm child, ``spare``)
+    # sample's warm child and its init, ``spare``)
     while True:
-        kids = [pid for pid in children() if pid != spare]
+        kids = [pid for pid in children() if pid not in spare]
         if not kids:
             break
         for pid in kids:
@@ -427,7 +496,7 @@ def clean_up(spare=None):
                 pass
         for pid in kids:
             try:
-                os.waitpid(pid, 0)
+                reap(pid)
             except ChildProcessError:
                 pass
     if not ROOT:  # the sample could write in the view's /dev/shm (its user owns it)
@@ -441,9 +510,11 @@ def clean_up(spare=None):
                 pass
 
 def spawn():
-    # a warm child for the next sample, in the namespaces made for it; then the worker makes those
-    # of the one after (and leaves these)
-    made = ready
+    # a warm child for the next sample, in the namespaces made for it (``prepare``: after their
+    # init), which no other child gets
+    global ready, ns_init
+    made, init = ready, ns_init
+    ready, ns_init = None, 0
     req_r, req_w = os.pipe()
     r, w = os.pipe()
     pid = os.fork()
@@ -454,14 +525,13 @@ def spawn():
         finally:
             os._exit(70)
     os.close(req_r); os.close(w)
-    prepare()
-    return pid, req_w, r
+    return pid, init, req_w, r
 
 warm = None
 
 def run(req):
     global warm
-    pid, req_w, r = warm
+    pid, init, req_w, r = warm
     os.write(req_w, json.dumps(req).encode())
     os.close(req_w)
     warm = spawn()  # the next sample's child, while this one runs
@@ -481,14 +551,19 @@ def run(req):
         events = poller.poll(max(1, int(left * 1000 + 1)))
         if any(fd == pidfd for fd, _ in events):
             break
-        if events:
-            os.kill(pid, signal.SIGKILL); clean_up(); os._exit(0)
+        if events:  # cctest is gone
+            leave()
     os.close(pidfd)
     if timed_out:
         os.kill(pid, signal.SIGKILL)
     status = os.waitpid(pid, 0)[1]
     seconds = time.monotonic() - start
-    clean_up(spare=warm[0])
+    if init:
+        # (the sample, a process of the init's namespace, is reaped first: the init's exit waits
+        # for every process of its namespace to be reaped)
+        os.kill(init, signal.SIGKILL)
+        reap(init)
+    clean_up(spare=(warm[0], warm[1], ns_init))
     os.set_blocking(r, False)
     raw = b""
     while True:
@@ -503,22 +578,24 @@ def run(req):
     return {"status": os.waitstatus_to_exitcode(status), "timed_out": timed_out, "seconds": seconds,
             "report": raw.decode("utf-8", "replace")}
 
-prepare()
 # what the worker holds now is never collected: a child's collections do not walk it (nor copy
 # its pages on write)
 compile("def f(x):\n    assert f(x) == [x]\n", "sample.py", "exec")  # the first compile costs ms
 gc.collect(); gc.freeze()
+prepare()
 warm = spawn()
+prepare()
 buf = b""
 while True:
     while b"\n" not in buf:
         chunk = os.read(0, 65536)
         if not chunk:
-            os._exit(0)
+            leave()
         buf += chunk
     line, buf = buf.split(b"\n", 1)
     answer = run(json.loads(line))
     os.write(1, (json.dumps(answer) + "\n").encode())
+    prepare()  # the namespaces of the sample after the next, while cctest reads the answer
 """
 
 _uid_counter = itertools.count()

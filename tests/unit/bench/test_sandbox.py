@@ -110,6 +110,56 @@ def test_detached_daemon_does_not_outlive_the_sample() -> None:
     assert not _alive_with(r.sandbox_id)
 
 
+def test_orphans_are_reaped_while_the_sample_runs() -> None:
+    """What a sample leaves behind goes to its pid namespace's init, which must reap it: 30 orphans
+    in a row leave no zombie of the sample's user behind while the sample still runs."""
+    src = (
+        "import os, time\n"
+        "for i in range(30):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        if os.fork() == 0:\n"
+        "            os._exit(0)  # an orphan once its parent, below, has gone\n"
+        "        os._exit(0)\n"
+        "    os.waitpid(pid, 0)\n"
+        "def zombies():\n"
+        "    found = []\n"
+        "    for p in os.listdir('/proc'):\n"
+        "        try:\n"
+        "            status = open('/proc/%s/status' % p).read()\n"
+        "        except OSError:\n"
+        "            continue\n"
+        "        fields = dict(line.split(':', 1) for line in status.splitlines() if ':' in line)\n"
+        "        if fields['State'].split()[0] == 'Z' and int(fields['Uid'].split()[0]) == os.getuid():\n"
+        "            found.append(p)\n"
+        "    return found\n"
+        "for _ in range(40):  # (an init that reaps in its own time gets two seconds)\n"
+        "    if not zombies():\n"
+        "        break\n"
+        "    time.sleep(0.05)\n"
+        "assert not zombies(), zombies()\n"
+    )
+    r = run_program(src, FAST)
+    if r.isolation.get("pid") != "namespace":
+        pytest.skip(f"no pid namespace here, so no init to reap: {r.isolation}")
+    assert r.outcome == "passed", r.detail
+
+
+def test_where_the_init_cannot_be_cloned_a_forked_one_does_its_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On x86-64 the pid namespace's init is a clone of the worker that blocks in ``pause``;
+    elsewhere it is a fork that reaps: the same samples behave the same with that one."""
+    cloned = 'SYS_PAUSE = {"x86_64": 34}.get(os.uname().machine)'
+    assert cloned in sandbox._WORKER
+    sandbox.stop_workers()
+    monkeypatch.setattr(sandbox, "_WORKER", sandbox._WORKER.replace(cloned, "SYS_PAUSE = None"))
+    try:
+        test_orphans_are_reaped_while_the_sample_runs()
+        test_detached_daemon_does_not_outlive_the_sample()
+        test_each_sample_gets_fresh_namespaces_and_its_directory_goes()
+    finally:
+        sandbox.stop_workers()  # the next test's samples get workers of the ordinary kind
+
+
 def test_huge_allocation_hits_the_memory_limit() -> None:
     r = run_program("block = bytearray(8 * 1024 ** 3)\n", FAST)
     assert r.outcome == "resource_limit" and "Memory" in r.detail
