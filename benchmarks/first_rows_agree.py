@@ -22,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cctest.bench.runner import load_run  # noqa: E402
+from cctest.bench.store import load_run  # noqa: E402
 from cctest.errors import ConfigError  # noqa: E402
 
 

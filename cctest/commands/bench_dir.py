@@ -11,49 +11,50 @@ import argparse
 import asyncio
 import sys
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..bench.store import REPORT, R, RunStore, StoredConfig
 from ..errors import ConfigError
 
 
 def run_in_dir(
     args: argparse.Namespace,
-    config: Any,
+    config: StoredConfig,
     name: str,
     total: int,
-    run: Callable[[Path, list[dict[str, Any]]], Coroutine[Any, Any, list[dict[str, Any]]]],
+    run: Callable[[RunStore[R], list[R]], Coroutine[Any, Any, list[R]]],
 ) -> int:
-    """A run in its directory (--out, or bench-runs/NAME-TIME) for every kind of run: create it or
-    resume it (--resume), run ``run(out, done)``, then write summary.json, report.html and the
+    """A run in its directory (--out, or bench-runs/NAME-TIME) for every kind of run: its store
+    created or resumed (--resume), ``run(store, done)``, then summary.json, report.html and the
     terminal report. The directory is locked for the whole run (one run writes it at a time); a
     write that fails (a full disk) is one sentence, and the records already written stay."""
     from ..bench.report import summarize_run
-    from ..bench.runner import CONFIG, RunWriteError, locked_run_dir, prepare_run_dir, run_config
+    from ..bench.store import RunWriteError, config_view
 
     out = Path(args.out) if args.out else Path("bench-runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    store: RunStore[R] = RunStore(out)
+    view = config_view(config.to_dict())
     try:
-        with locked_run_dir(out, create=not args.resume):
-            done = prepare_run_dir(out, config, args.resume)
+        with store.locked(create=not args.resume):
+            done = store.prepare(config, args.resume)
             if done:
-                summarize_run(
-                    out, run_config(config.to_dict()), done
-                )  # records it cannot summarise: refused now
+                summarize_run(out, view, done)  # records it cannot summarise: refused now
                 print(
                     f"cctest: resuming {out}: {len(done)} of {total} prompts already done.", file=sys.stderr
                 )
             try:
-                records = asyncio.run(run(out, done))
+                records = asyncio.run(run(store, done))
             except KeyboardInterrupt:
                 print(
                     f"cctest: interrupted; continue with the same command and --resume --out {out}.",
                     file=sys.stderr,
                 )
                 raise
-            finish(out, run_config(config.to_dict()), records)
+            finish(store, view, records)
     except RunWriteError as exc:
-        if not (out / CONFIG).is_file():
+        if not store.config_path.is_file():
             raise
         raise ConfigError(
             f"{exc.path} cannot be written ({exc.reason}); the records already written are kept: "
@@ -62,9 +63,9 @@ def run_in_dir(
     return 0
 
 
-def finish(out: Path, config: dict[str, Any], records: list[dict[str, Any]]) -> None:
+def finish(store: RunStore[R], config: Mapping[str, Any], records: Sequence[R]) -> None:
     """Write the run's summary.json and report.html, and print its terminal report."""
     from ..bench.report import finish_run
 
-    sys.stdout.write(finish_run(out, config, records))
-    print(f"cctest: wrote {out / 'summary.json'} and {out / 'report.html'}.", file=sys.stderr)
+    sys.stdout.write(finish_run(store, config, records))
+    print(f"cctest: wrote {store.summary_path} and {store.path / REPORT}.", file=sys.stderr)

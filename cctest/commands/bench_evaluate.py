@@ -99,9 +99,9 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
         config,
         name,
         len(todo),
-        lambda out, done: ev.evaluate(
+        lambda store, done: ev.evaluate(
             todo,
-            out,
+            store,
             done,
             limits=limits,
             workers=args.workers,

@@ -237,11 +237,11 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
             config,
             f"operational-{settings.backend}",
             len(tasks),
-            lambda out, done: run_operational(
+            lambda store, done: run_operational(
                 tasks,
                 settings,
                 config,
-                out,
+                store,
                 search,
                 neighbours,
                 distances,

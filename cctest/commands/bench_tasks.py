@@ -212,11 +212,11 @@ def run_task_set(
         config,
         f"{kind}-{settings.backend}",
         len(tasks),
-        lambda out, done: run_tasks(
+        lambda store, done: run_tasks(
             tasks,
             settings,
             config,
-            out,
+            store,
             done=done,
             oracle=oracle,
             style=style,

@@ -61,6 +61,7 @@ from typing import Any
 
 from ..bench.kinds import Table, model_label
 from ..bench.render import pct
+from ..bench.store import RunStore
 from ..config import Settings
 from ..errors import ConfigError
 from ..paraphrase import Distances, NeighbourSource, Paraphrase, generate
@@ -850,7 +851,7 @@ async def run_operational(
     tasks: Sequence[Task],
     settings: Settings,
     config: TaskRunConfig,
-    out: Path,
+    store: RunStore[dict[str, Any]],
     search: SearchSettings,
     source: NeighbourSource,
     distances: Distances,
@@ -871,7 +872,7 @@ async def run_operational(
 
     from ..backends import create_backend
     from ..backends.base import ChatModel, InstructionModel, cannot_chat
-    from ..bench.runner import RESULTS, append_record, in_task_order, progress_bar
+    from ..bench.runner import in_task_order, progress_bar
     from ..errors import BackendError, ModelLoadError
     from ..model_load import load
     from ..tasks.oracle import judge_many
@@ -904,7 +905,7 @@ async def run_operational(
 
     def finish(s: Search) -> None:
         record = json_safe(s.record())
-        append_record(out / RESULTS, record)
+        store.append(record)
         records.append(record)
         bar.update(1)
 

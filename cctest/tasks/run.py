@@ -1,7 +1,7 @@
 """Running a task set against a model: render, sample R rounds, judge, one record per task.
 
-A run uses the bench's run directory (``cctest.bench.runner``: ``config.json``, ``results.jsonl``
-appended and fsync'd per task, ``--resume``) and its reports (``cctest.bench.report``:
+A run uses the bench's run directory (``cctest.bench.store.RunStore``: ``config.json``,
+``results.jsonl`` appended and fsync'd per task, ``--resume``) and its reports (``cctest.bench.report``:
 ``summary.json``, ``report.html``, ``cctest bench compare``). ``TasksKind`` summarises the records;
 a suite subclasses it to add its own metrics over the same records (the tasks' ``meta`` says
 which question and variant each one is) and registers it in ``cctest.bench.kinds.SUITES``.
@@ -38,14 +38,8 @@ from typing import Any
 from ..backends.base import ChatModel, InstructionModel, Message, Outcome, SeedsEachRequest, cannot_chat
 from ..bench.kinds import RunKind, Table, model_label
 from ..bench.render import pct
-from ..bench.runner import (
-    RESULTS,
-    RecordWriter,
-    append_record,
-    batches_by_length,
-    in_task_order,
-    progress_bar,
-)
+from ..bench.runner import RecordWriter, batches_by_length, in_task_order, progress_bar
+from ..bench.store import RunStore
 from ..config import Settings
 from ..errors import BackendError, ConfigError, ModelLoadError, TaskError
 from .model import Task
@@ -210,7 +204,7 @@ async def run_tasks(
     tasks: Sequence[Task],
     settings: Settings,
     config: TaskRunConfig,
-    out: Path,
+    store: RunStore[dict[str, Any]],
     *,
     done: Sequence[dict[str, Any]] = (),
     oracle: OracleSettings | None = None,
@@ -239,7 +233,6 @@ async def run_tasks(
     records = list(done)
     if not todo:
         return in_task_order(records, tasks)
-    results_path = out / RESULTS
     if check:
         broken = await asyncio.to_thread(
             check_tasks, [t for _, t in todo], oracle, workers, skip_broken=skip_broken
@@ -250,7 +243,7 @@ async def run_tasks(
             for i, t in todo:
                 if skip_broken(t) in broken:
                     record = skipped_record(t, i, skip_broken(t), broken[skip_broken(t)])
-                    append_record(results_path, record)
+                    store.append(record)
                     records.append(record)
             todo = [(i, t) for i, t in todo if skip_broken(t) not in broken]
             if not todo:
@@ -283,7 +276,7 @@ async def run_tasks(
             for g, ((index, task), task_answers) in enumerate(zip(group, answers, strict=True))
         ]
 
-    pending = RecordWriter(results_path, records, bar)
+    pending = RecordWriter(store, records, bar)
     try:
         async with backend:
             if mode == "auto":

@@ -188,7 +188,8 @@ def test_the_benchs_line_for_a_failed_prompt_escapes_its_task_id_and_exception(
     on a task whose id and exception text hold control characters."""
     from cctest.backends.rules import RuleBackend
     from cctest.bench.datasets import Problem
-    from cctest.bench.runner import RunConfig, prepare_run_dir, run_benchmark
+    from cctest.bench.runner import RunConfig, run_benchmark
+    from cctest.bench.store import RunStore
     from cctest.config import Settings
 
     class Buggy(RuleBackend):
@@ -200,10 +201,11 @@ def test_the_benchs_line_for_a_failed_prompt_escapes_its_task_id_and_exception(
         dataset="tasks", dataset_source="", tasks=1, thresholds=[1.0], limit=None, shuffle=False,
         settings=Settings(backend="rules", mutants=2),
     )  # fmt: skip
-    prepare_run_dir(tmp_path, config, resume=False)
+    store: RunStore[dict[str, Any]] = RunStore(tmp_path)
+    store.prepare(config, resume=False)
     [record] = asyncio.run(
         run_benchmark(
-            [task], Settings(backend="rules", mutants=2), config, tmp_path,
+            [task], Settings(backend="rules", mutants=2), config, store,
             backend_factory=lambda s: Buggy(), progress=False,
         )
     )  # fmt: skip

@@ -14,7 +14,7 @@ from serve_helpers import running
 from cctest.backends import create_backend
 from cctest.backends.base import PLAIN_CHAT_STOP, GenerationOptions, plain_chat_template
 from cctest.backends.hf import HFBackend
-from cctest.bench.runner import load_run
+from cctest.bench.store import load_run
 from cctest.cli import main
 from cctest.config import Settings
 

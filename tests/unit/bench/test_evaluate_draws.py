@@ -16,8 +16,8 @@ from cctest.bench.datasets import load_humaneval
 from cctest.bench.draws import draw, judge_draws
 from cctest.bench.kinds import get_kind
 from cctest.bench.passk import draws_pass_at_k
-from cctest.bench.runner import load_run
 from cctest.bench.sandbox import Limits
+from cctest.bench.store import load_run
 from cctest.cli import main
 from cctest.config import Settings
 from cctest.engine import Engine

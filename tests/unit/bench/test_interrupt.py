@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from cctest.bench.datasets import load_humaneval
-from cctest.bench.runner import read_records
+from cctest.bench.store import RunStore
 
 LIMIT = 4
 HANG_GUARD = 120  # seconds: far beyond a prompt's model call, so only a hang can reach it
@@ -73,7 +73,7 @@ def test_ctrl_c_stops_the_run_and_resume_completes_it(tmp_path: Path) -> None:
         [*args, "--resume"], env=env, capture_output=True, text=True, timeout=HANG_GUARD * 5
     )
     assert resumed.returncode == 0, resumed.stderr
-    after = [r["task_id"] for r in read_records(results)]
+    after = [r["task_id"] for r in RunStore(results.parent).records()]
     assert sorted(after) == sorted(t.task_id for t in load_humaneval().tasks[:LIMIT])
     assert after[: len(before)] == before
     assert (run / "summary.json").exists()

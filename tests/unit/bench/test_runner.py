@@ -10,12 +10,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cctest.backends.rules import RuleBackend
 from cctest.bench.datasets import load_humaneval
-from cctest.bench.runner import load_run, read_records, run_config
+from cctest.bench.runner import run_config
+from cctest.bench.store import RunStore, load_run
 from cctest.cli import main
 from cctest.config import Settings
 from cctest.detect import outlier_counts, similarity_matrix
@@ -35,7 +37,7 @@ REQUIRED = {
 
 
 def _ids(run: Path) -> list[str]:
-    return [r["task_id"] for r in read_records(run / "results.jsonl")]
+    return [r["task_id"] for r in RunStore(run).records()]
 
 
 def test_jsonl_run_report_and_exact_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -338,7 +340,7 @@ def test_small_real_run_with_the_bundled_model(tmp_path: Path) -> None:
         ]
     )
     assert rc == 0
-    (record,) = read_records(run / "results.jsonl")
+    (record,) = RunStore(run).records()
     assert record["task_id"] == "HumanEval/0" and record["error"] is None
     assert len(record["completions"]) == 1 + len(record["mutants"])
     # whatever the model wrote, every completion with a result was executed and classified
@@ -359,7 +361,7 @@ def test_decide_after_asks_each_prompt_as_the_editor_does(tmp_path: Path) -> Non
     argv = ["bench", "--dataset", "humaneval", "--backend", "hf", "--limit", "2", "-k", "3"]
     argv += ["--max-new-tokens", "16", "--threads", "1", "--decide-after", "4", "--out", str(run)]
     assert main([*argv, "--no-progress"]) == 0
-    records = read_records(run / "results.jsonl")
+    records = RunStore(run).records()
     assert len(records) == 2
     for record in records:
         early = record["early"]
@@ -402,7 +404,7 @@ def test_failed_prompts_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None
     import asyncio
 
     from cctest.bench.datasets import load_dataset
-    from cctest.bench.runner import RunConfig, prepare_run_dir, run_benchmark
+    from cctest.bench.runner import RunConfig, run_benchmark
 
     class Buggy(RuleBackend):
         async def complete(self, prompts, *, suffixes=None):  # type: ignore[no-untyped-def]
@@ -416,13 +418,14 @@ def test_failed_prompts_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None
         dataset="tasks", dataset_source="", tasks=3, thresholds=[1.0], limit=None, shuffle=False,
         settings=settings,
     )  # fmt: skip
-    prepare_run_dir(tmp_path, config, resume=False)
+    store: RunStore[dict[str, Any]] = RunStore(tmp_path)
+    store.prepare(config, resume=False)
     records = asyncio.run(
         run_benchmark(
             tasks,
             settings,
             config,
-            tmp_path,
+            store,
             backend_factory=lambda s: Buggy(fail_on=("mul",)),
             progress=False,
         )
@@ -431,7 +434,7 @@ def test_failed_prompts_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None
     assert by_id["add"]["error"] is None and by_id["add"]["tests"][0]["outcome"] == "passed"
     assert "told to fail" in by_id["mul"]["error"]
     assert by_id["line-4"]["error"] == "RuntimeError: a bug"
-    assert sorted(r["task_id"] for r in read_records(tmp_path / "results.jsonl")) == ["add", "line-4", "mul"]
+    assert sorted(r["task_id"] for r in RunStore(tmp_path).records()) == ["add", "line-4", "mul"]
     assert [r["task_id"] for r in load_run(tmp_path)[1]] == ["add", "mul", "line-4"]
 
 

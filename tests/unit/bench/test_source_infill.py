@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cctest.bench.datasets import load_dataset
-from cctest.bench.runner import load_run
+from cctest.bench.store import load_run
 from cctest.cli import main
 
 A = (

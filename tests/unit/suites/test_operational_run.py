@@ -11,7 +11,7 @@ from aiohttp import web
 from local_server import chat_app
 from report_runs import ADD, MUL
 
-from cctest.bench.runner import load_run
+from cctest.bench.store import load_run
 from cctest.cli import main
 
 

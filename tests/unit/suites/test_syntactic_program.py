@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from cctest.bench.runner import load_run
+from cctest.bench.store import load_run
 from cctest.cli import main
 from cctest.formula import size_of
 from cctest.suites.syntactic import build_tasks

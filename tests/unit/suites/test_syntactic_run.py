@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from cctest.bench.runner import load_run
+from cctest.bench.store import load_run
 from cctest.cli import main
 from cctest.formula import EQUATIONS, parse_equation, reduce, size_of, variants
 

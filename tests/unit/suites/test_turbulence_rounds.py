@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from cctest.bench.runner import load_run
+from cctest.bench.store import load_run
 from cctest.cli import main
 
 INSTANCES = 4

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from cctest.bench.runner import load_run
+from cctest.bench.store import load_run
 from cctest.cli import main
 from cctest.suites.turbulence import BUILTIN, load_benchmark, parameter_rows
 

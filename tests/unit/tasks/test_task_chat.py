@@ -20,7 +20,7 @@ from cctest.backends.base import PLAIN_CHAT_STOP, GenerationOptions, plain_chat_
 from cctest.backends.hf import HFBackend
 from cctest.backends.http import HTTPBackend
 from cctest.backends.loaded import model_dir
-from cctest.bench.runner import load_run
+from cctest.bench.store import load_run
 from cctest.cli import main
 from cctest.config import Settings
 from cctest.errors import BackendResponseError

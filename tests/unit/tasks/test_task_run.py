@@ -14,7 +14,7 @@ import pytest
 
 from cctest.backends.base import Outcome
 from cctest.backends.rules import RuleBackend
-from cctest.bench.runner import load_run, prepare_run_dir, read_records
+from cctest.bench.store import RunStore, load_run
 from cctest.cli import main
 from cctest.config import Settings
 from cctest.tasks import OracleSettings, Task, load_tasks
@@ -59,7 +59,7 @@ def test_resume_after_an_interruption_runs_only_what_is_missing(tmp_path: Path) 
     # an interruption: one record written, the next one torn mid-write
     results.write_bytes(lines[0] + lines[1][:25])
     assert main([*BASE, "--out", str(run), "--resume"]) == 0
-    records = read_records(results)
+    records = RunStore(results.parent).records()
     assert sorted(r["task_id"] for r in records) == ["add", "mean", "slice"]  # each once
     assert records[0] == first  # kept, not redone
     # other settings cannot resume this run
@@ -114,14 +114,15 @@ def _config(n: int, rounds: int, tmp: Path) -> TaskRunConfig:
 def test_many_prompts_and_their_rounds_go_in_one_backend_call(tmp_path: Path) -> None:
     tasks = load_tasks(DATA)
     config = _config(3, 2, tmp_path)
-    prepare_run_dir(tmp_path, config, resume=False)
+    store: RunStore[dict[str, Any]] = RunStore(tmp_path)
+    store.prepare(config, resume=False)
     _Counting.calls = []
     records = asyncio.run(
         run_tasks(
             tasks,
             Settings(backend="rules"),
             config,
-            tmp_path,
+            store,
             oracle=OracleSettings(inputs=10),
             batch_prompts=2,
             backend_factory=lambda s: _Counting(),
@@ -136,13 +137,14 @@ def test_many_prompts_and_their_rounds_go_in_one_backend_call(tmp_path: Path) ->
 def test_a_model_that_returns_nothing_is_no_function(tmp_path: Path) -> None:
     tasks = load_tasks(DATA)[:1]
     config = _config(1, 1, tmp_path)
-    prepare_run_dir(tmp_path, config, resume=False)
+    store: RunStore[dict[str, Any]] = RunStore(tmp_path)
+    store.prepare(config, resume=False)
     [record] = asyncio.run(
         run_tasks(
             tasks,
             Settings(backend="rules"),
             config,
-            tmp_path,
+            store,
             backend_factory=lambda s: _Silent(),
             progress=False,
         )
@@ -239,7 +241,7 @@ def test_a_reference_that_fails_its_own_inputs_stops_the_run_before_the_model(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "raises on every one of its 100 generated inputs" in err and err.count("\n") == 1
-    assert read_records(tmp_path / "r" / "results.jsonl") == []
+    assert RunStore(tmp_path / "r").records() == []
 
 
 def test_a_group_with_a_broken_reference_is_skipped_recorded_and_reported(
@@ -268,7 +270,8 @@ def test_a_group_with_a_broken_reference_is_skipped_recorded_and_reported(
     reasons = check_tasks(tasks, oracle, skip_broken=of)
     assert list(reasons) == ["G"] and "'slice-broken': the reference fails its own checks" in reasons["G"]
     config = _config(len(tasks), 1, tmp_path)
-    prepare_run_dir(tmp_path, config, resume=False)
+    store: RunStore[dict[str, Any]] = RunStore(tmp_path)
+    store.prepare(config, resume=False)
 
     def run(done: Sequence[dict[str, Any]], backend: type[RuleBackend]) -> list[dict[str, Any]]:
         return asyncio.run(
@@ -276,7 +279,7 @@ def test_a_group_with_a_broken_reference_is_skipped_recorded_and_reported(
                 tasks,
                 Settings(backend="rules"),
                 config,
-                tmp_path,
+                store,
                 done=done,
                 oracle=oracle,
                 backend_factory=lambda s: backend(),
@@ -295,14 +298,14 @@ def test_a_group_with_a_broken_reference_is_skipped_recorded_and_reported(
         ("slice-broken", True, 0),
         ("mean", False, 1),
     ]
-    assert read_records(tmp_path / "results.jsonl") == [r for r in records if r.get("skipped")] + [
+    assert RunStore(tmp_path).records() == [r for r in records if r.get("skipped")] + [
         r for r in records if not r.get("skipped")
     ]  # the skipped records are written first, before any model call
     summary = summarize_tasks(records)
     assert summary["counts"]["tasks"] == 2 and summary["counts"]["answers"] == 2
     assert summary["skipped"] == {"G": {"reason": reasons["G"], "tasks": 2}}
     assert "Skipped, and why" in TasksKind().tables(summary)
-    finish_run(tmp_path, config.to_dict(), records)
+    finish_run(store, config.to_dict(), records)
     assert "slice-broken" in (tmp_path / "report.html").read_text()
     # resuming finds every task done, the skipped ones included: nothing is checked or asked again
     again = run(records, _Silent)
