@@ -1,9 +1,11 @@
 """The loaded model: a transformers causal language model and its tokenizer, and what every call
 on it shares (its lock, its token texts, the last call's prefix cache, the FIM templates it was
-asked for). ``LoadedModel`` is the state the HF backend's parts read; ``HFBackend`` (``hf.py``) is
-a view of one, with its generation options, and several views share one load.
+asked for), and the texts its tokenizer makes (token texts, chat prompts). ``LoadedModel`` is the
+state the HF backend's parts read; ``HFBackend`` (``hf.py``) is a view of one (``_view.View``: its
+generation options and settings), and several views share one load.
 
-Below every other module of the HF backend: it imports none of them but ``fim.py``.
+Below every other module of the HF backend: it imports none of them but ``fim.py`` (and
+``base.py``, shared by every backend).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import contextlib
 import inspect
 import logging
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -20,6 +23,7 @@ from ..cache import LRU
 from ..config import missing_model_dir
 from ..errors import BackendOutOfMemory, ConfigError, ModelLoadError
 from ..redact import redact_url
+from .base import Message, plain_chat_template
 from .fim import FAMILIES, FimTemplate
 
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
@@ -130,6 +134,22 @@ class LoadedModel:
             texts = tok.batch_decode([[i] for i in range(len(tok))], clean_up_tokenization_spaces=False)
             self._texts = ["" if i in special else t for i, t in enumerate(texts)]
         return self._texts
+
+    @property
+    def chat_template(self) -> str | None:
+        """The tokenizer's chat template (None: the model has none)."""
+        template = getattr(self.tokenizer, "chat_template", None)
+        return template if isinstance(template, str) and template else None
+
+    def chat_prompt(self, messages: Sequence[Message]) -> str:
+        """The text a conversation becomes: the tokenizer's chat template with the assistant's
+        turn opened, or ``plain_chat_template`` for a model without one."""
+        if self.chat_template is None:
+            return plain_chat_template(messages)
+        text = self.tokenizer.apply_chat_template(
+            [dict(m) for m in messages], tokenize=False, add_generation_prompt=True
+        )
+        return str(text)
 
     def allowed(self, rest: str, vocab: int) -> Any:
         """A bool mask over ``vocab`` logits: the tokens that write ``rest`` back, i.e. whose

@@ -422,7 +422,7 @@ def test_rows_share_what_each_has_in_common_with_the_first(
 
     backend = hf_model.with_options(GenerationOptions(max_new_tokens=24), boundaries=False)
     prompts = VARIANTS + OTHERS[:2]
-    plan = backend.plan(prompts, 24, grouped=True)
+    plan = backend.view.plan(prompts, 24, grouped=True)
     enc, shares = plan.encoding, plan.shares
     assert shares is not None and len(set(shares)) >= 3 and shares[-1] == 0
     batch = Prefill(backend.loaded, plan, reuse_prefix=False).batch

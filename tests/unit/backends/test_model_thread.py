@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cctest.backends import _worker, run_on_model_thread
+from cctest.backends import _generate, _worker, run_on_model_thread
 from cctest.backends.hf import HFBackend
 
 
@@ -106,13 +106,13 @@ def test_the_hf_backend_loads_and_generates_on_the_model_thread(
     hf_model: HFBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[tuple[str, int]] = []
-    real = HFBackend._generate_locked
+    real = _generate.run_batch
 
-    def spy(self: HFBackend, *args: Any, **kwargs: Any) -> Any:  # the real generation, recorded
+    def spy(*args: Any, **kwargs: Any) -> Any:  # the real generation, recorded
         calls.append(("generate", threading.get_ident()))
-        return real(self, *args, **kwargs)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(HFBackend, "_generate_locked", spy)
+    monkeypatch.setattr(_generate, "run_batch", spy)
     model_thread = _worker.run(_ident)
     view = hf_model.with_options(boundaries=True)
     text = view.generate(["def add(a, b):\n    return"])[0].text
