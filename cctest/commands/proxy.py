@@ -24,11 +24,44 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     p.add_argument("--port", type=int, default=8787, help="port (default 8787; 0: any free port, printed)")
-    add_setting(p, "mutants", help="mutants per completion")
     add_setting(p, "timeout", help="seconds the server has to answer a request (default {default})")
-    add_setting(p, "completion_scope", help="line, block (default) or auto")
     add_setting(p, "defect_log")
     add_setting(p, "log_all")
+    # the engine's options, those of ``cctest complete`` (the model's own, such as the length and
+    # the temperature, come with each of the plugin's requests)
+    g = p.add_argument_group("engine")
+    add_setting(g, "mutants", help="mutants per completion (default {default})")
+    for name in ("threshold", "relative_threshold", "schemes", "max_distance"):
+        add_setting(g, name)
+    add_setting(
+        g,
+        "decide_after",
+        help="choose on every row's first N streamed tokens and close the other rows' streams "
+        "(default {default}; 0: every row completed whole before choosing)",
+    )
+    add_setting(g, "completion_scope", help="line, block (default) or auto")
+
+
+# the settings the command line sets, each a setting of the same name (``--scheme``: ``schemes``)
+ENGINE_SETTINGS = (
+    "mutants",
+    "threshold",
+    "relative_threshold",
+    "schemes",
+    "max_distance",
+    "decide_after",
+    "completion_scope",
+    "timeout",
+    "defect_log",
+    "log_all",
+)
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    """The engine's settings from the command line (checked by ``Settings.replace``: a value out of
+    range is one sentence and exit status 2)."""
+    values = {name: getattr(args, name) for name in ENGINE_SETTINGS if name != "schemes"}
+    return Settings().replace(schemes=tuple(args.scheme), **values)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,13 +77,7 @@ def run(args: argparse.Namespace) -> int:
             "and forwards every request to the upstream with the caller's credentials.",
             file=sys.stderr,
         )
-    settings = Settings().replace(
-        mutants=args.mutants,
-        timeout=args.timeout,
-        completion_scope=args.completion_scope,
-        defect_log=args.defect_log,
-        log_all=args.log_all,
-    )
+    settings = settings_from(args)
     config = ProxyConfig(args.upstream, provider=args.provider, mode=args.mode, settings=settings)
     try:
         serve(config, args.host, args.port)
