@@ -62,12 +62,13 @@ from __future__ import annotations
 import atexit
 import contextlib
 import fcntl
+import functools
 import itertools
 import json
 import logging
 import os
 import secrets
-import selectors
+import select
 import shutil
 import signal
 import stat
@@ -160,6 +161,9 @@ if ROOT and not bwrap:
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
        # a BLAS thread pool (NumPy's) would spend the process limit and the address space
        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# the samples' environment, made once: each sample adds its HOME and TMPDIR
+os.environ.clear()
+os.environ.update(ENV)
 
 def relay(status):
     code = os.waitstatus_to_exitcode(status)
@@ -261,13 +265,11 @@ def child(req_fd, result_fd, made):
     os.setsid()
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0); os.dup2(null, 1); os.dup2(null, 2)
-    keep = {0, 1, 2, req_fd, result_fd, *PATH_FDS.values()}
-    for fd in [int(n) for n in os.listdir("/proc/self/fd")]:
-        if fd not in keep:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+    low = 3  # every descriptor but these goes (close_range: one system call a gap)
+    for fd in sorted({req_fd, result_fd, *PATH_FDS.values()}):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 20)
     iso = {"network": "audit-hook", "user": "same", "nproc": "rlimit", "ipc": "shared",
            "filesystem": "private view (bubblewrap)" if bwrap else "host",
            "process": "fork of a sandboxed worker" if bwrap else "fork of a worker"}
@@ -335,8 +337,7 @@ def child(req_fd, result_fd, made):
     out = os.open(os.path.join(wd, ".out"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(out, 1); os.dup2(out, 2); os.close(out)
     os.chdir(wd)
-    os.environ.clear()
-    os.environ.update(ENV, HOME=wd, TMPDIR=wd)
+    os.environ["HOME"] = os.environ["TMPDIR"] = wd  # (the rest of ENV is the worker's own)
     existing = 0 if ROOT or userns else own_processes()
     run_sample(req, result_fd, iso, existing, userns, pidns)
 
@@ -898,6 +899,9 @@ class _Worker:
             start_new_session=True,
         )
         self._buf = b""
+        assert self.proc.stdout is not None
+        self._answers = select.poll()  # (made once: the worker answers every request on it)
+        self._answers.register(self.proc.stdout.fileno(), select.POLLIN)
         with _pool_lock:
             _started += 1
 
@@ -913,16 +917,14 @@ class _Worker:
             return None
         fd = self.proc.stdout.fileno()
         deadline = time.monotonic() + timeout
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while b"\n" not in self._buf:
-                left = deadline - time.monotonic()
-                if left <= 0 or not sel.select(left):
-                    break
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    break
-                self._buf += chunk
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._answers.poll(max(1, int(left * 1000))):
+                break
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            self._buf += chunk
         if b"\n" not in self._buf:
             self.stop()
             return None
@@ -1043,7 +1045,7 @@ def run_program(source: str, limits: Limits | None = None, *, output_bytes: int 
         if uid is not None:
             os.chown(workdir, uid, uid)
             os.chown(program, uid, uid)
-        request = {"dir": workdir, "program": program, "uid": uid, "limits": asdict(limits), "name": sid}
+        request = {"dir": workdir, "program": program, "uid": uid, "limits": _as_dict(limits), "name": sid}
         # the worker keeps the wall-clock limit; this is only in case the worker itself hangs
         answer = worker.run(request, limits.wall_seconds + 30)
         seconds = time.perf_counter() - start
@@ -1078,6 +1080,11 @@ def run_program(source: str, limits: Limits | None = None, *, output_bytes: int 
         # reach it (outside the private view, or a directory of another user); else removed now
         _clear_dir(worker.area, defer=worker.bwrap is not None or uid is not None)
         _give_back(worker, keep=answer is not None)
+
+
+@functools.lru_cache(maxsize=64)
+def _as_dict(limits: Limits) -> dict[str, Any]:
+    return asdict(limits)  # (the same few limits for every sample: asdict copies deeply)
 
 
 def _clear_dir(path: str, defer: bool = False) -> None:
@@ -1131,7 +1138,13 @@ def _empty_trash(path: str, more: threading.Event) -> None:
         except OSError:
             return  # the samples' root is gone
         for name in names:
-            _remove_tree(os.path.join(path, name))
+            sample = os.path.join(path, name)
+            try:  # a sample's directory usually holds its program and its output, nothing else
+                for entry in os.listdir(sample):
+                    os.unlink(os.path.join(sample, entry))
+                os.rmdir(sample)
+            except OSError:
+                _remove_tree(sample)
 
 
 def _classify_exit(code: int, output: str, limits: Limits) -> tuple[str, str]:

@@ -255,6 +255,29 @@ def test_one_worker_serves_many_samples_each_in_a_fresh_directory() -> None:
     assert not _alive_with(first.sandbox_id)
 
 
+def test_the_environment_is_the_sandboxs_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sample's environment holds the sandbox's few variables and its own HOME and TMPDIR,
+    nothing of the process that runs cctest (made once in the worker, not per sample)."""
+    token = secrets.token_hex(16)
+    monkeypatch.setenv("CCTEST_TEST_SECRET", token)
+    sandbox.stop_workers()  # workers started from now on are started with the variable set
+    probe = "import os\nraise Exception(repr([dict(os.environ), os.getcwd()]))\n"
+    results = run_many([probe] * 3, FAST, workers=1)
+    for r in results:
+        env, here = ast.literal_eval(r.detail.split(": ", 1)[1])
+        assert token not in r.detail
+        assert env == {
+            "PATH": "/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "PYTHONHASHSEED": "0",
+            "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "HOME": here,
+            "TMPDIR": here,
+        }
+
+
 def test_a_broken_worker_is_replaced() -> None:
     """A worker that dies (killed from outside here; a sample cannot reach it) is replaced, and
     the sample it was running gets an outcome."""
