@@ -1,6 +1,7 @@
-"""Request bodies in the shapes editor plugins send (written from their documentation and
-settings; docs/proxy.md shows each), replayed against ``cctest proxy``: each is repaired, and
-answered in the shape that plugin reads, streamed where it asked for a stream."""
+"""Request bodies in the shapes editor plugins send, each written from the plugin's own source (the
+file is named beside each; docs/proxy.md shows the settings that produce them), replayed against
+``cctest proxy``: each is repaired, and answered in the shape that plugin reads, streamed where it
+asked for a stream (Ollama: unless ``stream`` is false)."""
 
 from __future__ import annotations
 
@@ -25,35 +26,55 @@ def _sse(payload: bytes) -> list[Any]:
 
 
 PLUGINS = [
-    # Continue, "provider": "ollama", a FIM model Ollama fills in the middle through its suffix field
+    # Continue, provider "ollama", a model whose Ollama template fills in the middle (".Suffix" in
+    # /api/show's template): streamFim in continuedev/continue core/llm/llms/Ollama.ts, the body of
+    # _getGenerateOptions (no "raw" and no "stream" on this path: Ollama streams by default)
     (
         "continue-ollama",
         ollama_app,
         "/api/generate",
-        {"model": "qwen2.5-coder:1.5b-base", "prompt": BEFORE, "suffix": AFTER, "raw": True, "stream": True,
-         "keep_alive": 1800, "options": {"temperature": 0.01, "num_predict": 256, "num_ctx": 8096,
-                                         "stop": ["<|endoftext|>", "<|fim_pad|>", "\n\n\n"]}},
+        {"model": "qwen2.5-coder:1.5b-base", "prompt": BEFORE, "suffix": AFTER, "keep_alive": 1800,
+         "options": {"temperature": 0.01, "num_predict": 256, "num_ctx": 8096,
+                     "stop": ["<|endoftext|>", "<|fim_pad|>", "\n\n\n"]}},
         BEFORE,
     ),
-    # Continue, "provider": "openai" (any OpenAI-compatible server): legacy completions with a suffix
+    # Continue, provider "ollama", a model Ollama does not fill in the middle: the prompt laid out
+    # in Continue's FIM template for the model, streamComplete with raw: true (same file)
+    (
+        "continue-ollama-template",
+        ollama_app,
+        "/api/generate",
+        {"model": "starcoder2:3b", "prompt": FAMILIES["starcoder"].prompt(BEFORE, AFTER), "raw": True,
+         "keep_alive": 1800, "options": {"temperature": 0.01, "num_predict": 256,
+                                         "stop": ["<fim_prefix>", "<file_sep>", "\n\n\n"]}},
+        FAMILIES["starcoder"].prompt(BEFORE, AFTER),
+    ),
+    # Continue, provider "openai" (any OpenAI-compatible server): no FIM endpoint of its own
+    # (supportsFim false), so the prompt is laid out in the model's FIM template and sent raw to
+    # the legacy completions endpoint, streamed, without a suffix field: _legacystreamComplete in
+    # continuedev/continue core/llm/llms/OpenAI.ts (frequency and presence penalties left out
+    # when unset)
     (
         "continue-openai",
         openai_app,
         "/v1/completions",
-        {"model": "m", "prompt": BEFORE, "suffix": AFTER, "max_tokens": 256, "temperature": 0.01,
-         "stop": ["\n\n\n"], "stream": True},
-        BEFORE,
+        {"model": "qwen2.5-coder-1.5b", "prompt": FAMILIES["qwen"].prompt(BEFORE, AFTER), "max_tokens": 256,
+         "temperature": 0.01, "stop": ["<|endoftext|>", "\n\n\n"], "stream": True},
+        FAMILIES["qwen"].prompt(BEFORE, AFTER),
     ),
-    # Twinny, Ollama: CodeLlama's FIM layout in the prompt, streamed
+    # Twinny, Ollama FIM provider: CodeLlama's FIM layout in the prompt, streamed (twinnydotdev/twinny
+    # src/extension/completion/request-body.ts, createStreamRequestBodyFim)
     (
         "twinny-ollama",
         ollama_app,
         "/api/generate",
         {"model": "codellama:7b-code", "prompt": FAMILIES["codellama"].prompt(BEFORE, AFTER), "stream": True,
-         "keep_alive": "5m", "options": {"temperature": 0.2, "num_predict": 512}},
+         "keep_alive": "5m", "options": {"temperature": 0.2, "num_predict": 512, "stop": ["<EOT>"]}},
         FAMILIES["codellama"].prompt(BEFORE, AFTER),
     ),
-    # llm.nvim / llm-vscode (llm-ls), backend "ollama": StarCoder's FIM layout, not streamed
+    # llm.nvim / llm-vscode (llm-ls), backend "ollama": StarCoder's FIM layout, the plugin's
+    # request_body with prompt, model and stream: false added (huggingface/llm-ls
+    # crates/llm-ls/src/backend.rs, build_body)
     (
         "llm-ls-ollama",
         ollama_app,
@@ -62,22 +83,24 @@ PLUGINS = [
          "options": {"num_predict": 60, "temperature": 0.2, "top_p": 0.95}},
         FAMILIES["starcoder"].prompt(BEFORE, AFTER),
     ),
-    # llm-ls, backend "openai": the FIM layout in the prompt, no suffix field
+    # llm-ls, backend "openai": the FIM layout in the prompt, no suffix field, stream: false
     (
         "llm-ls-openai",
         openai_app,
         "/v1/completions",
         {"model": "deepseek-coder", "prompt": FAMILIES["deepseek"].prompt(BEFORE, AFTER), "max_tokens": 60,
-         "temperature": 0.2, "top_p": 0.95},
+         "temperature": 0.2, "top_p": 0.95, "stream": False},
         FAMILIES["deepseek"].prompt(BEFORE, AFTER),
     ),
-    # llm-ls, backend "tgi" (or "huggingface"): /generate with parameters
+    # llm-ls, backend "tgi" (or "huggingface"): /generate with the plugin's parameters and
+    # return_full_text: false, which build_body always adds
     (
         "llm-ls-tgi",
         tgi_app,
         "/generate",
         {"inputs": FAMILIES["starcoder"].prompt(BEFORE, AFTER),
-         "parameters": {"max_new_tokens": 60, "temperature": 0.2, "top_p": 0.95, "do_sample": True}},
+         "parameters": {"max_new_tokens": 60, "temperature": 0.2, "top_p": 0.95, "do_sample": True,
+                        "return_full_text": False}},
         FAMILIES["starcoder"].prompt(BEFORE, AFTER),
     ),
     # a TGI client streaming: /generate_stream
