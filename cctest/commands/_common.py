@@ -9,7 +9,6 @@ from typing import Any
 
 from ..config import SPECS, Settings
 from ..document import looks_like_python, read_source
-from ..redact import redact_url
 
 # the CLI's defaults are the settings' own (each described once, by its Spec in cctest.config)
 _DEFAULTS = Settings()
@@ -130,13 +129,6 @@ def settings_from_args(args: argparse.Namespace, **extra: object) -> Settings:
     values = {n: getattr(args, n) for n in BACKEND_SETTINGS if hasattr(args, n)}
     values.update(extra)
     return Settings().replace(**values)
-
-
-def recorded_model(settings: Settings) -> str | None:
-    """The model as a run records it: the bundled model by name, a server URL without secrets."""
-    from ..bench.kinds import recorded_model as named
-
-    return named(settings.backend, None if settings.model is None else redact_url(settings.model))
 
 
 def read_python(path: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..userfile import MAX_SOURCE_BYTES, read_user_text
-from ._common import Options, recorded_model, settings_from_args
+from ._common import Options, settings_from_args
 
 
 def add_arguments(g: Options) -> None:
@@ -157,13 +157,9 @@ def task_run_config(
         kind=kind,
         source=source,
         tasks=tasks,
-        backend=settings.backend,
-        model=recorded_model(settings),
         mode=args.task_mode or "auto",
         rounds=rounds,
-        temperature=settings.temperature,
-        max_new_tokens=settings.max_new_tokens,
-        seed=args.seed,
+        settings=settings,
         limit=args.limit,
         instruction=instruction,
         system=args.system,

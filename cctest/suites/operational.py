@@ -876,7 +876,7 @@ async def run_operational(
     from ..errors import BackendError, ModelLoadError
     from ..model_load import load
     from ..tasks.oracle import judge_many
-    from ..tasks.run import check_tasks, render
+    from ..tasks.run import check_tasks, render, task_config
 
     check_descriptions(tasks)
     oracle = oracle or OracleSettings()
@@ -892,12 +892,10 @@ async def run_operational(
     backend = load(factory, settings)  # told on stderr, before the bar starts: not in its rate
     bar = progress_bar(len(tasks), len(tasks) - len(todo), f"cctest bench {config.kind}", progress)
     mode = config.mode
+    # the engine's settings as the run records them (task_config): the key answers are cached by
+    recorded = task_config(config.to_dict())
     model_key = {
-        "backend": config.backend,
-        "model": config.model,
-        "temperature": config.temperature,
-        "max_new_tokens": config.max_new_tokens,
-        "seed": config.seed,
+        **{name: recorded[name] for name in ("backend", "model", "temperature", "max_new_tokens", "seed")},
         "instruction": config.instruction,
         "system": config.system,
     }

@@ -31,14 +31,14 @@ import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from ..backends.base import ChatModel, InstructionModel, Message, Outcome, SeedsEachRequest, cannot_chat
-from ..bench.kinds import RunKind, Table, model_label
+from ..bench.kinds import RunKind, Table, flat_config, model_label
 from ..bench.render import pct
-from ..bench.runner import RecordWriter, batches_by_length, in_task_order, progress_bar
+from ..bench.runner import RecordWriter, batches_by_length, in_task_order, progress_bar, recorded_settings
 from ..bench.store import RunStore
 from ..config import Settings
 from ..errors import BackendError, ConfigError, ModelLoadError, TaskError
@@ -73,18 +73,19 @@ def default_rounds(temperature: float) -> int:
 
 @dataclass(frozen=True)
 class TaskRunConfig:
-    """What a task run is; two runs with equal configs produce comparable records."""
+    """What a task run is; two runs with equal configs produce comparable records.
+
+    ``config.json`` holds the run's own fields and, under ``"settings"``, the engine's settings as
+    ``Settings`` writes them (``recorded_settings``: the backend, model, temperature, seed, ...
+    are not copied); ``task_config`` reads either shape."""
 
     kind: str  # the RunKind that summarises it: "tasks", or a suite's
     source: str  # the task file (resolved), or the suite and its data
     tasks: int
-    backend: str
-    model: str | None
     mode: str  # auto | completion | chat (the records say which auto became)
     rounds: int
-    temperature: float
-    max_new_tokens: int
-    seed: int
+    # the engine's settings (its seed is the run's: the rounds' seeds derive from it)
+    settings: Settings
     limit: int | None = None
     instruction: str | None = None  # the chat wording (None: DEFAULT_INSTRUCTION)
     system: str | None = None
@@ -98,7 +99,32 @@ class TaskRunConfig:
             raise ConfigError("--rounds must be at least 1.")
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "settings"}
+        return {**json.loads(json.dumps(out)), "settings": recorded_settings(self.settings)}
+
+
+# config.json's fields of the engine's settings before a task run embedded them (``"settings"``),
+# as its readers still see them (``task_config``): field -> setting
+TASK_FLAT_SETTINGS = {
+    "backend": "backend",
+    "model": "model",
+    "temperature": "temperature",
+    "max_new_tokens": "max_new_tokens",
+    "seed": "seed",
+}
+# the fields in their order (the report lists them so)
+TASK_ORDER = (
+    "kind", "source", "tasks", "backend", "model", "mode", "rounds", "temperature", "max_new_tokens",
+    "seed", "limit", "instruction", "system", "oracle", "suite",
+)  # fmt: skip
+
+
+def task_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A task run's ``config.json`` as every reader sees it (a resume's check, the headline, the
+    report, the comparison), whatever its shape: the run's fields with the engine's backend,
+    model, temperature, max_new_tokens and seed among them, flat, as a run wrote them before
+    ``"settings"`` was embedded (which is already that shape)."""
+    return flat_config(config, TASK_FLAT_SETTINGS, TASK_ORDER)
 
 
 def render(task: Task, mode: str, style: ChatStyle | None = None) -> str | list[Message]:
@@ -288,7 +314,7 @@ async def run_tasks(
             for group in batches_by_length(todo, batch_prompts, lambda t: len(str(prompts[t.task_id]))):
                 n = config.rounds
                 flat = [prompts[t.task_id] for _, t in group for _ in range(n)]
-                seeds = [round_seed(config.seed, t.task_id, r) for _, t in group for r in range(n)]
+                seeds = [round_seed(config.settings.seed, t.task_id, r) for _, t in group for r in range(n)]
                 outcomes = await _ask(backend, mode, flat, seeds if seeded else None)
                 for o in outcomes:
                     if isinstance(o, ModelLoadError):
@@ -380,6 +406,10 @@ class TasksKind(RunKind):
     name = "tasks"
     title = "cctest bench tasks"
     docs = "docs/tasks.md"
+    # config.json's engine settings, read as a task run wrote them before embedding them
+    flat_settings = TASK_FLAT_SETTINGS
+    flat_order = TASK_ORDER
+    recorded_since: Mapping[str, Any] = {}
 
     def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return summarize_tasks(records)

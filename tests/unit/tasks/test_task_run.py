@@ -101,13 +101,9 @@ def _config(n: int, rounds: int, tmp: Path) -> TaskRunConfig:
         kind="tasks",
         source=str(DATA),
         tasks=n,
-        backend="rules",
-        model=None,
         mode="completion",
         rounds=rounds,
-        temperature=0.0,
-        max_new_tokens=64,
-        seed=0,
+        settings=Settings(backend="rules", max_new_tokens=64),
     )
 
 
