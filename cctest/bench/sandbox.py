@@ -232,6 +232,8 @@ def prepare():
     else:
         libc.setns(OWN_PIDNS, CLONE_NEWPID)  # the next child makes its own (as without root)
 
+dying = []  # inits killed with nothing left in their namespace, reaped after the answer
+
 def reap(pid):
     os.waitpid(pid, 0)
     STACKS.pop(pid, None)
@@ -560,11 +562,26 @@ def run(req):
     status = os.waitpid(pid, 0)[1]
     seconds = time.monotonic() - start
     if init:
-        # (the sample, a process of the init's namespace, is reaped first: the init's exit waits
-        # for every process of its namespace to be reaped)
+        # the sample's processes cannot leave its pid namespace, and once the sample is gone
+        # (reaped: the init's exit waits for every process of its namespace to be reaped) each of
+        # them is the init's child or a descendant of one. With none, the namespace is empty and
+        # the init is reaped after the answer; else its death kills them, waited for now
+        left = True
+        try:
+            fd = os.open("/proc/%d/task/%d/children" % (init, init), os.O_RDONLY)
+            try:
+                left = bool(os.read(fd, 64).strip())
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
         os.kill(init, signal.SIGKILL)
-        reap(init)
-    clean_up(spare=(warm[0], warm[1], ns_init))
+        if left:
+            reap(init)
+        else:
+            dying.append(init)
+    else:
+        clean_up(spare=(warm[0], warm[1]))
     os.set_blocking(r, False)
     raw = b""
     while True:
@@ -596,6 +613,8 @@ while True:
     line, buf = buf.split(b"\n", 1)
     answer = run(json.loads(line))
     os.write(1, (json.dumps(answer) + "\n").encode())
+    while dying:
+        reap(dying.pop())
     prepare()  # the namespaces of the sample after the next, while cctest reads the answer
 """
 
