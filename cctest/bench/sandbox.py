@@ -3,23 +3,25 @@
 Each worker slot has a worker process, ``python -I -S`` started once (inside the private view,
 layer 3) and kept; for each sample it forks a fresh child, in a new session, with a fresh
 temporary directory as its working directory, ``HOME`` and ``TMPDIR``, waits for its exit on a
-pidfd (the wall-clock limit is the wait's timeout), and, a child subreaper, kills every process
-the sample left behind. The child is forked ahead, while the previous sample runs (as root in
-namespaces the worker made for it), and waits on a pipe for its sample. A worker that dies or
-stops answering is replaced; it ends when cctest closes its stdin. Each sample imports the
-standard library and, read-only, the
-packages installed where cctest itself runs (the running interpreter's ``site-packages``, see
-:func:`site_packages`; not a user's ``pip install --user`` site, which lives in the home), so an
-answer or a reference that uses NumPy runs as it would for its author; ``.pth`` files are not
-processed, and BLAS libraries are held to one thread. Containment comes in layers, so that a layer the
-machine lacks (no namespaces in a container, not root in CI) leaves the others in place:
+pidfd (the wall-clock limit is the wait's timeout), and kills every process the sample left
+behind (by killing the init of the sample's pid namespace; without one, as a child subreaper).
+The child is forked ahead, while the previous sample runs (as root in namespaces the worker made
+for it, next to an init that costs no copy of the worker), and waits on a pipe for its sample.
+A worker that dies or stops answering is replaced; it ends when cctest closes its stdin. Each
+sample imports the standard library and, read-only, the packages installed where cctest itself
+runs (the running interpreter's ``site-packages``, see :func:`site_packages`; not a user's
+``pip install --user`` site, which lives in the home), so an answer or a reference that uses
+NumPy runs as it would for its author; ``.pth`` files are not processed, and BLAS libraries are
+held to one thread. Containment comes in layers, so that a layer the machine lacks (no
+namespaces in a container, not root in CI) leaves the others in place:
 
 1. **Limits** (always; ``resource.setrlimit`` in the child before the sample runs): CPU seconds
    (``RLIMIT_CPU``), address space (``RLIMIT_AS``), size of any file written (``RLIMIT_FSIZE``),
    number of processes (``RLIMIT_NPROC``), no core dumps. The worker adds a wall-clock timeout.
 2. **Clean-up** (always): on timeout, and after every sample, the worker kills every process the
-   sample left (re-parented to the worker, a subreaper, whatever session it moved to), so a
-   process the sample forked does not outlive it. The samples' directories live
+   sample left (with a pid namespace, by killing the namespace's init; without, they are
+   re-parented to the worker, a subreaper, whatever session they moved to), so a process the
+   sample forked does not outlive it. The samples' directories live
    under one directory per cctest process, locked while that process lives; a later run removes
    the directories of a process that was killed before it could.
 3. **Private filesystem view** (when bubblewrap, ``bwrap``, is installed and the kernel lets it
