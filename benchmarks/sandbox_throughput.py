@@ -36,6 +36,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -240,12 +241,19 @@ def measure(command: list[str], cpu_file: Path | None = None) -> dict[str, Any]:
 
 
 def main() -> int:
+    work = Path(tempfile.mkdtemp(prefix="cctest-throughput-"))
+    try:
+        return run(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # the samples, inputs and runner scripts
+
+
+def run(work: Path) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=164, help="HumanEval tasks (canonical + wrong variants)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--venvs", type=Path, default=Path(tempfile.gettempdir()) / "cctest-peer-venvs")
     args = ap.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="cctest-throughput-"))
     all_samples = samples(args.tasks)
     pythons: dict[str, Path] = {}
     for name in PEERS:
