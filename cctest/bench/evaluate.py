@@ -27,7 +27,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from ..errors import DatasetError
 from ..userfile import MAX_DATA_BYTES, read_user_lines
@@ -40,6 +40,68 @@ from .sandbox import Limits, check_program, run_many
 from .store import RunStore
 
 KIND = "evaluate"
+
+
+class Verdict(TypedDict):
+    """One sample's verdict; with HumanEval+ also ``base`` and ``plus`` (``passed`` is ``plus``),
+    the inputs a contract refused and the reference's CPU time (``humaneval_plus.interpret``)."""
+
+    passed: bool
+    outcome: str
+    detail: str
+    base: NotRequired[bool]
+    plus: NotRequired[bool]
+    skipped: NotRequired[dict[str, int]]
+    reference_cpu: NotRequired[float | None]
+
+
+class SampleRecord(TypedDict):
+    """A sample as its task's record holds it: its format, its code, then its ``Verdict``."""
+
+    format: str  # "humaneval" (a completion) or "evalplus" (a solution)
+    code: str | None
+    passed: bool
+    outcome: str
+    detail: str
+    base: NotRequired[bool]
+    plus: NotRequired[bool]
+    skipped: NotRequired[dict[str, int]]
+    reference_cpu: NotRequired[float | None]
+
+
+class EvalRecord(TypedDict):
+    """One task of an ``evaluate`` run: its samples and their verdicts."""
+
+    task_id: str
+    index: int
+    samples: list[SampleRecord]
+
+
+class EvalCounts(TypedDict):
+    tasks: int
+    samples: int
+    passed: int
+    min_samples_per_task: int
+    max_samples_per_task: int
+    base_passed: NotRequired[int]  # HumanEval+
+
+
+class PassRates(TypedDict):
+    pass_rate: float | None
+    pass_at_k: dict[str, float]
+
+
+class EvalSummary(TypedDict):
+    """``summary.json`` of an ``evaluate`` run (``base``, ``plus``, ...: HumanEval+ only)."""
+
+    counts: EvalCounts
+    humaneval_plus: bool
+    pass_rate: float | None
+    pass_at_k: dict[str, float]
+    outcomes: dict[str, int]
+    base: NotRequired[PassRates]
+    plus: NotRequired[PassRates]
+    inputs_skipped_by_contract: NotRequired[int]
 
 
 @dataclass(frozen=True)
@@ -197,7 +259,7 @@ def judge_task(
     *,
     factor: float = hep.TIME_LIMIT_FACTOR,
     min_time_limit: float = hep.MIN_TIME_LIMIT,
-) -> list[dict[str, Any]]:
+) -> list[Verdict]:
     """Each sample's verdict (``passed``, ``outcome``, ``detail``; with HumanEval+ ``base`` and
     ``plus``), in the samples' order."""
     programs = [s.program(task.prompt) for s in samples]
@@ -209,8 +271,8 @@ def judge_task(
         runs = run_many(sources, plus_limits(limits), workers, output_bytes=64 * 1024)
         verdicts = []
         for run in runs:
-            v = hep.interpret(run)
-            verdicts.append({"passed": v["plus"], **v})
+            v = hep.interpret(run)  # its keys are Verdict's but ``passed``
+            verdicts.append(cast(Verdict, {"passed": v["plus"], **v}))
         return verdicts
     sources = [check_program("", p, task.tests or "", task.entry_point) for p in programs]
     return [
@@ -219,9 +281,7 @@ def judge_task(
     ]
 
 
-def record(
-    task: EvalTask, index: int, samples: Sequence[Sample], verdicts: Sequence[dict[str, Any]]
-) -> dict[str, Any]:
+def record(task: EvalTask, index: int, samples: Sequence[Sample], verdicts: Sequence[Verdict]) -> EvalRecord:
     """One task's record: its samples (format, code) and their verdicts."""
     return {
         "task_id": task.task_id,
@@ -239,15 +299,15 @@ def record(
 
 async def evaluate(
     todo: Sequence[tuple[int, EvalTask, Sequence[Sample]]],
-    store: RunStore[dict[str, Any]],
-    done: list[dict[str, Any]],
+    store: RunStore[EvalRecord],
+    done: list[EvalRecord],
     *,
     limits: Limits,
     workers: int,
     factor: float,
     min_time_limit: float,
     progress: bool,
-) -> list[dict[str, Any]]:
+) -> list[EvalRecord]:
     """Judge the tasks of ``todo`` not in ``done``, appending a record per task to the run's
     store as each finishes; returns every record (``done`` and new) in task order."""
     from .runner import progress_bar
@@ -271,7 +331,7 @@ async def evaluate(
     return sorted(records, key=lambda r: r.get("index", 0))
 
 
-def summarize(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def summarize(records: Sequence[EvalRecord]) -> EvalSummary:
     """summary.json: counts, pass rates, pass@k (and with HumanEval+, for base and plus), outcomes."""
     plus = any("base" in s for r in records for s in r.get("samples") or [])
     samples = [s for r in records for s in r.get("samples") or []]
@@ -280,7 +340,7 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         outcomes[s["outcome"]] = outcomes.get(s["outcome"], 0) + 1
     per_task = [[bool(s["passed"]) for s in r.get("samples") or []] for r in records]
     n = len(samples)
-    summary: dict[str, Any] = {
+    summary: EvalSummary = {
         "counts": {
             "tasks": len(records),
             "samples": n,
@@ -320,8 +380,8 @@ class EvaluateKind(RunKind):
     title = "cctest bench evaluate"
     docs = "docs/bench.md"
 
-    def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        return summarize(records)
+    def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+        return summarize(cast(Sequence[EvalRecord], records))  # as written: the report says when not
 
     def headline(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
         c = summary["counts"]

@@ -107,8 +107,9 @@ class RunKind:
         (``store.config_view``), whatever shape a version wrote it in (``flat_config``)."""
         return flat_config(config, self.flat_settings, self.flat_order)
 
-    def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        """``summary.json`` of a run (it must hold ``counts``: a dict of named counts)."""
+    def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+        """``summary.json`` of a run (it must hold ``counts``: a dict of named counts); the kind's
+        own summary type (``TasksSummary``, ...)."""
         raise NotImplementedError
 
     def headline(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:

@@ -23,7 +23,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, NotRequired, Protocol, TypedDict, TypeVar
 
 from .. import repair
 from ..config import Settings
@@ -41,6 +41,96 @@ from .store import R, RunStore
 DEFAULT_THRESHOLDS = (1.0, 3.0, 5.0, 7.0, 9.0)
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+
+
+# -- the records (results.jsonl), one per task ------------------------------------------------
+
+
+class Variant(TypedDict):
+    """A mutant the engine asked (or dropped): its scheme and structural distance."""
+
+    scheme: str
+    structural_distance: float
+
+
+class CompletionEntry(TypedDict):
+    """One completion of a record: the original's (``source`` "original") or a mutant's."""
+
+    source: str
+    text: str
+    is_result: bool
+    eligible: bool  # repair may choose it
+    error: str | None
+
+
+class Decision(TypedDict):
+    """Algorithm 1 and the repair choice at one threshold T."""
+
+    outliers: list[int]
+    chosen: int | None
+
+
+class Verdicts(TypedDict):
+    """A result's similarity matrix, below-median counts, and the decision per T (``t_key``)."""
+
+    similarity: list[list[float]]
+    counts: list[int]
+    per_T: dict[str, Decision]
+
+
+class SettledRecord(TypedDict):
+    """The verdict on whole completions after an early answer (``error``: why there is none)."""
+
+    error: str | None
+    similarity: NotRequired[list[list[float]]]
+    counts: NotRequired[list[int]]
+    per_T: NotRequired[dict[str, Decision]]
+    as_full: NotRequired[bool]  # the settled completions are the record's own
+    settle_ms: NotRequired[float]
+
+
+class EarlyRecord(TypedDict):
+    """``--decide-after N``: the editor's repair mode deciding after ``after`` tokens (``error``:
+    why it has no verdict; then only ``after`` and ``error``)."""
+
+    after: int
+    error: str | None
+    decided_after: NotRequired[int | None]
+    completions: NotRequired[list[str]]
+    cut: NotRequired[list[int]]
+    similarity: NotRequired[list[list[float]]]
+    counts: NotRequired[list[int]]
+    per_T: NotRequired[dict[str, Decision]]
+    chosen: NotRequired[int | None]
+    chosen_as_full: NotRequired[bool | None]
+    timings_ms: NotRequired[dict[str, float]]
+    settled: NotRequired[SettledRecord]
+
+
+class TaskFields(TypedDict):
+    """The task a record is of."""
+
+    task_id: str
+    index: int
+    prompt: str
+    ground_truth: str | None
+    has_tests: bool
+
+
+class CompletionRecord(TaskFields):
+    """One task of a CCTest bench run (``error``: the backend's, with no completions)."""
+
+    error: str | None
+    mutants: list[Variant]
+    dropped: list[Variant]
+    completions: list[CompletionEntry]
+    similarity: list[list[float]]
+    counts: list[int]
+    per_T: dict[str, Decision]
+    tests: list[dict[str, Any] | None] | None  # each completion's RunResult.to_dict (None: none)
+    timings_ms: dict[str, float]
+    draws: NotRequired[list[dict[str, Any]]]  # --samples n: the other draws (``draws.draw``)
+    early: NotRequired[EarlyRecord]  # --decide-after N
 
 
 @dataclass(frozen=True)
@@ -102,13 +192,13 @@ def select(items: Sequence[T], limit: int | None, seed: int, shuffle: bool) -> l
 
 def decide(
     matrix: Sequence[Sequence[float]], counts: Sequence[int], eligible: Sequence[bool], t: float
-) -> dict[str, Any]:
+) -> Decision:
     """Algorithm 1 at threshold ``t`` and the repair choice, from a stored matrix and counts."""
     outliers = outliers_from_counts(counts, t)
     return {"outliers": outliers, "chosen": repair.choose(matrix, outliers, eligible)}
 
 
-def _verdicts(result: Any, eligible: list[bool], thresholds: Sequence[float]) -> dict[str, Any]:
+def _verdicts(result: Any, eligible: list[bool], thresholds: Sequence[float]) -> Verdicts:
     """A result's similarity matrix, below-median counts, and outliers and repair per T."""
     matrix = [list(row) for row in result.similarity]
     counts = list(result.verdict.counts)
@@ -121,7 +211,7 @@ def _verdicts(result: Any, eligible: list[bool], thresholds: Sequence[float]) ->
 
 def _record(
     task: Problem, index: int, result: Any, thresholds: Sequence[float], eligible: list[bool]
-) -> dict[str, Any]:
+) -> CompletionRecord:
     return {
         **_task_fields(task, index),
         "error": None,
@@ -148,8 +238,8 @@ def _record(
 
 
 def _early_record(
-    full: dict[str, Any], result: Any, after: int, thresholds: Sequence[float]
-) -> dict[str, Any]:
+    full: CompletionRecord, result: Any, after: int, thresholds: Sequence[float]
+) -> EarlyRecord:
     """The verdict of the editor's repair mode deciding after ``after`` tokens (``result``: that
     request's ``EngineResult``), per T, beside the run's record ``full`` of the same variants:
     the outliers among the completions' first tokens and the row repair chooses, whose whole
@@ -176,7 +266,7 @@ def _early_record(
     }
 
 
-async def _ask_early(early: Any, task: Problem, record: dict[str, Any], config: RunConfig) -> dict[str, Any]:
+async def _ask_early(early: Any, task: Problem, record: CompletionRecord, config: RunConfig) -> EarlyRecord:
     """The editor's repair mode on ``task`` (``early``: an engine deciding after
     ``config.decide_after`` tokens) beside the run's ``record``: the early verdict, and when the
     decision cut completions, the settled one (``"settled"``) on those completions run on to
@@ -202,8 +292,8 @@ async def _ask_early(early: Any, task: Problem, record: dict[str, Any], config: 
 
 
 async def _settled_record(
-    full: dict[str, Any], early: dict[str, Any], settling: Any, thresholds: Sequence[float]
-) -> dict[str, Any]:
+    full: CompletionRecord, early: EarlyRecord, settling: Any, thresholds: Sequence[float]
+) -> SettledRecord:
     """The verdict on whole completions after the early answer (``settling``: its ``Settling``):
     the outliers among the whole completions, with each T's choice the early record's (the answer
     the editor got), and whether those completions are the run's record ``full``'s texts."""
@@ -227,7 +317,7 @@ async def _settled_record(
     }
 
 
-def _task_fields(task: Problem, index: int) -> dict[str, Any]:
+def _task_fields(task: Problem, index: int) -> TaskFields:
     return {
         "task_id": task.task_id,
         "index": index,
@@ -237,7 +327,7 @@ def _task_fields(task: Problem, index: int) -> dict[str, Any]:
     }
 
 
-def _error_record(task: Problem, index: int, error: str, thresholds: Sequence[float]) -> dict[str, Any]:
+def _error_record(task: Problem, index: int, error: str, thresholds: Sequence[float]) -> CompletionRecord:
     return {
         **_task_fields(task, index),
         "error": error,
@@ -274,15 +364,15 @@ async def run_benchmark(
     tasks: Sequence[Problem],
     settings: Settings,
     config: RunConfig,
-    store: RunStore[dict[str, Any]],
+    store: RunStore[CompletionRecord],
     *,
-    done: Sequence[dict[str, Any]] = (),
+    done: Sequence[CompletionRecord] = (),
     limits: Limits | None = None,
     workers: int = 2,
     batch_prompts: int = 8,
     backend_factory: Callable[[Settings], Any] | None = None,
     progress: bool = True,
-) -> list[dict[str, Any]]:
+) -> list[CompletionRecord]:
     """Run every task not already in ``done``; returns all records (old and new), in task order.
 
     ``batch_prompts`` prompts at a time go through ``Engine.run_many``: all their variants in one
@@ -302,7 +392,7 @@ async def run_benchmark(
     if not todo:
         return in_task_order(records, tasks)
 
-    async def tested(task: Problem, record: dict[str, Any]) -> list[dict[str, Any]]:
+    async def tested(task: Problem, record: CompletionRecord) -> list[CompletionRecord]:
         if task.tests and record["completions"]:
             texts = [c["text"] if c["is_result"] else None for c in record["completions"]]
             record["tests"] = await asyncio.to_thread(execute_tests, task, texts, limits, workers)

@@ -57,7 +57,7 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..bench.kinds import Table, model_label
 from ..bench.render import pct
@@ -70,6 +70,39 @@ from ..tasks.model import Task
 from ..tasks.oracle import Judgement, OracleSettings
 from ..tasks.render import ChatStyle
 from ..tasks.run import TaskRunConfig, TasksKind, mode_label, summarize_tasks
+
+
+class OperationalRound(TypedDict):
+    """An answer in the task run's shape, so ``summarize_tasks`` counts it by category."""
+
+    round: int
+    category: str | None
+    answer: str | None
+
+
+class OperationalRecord(TypedDict):
+    """One task's search (Algorithm 2): its queries (each a paraphrase, its answer and verdict),
+    the first failure and the last success before it, and its answers as ``rounds``."""
+
+    task_id: str
+    index: int
+    name: str
+    description: str
+    meta: dict[str, Any]
+    status: str  # broken | unbroken | original_failed | backend_error
+    original: dict[str, Any] | None
+    queries: list[dict[str, Any]]
+    first_failure: dict[str, Any] | None
+    last_success: dict[str, Any] | None
+    n: int
+    k: int
+    widenings: int
+    sampled: bool
+    query_count: int
+    errors: int
+    pool: dict[str, list[float]]
+    rounds: list[OperationalRound]
+
 
 READINGS = ("original", "tests")
 # a description (HumanEval's longest docstring: 1,228 characters, 244 words) is paraphrased and
@@ -423,7 +456,7 @@ class Search:
         if passed is False:
             self.status = "broken"
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> OperationalRecord:
         ff = next((i for i, q in enumerate(self.queries) if q["passed"] is False), None)
         ls: dict[str, Any] | None = None
         if ff is not None:
@@ -602,7 +635,7 @@ def distinguishability(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[s
 
 
 def summarize_operational(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    summary = summarize_tasks(records)
+    summary: dict[str, Any] = {**summarize_tasks(records)}  # and the suite's own fields
     broken = [r for r in records if r.get("status") == "broken"]
     metrics = sorted({m for r in broken for m in (r["first_failure"] or {}).get("distance", {})})
     ff = {m: [r["first_failure"]["distance"][m] for r in broken] for m in metrics}
@@ -851,12 +884,12 @@ async def run_operational(
     tasks: Sequence[Task],
     settings: Settings,
     config: TaskRunConfig,
-    store: RunStore[dict[str, Any]],
+    store: RunStore[OperationalRecord],
     search: SearchSettings,
     source: NeighbourSource,
     distances: Distances,
     *,
-    done: Sequence[dict[str, Any]] = (),
+    done: Sequence[OperationalRecord] = (),
     oracle: OracleSettings | None = None,
     style: ChatStyle | None = None,
     cache: AnswerCache | None = None,
@@ -864,7 +897,7 @@ async def run_operational(
     batch_prompts: int = 8,
     backend_factory: Callable[[Settings], Any] | None = None,
     progress: bool = True,
-) -> list[dict[str, Any]]:
+) -> list[OperationalRecord]:
     """Algorithm 2 for every task not in ``done``; one record per task appended to results.jsonl
     as soon as its search ends; returns all records in task order."""
     import asyncio
@@ -902,7 +935,7 @@ async def run_operational(
     searches = [Search(t, i, search, source, distances) for i, t in todo]
 
     def finish(s: Search) -> None:
-        record = json_safe(s.record())
+        record: OperationalRecord = json_safe(s.record())
         store.append(record)
         records.append(record)
         bar.update(1)

@@ -258,7 +258,7 @@ def _order(key: str) -> tuple[int, str]:
 
 
 def summarize_syntactic(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    summary = summarize_tasks(records)
+    summary: dict[str, Any] = {**summarize_tasks(records)}  # and the suite's own fields
     plain = degrees(records, reduced=False)
     summary["robustness_degree"] = plain["degree"]
     # ``categories`` (every answer) is the task run's; here the same split by set of prompts

@@ -600,7 +600,7 @@ def summarize_turbulence(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]
     from ..tasks.run import summarize_tasks
     from . import turbulence_metrics as tm
 
-    summary = summarize_tasks(records)
+    summary: dict[str, Any] = {**summarize_tasks(records)}  # and the suite's own fields
     records = [r for r in records if not r.get("skipped")]  # listed in summary["skipped"]
     outcomes, params = _outcomes(records)
     scores = {t: tm.corrsc(inst) for t, inst in outcomes.items()}

@@ -33,9 +33,9 @@ import json
 import math
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, TypedDict
 
 from ..bench.sandbox import Limits, RunResult, run_many
 from ..errors import ConfigError, TaskError
@@ -133,6 +133,19 @@ class OracleSettings:
         )
 
 
+class JudgementFields(TypedDict):
+    """A ``Judgement`` as a record holds it (``Judgement.to_dict``)."""
+
+    category: str
+    detail: str
+    code: str | None
+    tests_passed: int
+    inputs_passed: int
+    inputs_skipped: int
+    failing_input: int | None
+    seconds: float
+
+
 @dataclass(frozen=True)
 class Judgement:
     """How one answer fared: its category and what led there."""
@@ -150,11 +163,20 @@ class Judgement:
     def passed(self) -> bool:
         return self.category == "passed"
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> JudgementFields:
+        return {
+            "category": self.category,
+            "detail": self.detail,
+            "code": self.code,
+            "tests_passed": self.tests_passed,
+            "inputs_passed": self.inputs_passed,
+            "inputs_skipped": self.inputs_skipped,
+            "failing_input": self.failing_input,
+            "seconds": self.seconds,
+        }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Judgement:
+    def from_dict(cls, d: Mapping[str, Any]) -> Judgement:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 

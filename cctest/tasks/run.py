@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from ..backends.base import ChatModel, InstructionModel, Message, Outcome, SeedsEachRequest, cannot_chat
 from ..bench.kinds import RunKind, Table, flat_config, model_label
@@ -47,6 +47,80 @@ from .oracle import CATEGORIES, Judgement, OracleSettings, check_reference, judg
 from .render import ChatStyle, chat_messages, completion_prompt
 
 log = logging.getLogger(__name__)
+
+
+# -- the records (results.jsonl), one per task, and the summary ------------------------------------
+
+
+class _Seed(TypedDict, total=False):
+    seed: int
+
+
+class RoundRecord(TypedDict):
+    """One round of a task: the answer and how it fared (``Judgement``'s fields), or the backend's
+    error (``answer`` and ``category`` None, no judgement)."""
+
+    round: int
+    seed: NotRequired[int]  # the round's own request carried it (``SeedsEachRequest``)
+    answer: str | None
+    error: str | None
+    category: str | None
+    detail: NotRequired[str]
+    code: NotRequired[str | None]
+    tests_passed: NotRequired[int]
+    inputs_passed: NotRequired[int]
+    inputs_skipped: NotRequired[int]
+    failing_input: NotRequired[int | None]
+    seconds: NotRequired[float]
+
+
+class TaskRecord(TypedDict):
+    """One task of a task run (``skipped``: left out with its group, a reference being broken)."""
+
+    task_id: str
+    index: int
+    name: str
+    description: str
+    meta: dict[str, Any]
+    mode: str | None  # what the run's mode became (None: skipped)
+    prompt: str | list[Message] | None
+    error: str | None
+    rounds: list[RoundRecord]
+    skipped: NotRequired[str]
+    skip_group: NotRequired[str]
+
+
+class TaskCounts(TypedDict):
+    tasks: int
+    answers: int
+    backend_errors: int
+    rounds: int
+
+
+class TaskTally(TypedDict):
+    task_id: str
+    rounds: int  # judged
+    passed: int
+
+
+class SkippedGroup(TypedDict):
+    reason: str
+    tasks: int
+
+
+class TasksSummary(TypedDict):
+    """``summary.json`` of a task run; a suite's adds its own fields to it."""
+
+    counts: TaskCounts
+    categories: dict[str, int]
+    category_share: dict[str, float | None]
+    pass_rate: float | None
+    tasks_all_rounds_passed: int
+    tasks_any_round_passed: int
+    per_task: list[TaskTally]
+    skipped: dict[str, SkippedGroup]
+    modes: list[str]
+
 
 PROMPT_MODES = ("auto", "completion", "chat")  # auto: chat when the backend prefers it (a chat template)
 
@@ -177,14 +251,14 @@ def check_tasks(
     return broken
 
 
-def skipped_record(task: Task, index: int, group: str, reason: str) -> dict[str, Any]:
+def skipped_record(task: Task, index: int, group: str, reason: str) -> TaskRecord:
     """The record of a task left out because a task of its group has a broken reference."""
     return {**_record(task, index, None, None, [], {}), "skipped": reason, "skip_group": group}
 
 
-def skipped_groups(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def skipped_groups(records: Sequence[Mapping[str, Any]]) -> dict[str, SkippedGroup]:
     """Group -> why it was skipped and how many of its tasks, from the records of a run."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, SkippedGroup] = {}
     for r in records:
         if r.get("skipped"):
             entry = out.setdefault(
@@ -202,17 +276,16 @@ def _record(
     answers: Sequence[str | BackendError],
     judgements: Mapping[int, Judgement],
     seeds: Sequence[int | None] = (),
-) -> dict[str, Any]:
-    rounds = []
+) -> TaskRecord:
+    rounds: list[RoundRecord] = []
     for r, answer in enumerate(answers):
-        entry: dict[str, Any] = {"round": r}
-        if r < len(seeds) and seeds[r] is not None:
-            entry["seed"] = seeds[r]  # the round's own request carried it
+        seed: _Seed = {}
+        if r < len(seeds) and (s := seeds[r]) is not None:
+            seed["seed"] = s  # the round's own request carried it
         if isinstance(answer, BackendError):
-            entry.update(answer=None, error=str(answer), category=None)
+            rounds.append({"round": r, **seed, "answer": None, "error": str(answer), "category": None})
         else:
-            entry.update(answer=answer, error=None, **judgements[r].to_dict())
-        rounds.append(entry)
+            rounds.append({"round": r, **seed, "answer": answer, "error": None, **judgements[r].to_dict()})
     return {
         "task_id": task.task_id,
         "index": index,
@@ -230,9 +303,9 @@ async def run_tasks(
     tasks: Sequence[Task],
     settings: Settings,
     config: TaskRunConfig,
-    store: RunStore[dict[str, Any]],
+    store: RunStore[TaskRecord],
     *,
-    done: Sequence[dict[str, Any]] = (),
+    done: Sequence[TaskRecord] = (),
     oracle: OracleSettings | None = None,
     style: ChatStyle | None = None,
     workers: int = 2,
@@ -242,7 +315,7 @@ async def run_tasks(
     check: bool = True,
     skip_broken: Callable[[Task], str] | None = None,
     judge: Callable[..., list[Judgement]] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[TaskRecord]:
     """Run every task not already in ``done``; returns all records (old and new), in task order.
 
     ``judge``: what judges the answers, with ``judge_many``'s signature (the default); the
@@ -284,7 +357,7 @@ async def run_tasks(
         group: list[tuple[int, Task]],
         answers: list[list[str | BackendError]],
         seeds: list[list[int | None]],
-    ) -> list[dict[str, Any]]:
+    ) -> list[TaskRecord]:
         items: list[tuple[Task, str, str | None]] = []
         where: list[tuple[int, int]] = []
         for g, ((_, task), task_answers) in enumerate(zip(group, answers, strict=True)):
@@ -353,14 +426,16 @@ async def _ask(
 # -- the summary ---------------------------------------------------------------------------
 
 
-def summarize_tasks(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def summarize_tasks(records: Sequence[Mapping[str, Any]]) -> TasksSummary:
     """Categories of all answers, the pass rate, and per task how many rounds passed; tasks
-    skipped for a broken reference are left out of all of it and listed under ``skipped``."""
+    skipped for a broken reference are left out of all of it and listed under ``skipped``.
+    ``records``: a task run's (``TaskRecord``), or any kind's whose records hold ``rounds`` of the
+    same shape (the operational suite's)."""
     skipped = skipped_groups(records)
     records = [r for r in records if not r.get("skipped")]
     categories = dict.fromkeys(CATEGORIES, 0)
     errors = 0
-    per_task = []
+    per_task: list[TaskTally] = []
     for r in records:
         rounds = r.get("rounds") or []
         passed = 0
@@ -411,7 +486,7 @@ class TasksKind(RunKind):
     flat_order = TASK_ORDER
     recorded_since: Mapping[str, Any] = {}
 
-    def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
         return summarize_tasks(records)
 
     def headline(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
