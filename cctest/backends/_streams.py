@@ -171,6 +171,8 @@ class Row:
     error: BackendError | None = None
     whole: bool = False  # the server answered the whole completion at once (no stream)
     reached: asyncio.Event = field(default_factory=asyncio.Event)  # ``after`` tokens, or ended
+    ended_here: bool = False  # ended by this side (its natural end, the length bound), not the server
+    released: asyncio.Event = field(default_factory=asyncio.Event)  # its stream may close (``hold``)
 
     def outcome(self) -> Outcome:
         return self.error if self.error is not None else self.stopper.trim(self.text)
@@ -182,10 +184,10 @@ class Row:
         self.text += model_text(piece)
         self.pieces += 1
         if self.stopper.stop_index(self.text) is not None:
-            self.ended = "boundary"
+            self.ended, self.ended_here = "boundary", True
         elif len(self.text) >= self.max_chars:
             self.text = self.text[: self.max_chars]
-            self.ended = "length"
+            self.ended, self.ended_here = "length", True
         elif finish:
             self.ended = str(finish)
         if self.ended is not None or self.pieces >= after or len(self.text) >= after * CHARS_PER_TOKEN:
@@ -199,7 +201,19 @@ class Row:
         self.reached.set()
 
 
-# opens row i's stream and feeds it to the row (``Row.add``) until it ends or is cancelled
+async def hold(row: Row) -> None:
+    """Keep a row's stream open, once the row has ended on this side, until the decision is made
+    (``decide_over_streams`` releases every row then), so that the server is told of every row
+    the decision no longer needs at once: ``cctest serve`` rebuilds its batch each time rows leave
+    it, which costs several decoding steps of the whole batch (a row that reached its natural end
+    at step 7 and two more at step 10 cost ~0.5 s each at tokenize.py:500 through the proxy,
+    where a step costs ~0.1 s), while a row left running a few more steps costs a token each."""
+    if row.ended_here:
+        await row.released.wait()
+
+
+# opens row i's stream and feeds it to the row (``Row.add``) until it ends or is cancelled, the
+# stream held open (``hold``) while the row is held
 Pump = Callable[[int, Row], Awaitable[None]]
 
 
@@ -240,6 +254,8 @@ async def decide_over_streams(
                 cut = tuple(i for i in running if i != chosen)
                 for i in cut:
                     tasks[i].cancel()  # the connection closes: the server stops writing the row
+                for row in rows:  # and the rows that ended here, at the same time
+                    row.released.set()
                 if chosen is not None:
                     await tasks[chosen]
     except TimeoutError:
@@ -247,6 +263,8 @@ async def decide_over_streams(
             if row.ended is None and i not in cut:
                 row.end(timeout())
     finally:
+        for row in rows:
+            row.released.set()
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -262,5 +280,6 @@ __all__ = [
     "Streamed",
     "decide_over_streams",
     "events",
+    "hold",
     "is_stream",
 ]

@@ -77,7 +77,7 @@ from ..errors import (
 from ..redact import redact_url
 from ..safe_text import model_text
 from ._stop import BoundaryStopper
-from ._streams import STREAM_FORMATS, Row, StreamRefused, decide_over_streams, events, is_stream
+from ._streams import STREAM_FORMATS, Row, StreamRefused, decide_over_streams, events, hold, is_stream
 from .base import (
     Backend,
     Decide,
@@ -624,6 +624,7 @@ class HTTPBackend(Backend):
             ) as resp:
                 try:
                     await self._read_stream(resp, fmt, row, after)
+                    await hold(row)
                 except asyncio.CancelledError:
                     resp.close()  # the connection, not kept for reuse: the server sees it closed
                     raise

@@ -8,7 +8,16 @@ own request options) and decides over them exactly as ``HTTPBackend.complete_dec
 from __future__ import annotations
 
 from ._stop import BoundaryStopper
-from ._streams import STREAM_FORMATS, Row, Streamed, StreamRefused, decide_over_streams, events, is_stream
+from ._streams import (
+    STREAM_FORMATS,
+    Row,
+    Streamed,
+    StreamRefused,
+    decide_over_streams,
+    events,
+    hold,
+    is_stream,
+)
 
 __all__ = [
     "STREAM_FORMATS",
@@ -18,5 +27,6 @@ __all__ = [
     "Streamed",
     "decide_over_streams",
     "events",
+    "hold",
     "is_stream",
 ]

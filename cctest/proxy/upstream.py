@@ -40,6 +40,7 @@ from ..backends.streams import (
     StreamRefused,
     decide_over_streams,
     events,
+    hold,
     is_stream,
 )
 from ..errors import BackendError, BackendResponseError, BackendTimeout, BackendUnavailable
@@ -310,6 +311,7 @@ class Rows(Backend):
                 ) as resp:
                     try:
                         await self._read_stream(i, resp, fmt, row, after)
+                        await hold(row)
                     except asyncio.CancelledError:
                         resp.close()  # the connection closes: the upstream stops writing the row
                         raise

@@ -135,3 +135,38 @@ async def test_events_without_text_count_as_tokens(fmt: str, monkeypatch: pytest
     assert sorted(written)[-1] == 80 and sum(written) < 80 + 2 * 60
     if got.rest is not None:
         got.rest.close()
+
+
+async def test_a_row_that_ends_here_keeps_its_stream_until_the_decision(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A row that reaches its end on this side (here a stop sequence in its first token) does not
+    close its stream at once: every row the decision does not need is closed together, when it is
+    made (``cctest serve`` rebuilds its batch each time rows leave it). The server writes that row
+    on until then; closed at its end, it would have written one token."""
+    import stream_server
+
+    def tokens(prompt: str, n: int) -> list[str]:
+        words = tokens_for(prompt, n)
+        return [" STOP"] + words[1:] if prompt.endswith("beta") else words
+
+    monkeypatch.setattr(stream_server, "tokens_for", tokens)
+    app = make_app("openai", step_s=0.01)
+    runner, url = await start(app)
+    try:
+        async with HTTPBackend(
+            url,
+            model_name="m",
+            options=GenerationOptions(max_new_tokens=60, stop=("STOP",)),
+            boundaries=False,
+            timeout=20,
+        ) as b:
+            got = await b.complete_deciding(PROMPTS, after=12, decide=lambda partial: 0)
+    finally:
+        await runner.cleanup()
+    assert got.outcomes[1] == " " and got.chosen == 0 and got.cut == (2,)  # cut at "STOP"
+    written = counts_of(app).written
+    assert written[0] == 60  # the chosen row, to its end
+    assert written[1] > 6  # held open while the others wrote their first 12 tokens
+    if got.rest is not None:
+        got.rest.close()
