@@ -43,7 +43,10 @@ namespaces in a container, not root in CI) leaves the others in place:
    (``/root/.pyenv``) is reached through directory descriptors opened before the drop.
 5. **No network, own pids** (when the kernel allows it): each sample enters a new, empty network
    namespace (a socket has no route anywhere, loopback included), IPC and UTS namespaces, and a pid
-   namespace whose end kills every process left in it.
+   namespace whose end kills every process left in it; in a mount namespace of its own, its
+   ``/proc`` is that pid namespace's (``hidepid=2``), so it lists itself and its children only
+   (not the worker, the inits or the next sample's process, which the ``/proc`` of the view or of
+   the host shows), under the pids it knows itself by.
 6. **Audit hook** (always; ``sys.addaudithook``, which Python code cannot remove): refuses to
    create internet sockets or connect/bind, to start programs (``subprocess``, ``os.system``,
    ``exec``, ``spawn``), to load native libraries through ``ctypes``, to signal other processes,
@@ -141,9 +144,15 @@ libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NAME, PR_CAPBSET_DROP = 1, 4, 15, 24
 PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 36, 38
 CLONE_NEWNET, CLONE_NEWUSER, CLONE_NEWPID = 0x40000000, 0x10000000, 0x20000000
-CLONE_NEWIPC, CLONE_NEWUTS = 0x08000000, 0x04000000
+CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWNS = 0x08000000, 0x04000000, 0x00020000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 0x40000
 with open("/proc/sys/kernel/cap_last_cap") as f:
     LAST_CAP = int(f.read())
+# whether a mount made in a copy of this mount namespace could reach the original (a shared
+# mount: the host's, with systemd; bubblewrap's view has none): then a sample's copy is made
+# private before its /proc is mounted (own_proc)
+with open("/proc/self/mountinfo") as f:
+    SHARED_MOUNTS = " shared:" in f.read()
 # every process a sample leaves behind is re-parented to the worker, which kills it (clean_up)
 libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 if not ROOT:
@@ -242,6 +251,23 @@ def reap(pid):
 
 CHLD = {signal.SIGCHLD}
 
+def own_proc():
+    # the /proc of the sample's own pid namespace, in a mount namespace of its own (called by a
+    # process of that pid namespace: a proc mount shows the pid namespace of the process that
+    # mounts it). Without it, the sample would see the /proc it inherited: the worker's namespace
+    # (bubblewrap's, or the host's), the worker, the inits, the next sample's process. With
+    # ``hidepid=2`` it shows only what the sample's user may trace: as root, where the sample has a
+    # user of its own, the sample and its children (not the namespace's init). bubblewrap's
+    # read-only covers of /proc/irq and /proc/bus go under it: the sample's user (not root, no
+    # capability; an ordinary user's, unprivileged outside its namespaces) may write none of them.
+    # The mount namespace is a copy of the view's (a few dozen mounts) and ends with the sample's
+    # last process; done ahead of the sample, with the rest of the child's setup
+    if libc.unshare(CLONE_NEWNS) != 0:
+        return False  # (no mount namespaces here: a container's kernel, user namespaces refused)
+    if SHARED_MOUNTS and libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return False
+    return libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"hidepid=2") == 0
+
 def be_init():
     # the pid namespace's init, forked (where it cannot be cloned): it holds no descriptor (the
     # sample's request pipe must close when the worker closes it), dies with the worker, and reaps
@@ -308,6 +334,9 @@ def child(req_fd, result_fd, made):
     except Exception as exc:  # no namespaces here: the audit hook still refuses sockets
         iso["network_error"] = repr(exc)[:200]
     iso["pid"] = "namespace" if pidns else "process group"
+    iso["proc"] = "inherited"
+    if made and own_proc():  # (already in the sample's pid namespace: it is its pid 2)
+        iso["proc"] = "own pid namespace"
     if pidns and not made:
         # the next child is the namespace's init: when it exits, the kernel kills every process
         # left in the namespace, however the sample detached them. The init only waits, so the
@@ -316,6 +345,8 @@ def child(req_fd, result_fd, made):
         if init:
             relay(os.waitpid(init, 0)[1])
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the worker's kill reaches it
+        if own_proc():  # (the init is the pid namespace's first process; the sample shares its view)
+            iso["proc"] = "own pid namespace"
         # the sample's process is forked ahead too: it reads the request, the init only waits
         sample = os.fork()
         if sample:

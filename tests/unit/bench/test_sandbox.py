@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -155,9 +156,89 @@ def test_where_the_init_cannot_be_cloned_a_forked_one_does_its_work(monkeypatch:
     try:
         test_orphans_are_reaped_while_the_sample_runs()
         test_detached_daemon_does_not_outlive_the_sample()
+        test_a_sample_sees_only_its_own_processes_in_proc()
         test_each_sample_gets_fresh_namespaces_and_its_directory_goes()
     finally:
         sandbox.stop_workers()  # the next test's samples get workers of the ordinary kind
+
+
+PROC_PROBE = r"""
+import json, os, signal
+r, w = os.pipe()
+kid = os.fork()
+if kid == 0:
+    os.close(w)
+    os.read(r, 1)  # alive while its parent looks
+    os._exit(0)
+seen = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+procs = {}
+for p in seen:
+    try:  # its user and its name
+        procs[p] = [os.stat("/proc/%d" % p).st_uid, open("/proc/%d/comm" % p).read().strip()]
+    except OSError as exc:
+        procs[p] = str(exc)
+signalled = []
+for p in seen:
+    if p not in (os.getpid(), kid):
+        try:  # a /proc/PID directory is also a pidfd (and the audit hook does not see this call)
+            fd = os.open("/proc/%d" % p, os.O_RDONLY)
+            signal.pidfd_send_signal(fd, 0)
+            signalled.append(p)
+        except OSError:
+            pass
+os.close(w)
+os.waitpid(kid, 0)
+print(json.dumps({"me": os.getpid(), "kid": kid, "uid": os.getuid(), "seen": seen,
+                  "procs": procs, "signalled": signalled}))
+"""
+
+
+def _sees_only_its_own_processes(r: dict[str, Any]) -> None:
+    """What ``PROC_PROBE`` saw (its ``RunResult`` as a dict): its own pid namespace in /proc."""
+    iso = r["isolation"]
+    if iso.get("pid") != "namespace":
+        pytest.skip(f"no pid namespace here: {iso}")
+    if iso.get("proc") == "inherited":
+        pytest.skip(f"no mount namespace here for a /proc of the sample's own: {iso}")
+    assert r["outcome"] == "passed", (r["detail"], r["output"])
+    out = json.loads(r["output"].strip().splitlines()[-1])
+    own = {out["me"], out["kid"]}
+    seen = set(out["seen"])
+    if iso.get("user", "same").startswith("uid"):
+        assert seen == own, out  # (the namespace's init is root's: hidden from the sample's user)
+        assert not out["signalled"], out
+    else:
+        # an ordinary user's init (pid 1) is the sample's own: its user, its user namespace
+        assert seen - {1} == own and set(out["signalled"]) <= {1}, out
+        assert out["procs"].get("1", [out["uid"]])[0] == out["uid"], out
+    for p in own:  # (the worker, bubblewrap, the inits and the next sample's process are root's)
+        assert out["procs"][str(p)][0] == out["uid"], out
+    assert out["procs"][str(out["me"])][1] == r["sandbox_id"][:15], out  # its pid is its own there
+
+
+def test_a_sample_sees_only_its_own_processes_in_proc() -> None:
+    """A sample's /proc shows its own pid namespace: itself and its children, under the pids it
+    knows itself by, and not its worker (nor bubblewrap, the inits, the next sample's waiting
+    process), which the /proc of the worker's namespace, inherited from bubblewrap or the host,
+    would show (the sample's pid 2 there was the worker); nothing it sees is another's to signal."""
+    _sees_only_its_own_processes(run_program(PROC_PROBE, FAST, output_bytes=8192).to_dict())
+
+
+PROC_SCRIPT = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import sandbox
+L = sandbox.Limits(wall_seconds=6, cpu_seconds=1, memory_mb=512, file_mb=1, processes=8)
+print(json.dumps(sandbox.run_program(sys.argv[2], L, output_bytes=8192).to_dict()))
+"""
+
+
+def test_as_an_ordinary_user_too(as_nobody: Callable[..., subprocess.CompletedProcess[str]]) -> None:
+    """The same without root: the sample's first process makes its namespaces (a user namespace
+    among them) and its init mounts the /proc of their pid namespace."""
+    proc = as_nobody(PROC_SCRIPT, str(Path(__file__).parents[3] / "cctest" / "bench"), PROC_PROBE)
+    assert proc.returncode == 0, proc.stderr
+    _sees_only_its_own_processes(json.loads(proc.stdout))
 
 
 def test_huge_allocation_hits_the_memory_limit() -> None:
