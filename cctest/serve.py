@@ -34,7 +34,8 @@ cost; ``BatchStats.steps`` counts the steps by their rows), a batch whose every 
 ends, and its prompts not yet sent to the model are never sent.
 
 Concurrent requests share ``generate`` calls: a collector takes the first waiting request, waits a
-few milliseconds for more (and whatever queued while the model was busy), and runs ONE batched
+few milliseconds for more, again after each that comes (a burst is collected until it pauses, at
+most ``BURST_WAITS`` times as long; and whatever queued while the model was busy), and runs ONE batched
 ``generate`` of at most ``max_batch`` prompts in a worker thread, so the event loop keeps
 accepting requests. The batch is shared fairly: the requests waiting with the same generation
 options each get a turn, one prompt at a time, until it is full or no request can add more
@@ -230,6 +231,9 @@ class BatchStats:
     steps: Counter[int] = field(default_factory=Counter)
 
 
+BURST_WAITS = 10  # a burst of requests is collected for at most this many times ``wait_ms``
+
+
 class Batcher:
     """Collects concurrent requests into shared batched ``generate`` calls."""
 
@@ -276,7 +280,13 @@ class Batcher:
         while True:
             if not active:
                 active.append(await self._queue.get())
-                deadline = loop.time() + self.wait  # a few ms for company
+                # a few ms for company, from the latest arrival: a burst of requests (a repair's
+                # rows, each a streamed request of its own) is collected until it pauses, up to
+                # BURST_WAITS times as long. A row that came a few ms late used to wait for the
+                # whole batch before it, and the client's early decision, which needs every row's
+                # first tokens, with it: the batch's rows were all written to their ends
+                start = loop.time()
+                deadline = start + self.wait
                 while sum(len(i.prompts) for i in active) < self.max_batch:
                     left = deadline - loop.time()
                     if left <= 0:
@@ -285,6 +295,7 @@ class Batcher:
                         active.append(await asyncio.wait_for(self._queue.get(), left))
                     except asyncio.TimeoutError:
                         break
+                    deadline = min(start + BURST_WAITS * self.wait, loop.time() + self.wait)
             while not self._queue.empty():  # whatever queued while the model was busy
                 active.append(self._queue.get_nowait())
             active = deque(i for i in active if not i.gone)  # a client that went away

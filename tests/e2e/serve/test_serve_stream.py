@@ -215,3 +215,24 @@ async def test_rows_whose_clients_went_away_leave_the_batch(model: HFBackend) ->
     assert set(together) <= set(range(1, 12)) and together.get(1, 0) > 0
     assert sum(together.values()) >= budget - 1  # every step counted
     assert together.get(11, 0) < budget / 2  # most steps ran without the closed rows
+
+
+async def test_a_burst_of_requests_that_comes_over_longer_than_the_wait_shares_one_batch(
+    model: HFBackend,
+) -> None:
+    """Requests that keep coming, each within the wait of the one before, are collected into one
+    batch even though the burst lasts longer than the wait (a repair's rows, streamed requests
+    each, on a loaded machine): a row left for the next batch would wait until this one ended,
+    and the client's early decision with it. The wait is 300 ms, the requests 100 ms apart."""
+    async with running(model, wait_ms=300) as (url, batcher):
+        async with aiohttp.ClientSession() as session:
+
+            async def ask(i: int) -> None:
+                await asyncio.sleep(0.1 * i)
+                body = {"prompt": PROMPTS[i % len(PROMPTS)], "max_tokens": 4, "temperature": 0}
+                async with session.post(f"{url}/v1/completions", json=body | {"stream": True}) as r:
+                    assert r.status == 200
+                    await r.read()
+
+            await asyncio.gather(*(ask(i) for i in range(5)))  # over 400 ms
+    assert batcher.stats.sizes == [5]
