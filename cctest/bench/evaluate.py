@@ -55,18 +55,12 @@ class Verdict(TypedDict):
     reference_cpu: NotRequired[float | None]
 
 
-class SampleRecord(TypedDict):
-    """A sample as its task's record holds it: its format, its code, then its ``Verdict``."""
+class SampleRecord(Verdict):
+    """A sample as its task's record holds it: its format, its code, then its ``Verdict``'s
+    fields (the order the record is written in, whatever the order of the fields here)."""
 
     format: str  # "humaneval" (a completion) or "evalplus" (a solution)
     code: str | None
-    passed: bool
-    outcome: str
-    detail: str
-    base: NotRequired[bool]
-    plus: NotRequired[bool]
-    skipped: NotRequired[dict[str, int]]
-    reference_cpu: NotRequired[float | None]
 
 
 class EvalRecord(TypedDict):
