@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .kinds import RunKind, Table, model_label
-from .metrics import summarize, t_key
+from .metrics import CompletionSummary, summarize, t_key
 from .passk import draws_compare_rows, draws_pass_at_k
 from .render import Note, figure_legend, fmt, pct, pyplot, ratio, svg_of, why_empty
 
@@ -444,7 +444,7 @@ class CompletionKind(RunKind):
 
     name = "completion"
 
-    def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> CompletionSummary:
         # Algorithm 1 flags a completion when more than T of its similarities to the others fall
         # below the median; with k mutants a completion has at most k others, so T >= k never fires
         k = int(config.get("k") or 0)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from rapidfuzz.distance import Levenshtein
 
@@ -61,6 +61,48 @@ def structural_bin(distance: float) -> int:
         if distance <= high:
             return i
     return len(STRUCTURAL_BINS) - 1  # distances are in [0, 1]; anything above lands in the last bin
+
+
+class Counts(TypedDict):
+    """How many of each thing a run's records hold (``CompletionSummary["counts"]``)."""
+
+    prompts: int
+    prompts_with_ground_truth: int
+    prompts_with_tests: int
+    engine_errors: int
+    completions: int
+    mutants: int
+    dropped_mutants: int
+
+
+class Scores(TypedDict):
+    """A score of the original completions and of the repaired ones per T (its key)."""
+
+    original: float | None
+    repaired: dict[str, float | None]
+
+
+class CompletionSummary(TypedDict):
+    """``summary.json`` of a CCTest bench run (the completion kind): the paper's tables, then
+    cctest's own (the keys in the order ``summarize`` writes them)."""
+
+    structural_consistency: dict[str, Any]
+    no_results: dict[str, int]
+    outliers_per_T: dict[str, int]
+    bleu: Scores
+    edit_similarity: Scores
+    exact_match: Scores
+    enhancement_ratio: dict[str, dict[str, float | None]]
+    pass_at_1: Scores
+    flag_vs_failure: dict[str, dict[str, Any]]
+    original_flagged_per_T: dict[str, int]
+    test_outcomes: dict[str, dict[str, int]]
+    counts: Counts
+    timings_ms: dict[str, float | None]
+    per_scheme: dict[str, Any]
+    decided_early: NotRequired[dict[str, Any]]  # runs that decided after the first tokens
+    pass_at_k: NotRequired[dict[str, Any]]  # --samples n (the completion kind adds it)
+    thresholds_dropped: NotRequired[dict[str, Any]]  # thresholds T >= k, which never fire
 
 
 def consistency_histogram(distances: Iterable[float]) -> dict[str, Any]:
@@ -177,7 +219,7 @@ def flag_pairs(record: Mapping[str, Any], verdict: Mapping[str, Any]) -> list[tu
     ]
 
 
-def summarize(records: Sequence[Mapping[str, Any]], thresholds: Sequence[float]) -> dict[str, Any]:
+def summarize(records: Sequence[Mapping[str, Any]], thresholds: Sequence[float]) -> CompletionSummary:
     """summary.json: the paper's tables for one run, plus per-scheme breakdowns."""
     ts = [t_key(t) for t in thresholds]
     ok = [r for r in records if not r.get("error")]
@@ -235,7 +277,7 @@ def summarize(records: Sequence[Mapping[str, Any]], thresholds: Sequence[float])
                 if i == 0:
                     outcomes_original[o["outcome"]] += 1
 
-    return {
+    summary: CompletionSummary = {
         "structural_consistency": consistency_histogram(distances),
         "no_results": {"original": no_original, "mutants": no_mutants, "total": no_original + no_mutants},
         "outliers_per_T": outliers,
@@ -262,8 +304,10 @@ def summarize(records: Sequence[Mapping[str, Any]], thresholds: Sequence[float])
         },
         "timings_ms": _timings(records),
         "per_scheme": per_scheme(records, ts),
-        **({"decided_early": early} if (early := decided_early(records, thresholds)) else {}),
     }
+    if early := decided_early(records, thresholds):
+        summary["decided_early"] = early
+    return summary
 
 
 def decided_early(records: Sequence[Mapping[str, Any]], thresholds: Sequence[float]) -> dict[str, Any] | None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, NotRequired
 
 from cctest.bench.evaluate import EvalRecord, EvalSummary
+from cctest.bench.metrics import CompletionSummary
 from cctest.bench.runner import CompletionRecord
 from cctest.bench.store import load_run
 from cctest.cli import main
@@ -73,6 +74,8 @@ def test_a_completion_run_and_its_evaluation_write_their_types(tmp_path: Path) -
     _, records = load_run(run)
     assert records and all(r.get("draws") for r in records)
     assert [e for r in records for e in shape_errors(r, CompletionRecord)] == []
+    summary = json.loads((run / "summary.json").read_text())
+    assert "pass_at_k" in summary and shape_errors(summary, CompletionSummary) == []
 
     export = ["bench", "export", str(run), "--format", "humaneval", "--out", str(samples)]
     assert main(export) == 0
