@@ -7,6 +7,7 @@ operational), made with the CLI against the rules backend or a scripted model se
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import sys
@@ -165,3 +166,11 @@ def make_runs(root: Path) -> dict[str, Path]:
 if __name__ == "__main__":
     for name, path in make_runs(Path(sys.argv[1])).items():
         print(f"{name}: {path}")
+
+
+def report_settings(run: Path) -> list[list[str]]:
+    """The rows of report.html's Run table before its counts: the settings the report lists."""
+    page = (run / "report.html").read_text(encoding="utf-8")
+    table = page.split("<h2>Run</h2>", 1)[1].split("</table>", 1)[0]
+    rows = [[html.unescape(c) for c in re.findall(r"<td>(.*?)</td>", row)] for row in table.split("<tr>")]
+    return [r for r in rows if len(r) == 2 and not r[0].startswith(("count: ", "time: "))]

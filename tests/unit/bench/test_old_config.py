@@ -5,26 +5,17 @@ interrupted after 2, its summary, terminal report and report settings once finis
 
 from __future__ import annotations
 
-import html
 import json
-import re
 import shutil
 from pathlib import Path
 
 import pytest
+from report_runs import report_settings
 
 from cctest.cli import main
 
 OLD = Path(__file__).resolve().parents[2] / "data" / "bench" / "old_run"
 RULES = ["--backend", "rules", "-k", "2", "--no-progress"]
-
-
-def report_settings(run: Path) -> list[list[str]]:
-    """The rows of report.html's Run table before its counts: the settings the report lists."""
-    page = (run / "report.html").read_text(encoding="utf-8")
-    table = page.split("<h2>Run</h2>", 1)[1].split("</table>", 1)[0]
-    rows = [[html.unescape(c) for c in re.findall(r"<td>(.*?)</td>", row)] for row in table.split("<tr>")]
-    return [r for r in rows if len(r) == 2 and not r[0].startswith(("count: ", "time: "))]
 
 
 @pytest.fixture
