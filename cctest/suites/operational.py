@@ -57,7 +57,7 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from ..bench.kinds import Table, model_label
 from ..bench.render import pct
@@ -69,7 +69,7 @@ from ..paraphrase.replace import cased
 from ..tasks.model import Task
 from ..tasks.oracle import Judgement, OracleSettings
 from ..tasks.render import ChatStyle
-from ..tasks.run import TaskRunConfig, TasksKind, mode_label, summarize_tasks
+from ..tasks.run import TaskRunConfig, TasksKind, TasksSummary, mode_label, summarize_tasks
 
 
 class OperationalRound(TypedDict):
@@ -634,8 +634,30 @@ def distinguishability(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[s
     return out
 
 
-def summarize_operational(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    summary: dict[str, Any] = {**summarize_tasks(records)}  # and the suite's own fields
+class OperationalSummary(TasksSummary):
+    """``summary.json`` of an operational run: the task run's, then Algorithm 2's Rᵒ and R*
+    (and cctest's means over the broken tasks), the tasks by status and the queries."""
+
+    r_o: dict[str, float | None]
+    r_star: dict[str, float | None]
+    r_tasks: int
+    r_o_broken_mean: dict[str, float | None]
+    r_star_broken_mean: dict[str, float | None]
+    status: dict[str, int]
+    unbroken: int
+    unbroken_tasks: list[str]
+    original_failed: list[dict[str, Any]]
+    queries_per_task: float | None
+    queries: dict[str, int]
+    sampled_tasks: list[str]
+    sampled: int
+    first_failures: list[dict[str, Any]]
+    distinguishability: dict[str, dict[str, float | None]]
+
+
+def summarize_operational(records: Sequence[Mapping[str, Any]]) -> OperationalSummary:
+    # the task run's summary, then the suite's own fields, each set below
+    summary = cast(OperationalSummary, {**summarize_tasks(records)})
     broken = [r for r in records if r.get("status") == "broken"]
     metrics = sorted({m for r in broken for m in (r["first_failure"] or {}).get("distance", {})})
     ff = {m: [r["first_failure"]["distance"][m] for r in broken] for m in metrics}
@@ -736,7 +758,9 @@ class OperationalKind(TasksKind):
     title = "cctest bench operational"
     docs = "docs/operational.md"
 
-    def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    def summarize(
+        self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
+    ) -> OperationalSummary:
         return summarize_operational(records)
 
     def headline(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, cast
 
 from ..bench.kinds import Table, model_label
 from ..bench.render import pct
@@ -27,7 +27,7 @@ from ..errors import ConfigError
 from ..formula import EQUATIONS, parse_equation, reduce, variants
 from ..tasks.model import Task
 from ..tasks.oracle import CATEGORIES
-from ..tasks.run import TasksKind, mode_label, summarize_tasks
+from ..tasks.run import TasksKind, TasksSummary, mode_label, summarize_tasks
 
 _OUTPUT = (
     "Return the distinct real solutions for 'x' as a list of floats, each rounded to 2 digits after "
@@ -257,8 +257,19 @@ def _order(key: str) -> tuple[int, str]:
     return (kinds.index(key), "") if key in kinds else (len(kinds), key)
 
 
-def summarize_syntactic(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    summary: dict[str, Any] = {**summarize_tasks(records)}  # and the suite's own fields
+class SyntacticSummary(TasksSummary):
+    """``summary.json`` of a syntactic run: the task run's, then the robustness degrees."""
+
+    robustness_degree: dict[str, Any]
+    categories_by_set: dict[str, Any]
+    variants: dict[str, int]  # variants per syntactic distance
+    original: dict[str, Any]
+    reduced: NotRequired[dict[str, Any]]  # --reduce
+
+
+def summarize_syntactic(records: Sequence[Mapping[str, Any]]) -> SyntacticSummary:
+    # the task run's summary, then the suite's own fields, each set below
+    summary = cast(SyntacticSummary, {**summarize_tasks(records)})
     plain = degrees(records, reduced=False)
     summary["robustness_degree"] = plain["degree"]
     # ``categories`` (every answer) is the task run's; here the same split by set of prompts
@@ -290,7 +301,7 @@ class SyntacticKind(TasksKind):
     docs = "docs/syntactic.md"
     figures_after = {"Robustness degree by distance": ("Robustness degree against syntactic distance",)}
 
-    def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> SyntacticSummary:
         return summarize_syntactic(records)
 
     def headline(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> str:

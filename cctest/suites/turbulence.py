@@ -38,14 +38,14 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..bench.kinds import Table, model_label
 from ..bench.render import pct
 from ..bench.sandbox import Limits
 from ..errors import ConfigError
 from ..tasks.model import Task
-from ..tasks.run import TasksKind, mode_label
+from ..tasks.run import TasksKind, TasksSummary, mode_label
 from ..userfile import human_size, read_user_text
 
 BUILTIN = Path(__file__).with_name("turbulence_templates")
@@ -594,13 +594,29 @@ def backend_errors_summary(errors: Mapping[str, int]) -> dict[str, Any]:
     return {"total": total, "per_template": dict(errors), "note": note}
 
 
-def summarize_turbulence(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+class TurbulenceSummary(TasksSummary):
+    """``summary.json`` of a Turbulence run: the task run's, then the paper's metrics and cctest's
+    outlier check per template."""
+
+    corrsc: dict[str, float | None]
+    corrsc_mean: float | None
+    classes: dict[str, Any]
+    histogram: dict[str, Any]
+    failure_categories: dict[str, Any]
+    params_of_failures: dict[str, Any]
+    neighbourhoods: dict[str, dict[str, int]]
+    corrsc_backend_errors: dict[str, Any]
+    outliers: dict[str, Any]
+
+
+def summarize_turbulence(records: Sequence[Mapping[str, Any]]) -> TurbulenceSummary:
     """The task run's summary plus Turbulence's metrics and the outlier check per template."""
     from ..tasks.oracle import CATEGORIES
     from ..tasks.run import summarize_tasks
     from . import turbulence_metrics as tm
 
-    summary: dict[str, Any] = {**summarize_tasks(records)}  # and the suite's own fields
+    # the task run's summary, then the suite's own fields, each set below
+    summary = cast(TurbulenceSummary, {**summarize_tasks(records)})
     records = [r for r in records if not r.get("skipped")]  # listed in summary["skipped"]
     outcomes, params = _outcomes(records)
     scores = {t: tm.corrsc(inst) for t, inst in outcomes.items()}
@@ -667,7 +683,7 @@ class TurbulenceKind(TasksKind):
     docs = "docs/turbulence.md"
     figures_after = {"Templates by class": ("CorrSc histogram (Figure 3)", "Templates by class (Figure 5)")}
 
-    def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    def summarize(self, config: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> TurbulenceSummary:
         summary = summarize_turbulence(records)
         # templates whose parameter generator failed have no tasks: the run's config names them
         for t, why in ((config.get("suite") or {}).get("skipped") or {}).items():

@@ -9,11 +9,16 @@ import typing
 from pathlib import Path
 from typing import Any, NotRequired
 
+from report_runs import operational_run, run_cli, scripted_server
+
 from cctest.bench.evaluate import EvalRecord, EvalSummary
 from cctest.bench.metrics import CompletionSummary
 from cctest.bench.runner import CompletionRecord
 from cctest.bench.store import load_run
 from cctest.cli import main
+from cctest.suites.operational import OperationalSummary
+from cctest.suites.syntactic import SyntacticSummary
+from cctest.suites.turbulence import TurbulenceSummary
 from cctest.tasks.run import TaskRecord, TasksSummary
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -97,3 +102,19 @@ def test_a_task_run_writes_its_types(tmp_path: Path) -> None:
     assert [e for r in records for e in shape_errors(r, TaskRecord)] == []
     summary = json.loads((run / "summary.json").read_text())
     assert shape_errors(summary, TasksSummary) == []
+
+
+def test_each_suite_writes_its_summary_type(tmp_path: Path) -> None:
+    """syntactic, turbulence and operational: the task run's summary and each suite's own fields,
+    every one declared in its type, as real runs against a scripted chat server write them."""
+    chat = ["--inputs", "5", "--chat", "--no-progress"]
+    with scripted_server() as url:
+        http = ["--backend", "http", "--model", url]
+        syntactic = ["bench", "syntactic", "--equations", "linear", "--distances", "2", "--variants", "3"]
+        run_cli([*syntactic, *http, *chat, "--out", str(tmp_path / "syn")])
+        turbulence = ["bench", "turbulence", "--templates", "1", "--instances", "2", "--rounds", "1"]
+        run_cli([*turbulence, *http, *chat, "--out", str(tmp_path / "turb")])
+        operational_run(tmp_path / "op", url)
+    for run, td in (("syn", SyntacticSummary), ("turb", TurbulenceSummary), ("op", OperationalSummary)):
+        summary = json.loads((tmp_path / run / "summary.json").read_text())
+        assert "pass_rate" in summary and shape_errors(summary, td) == [], run
