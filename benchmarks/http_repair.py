@@ -15,6 +15,9 @@ each position, in alternating order:
   what every repair request over HTTP cost before streaming);
 * plain and repair in-process (the same model object, ``HFBackend``).
 
+Every call starts cold (``reuse_prefix`` off, as in ``repair_latency.py``): kept from the call
+before, the second of plain and repair at a position would reuse the first one's prompt.
+
 It prints each position, then the median and p90 of repair / plain over HTTP (streamed and
 whole) and in-process, and the new tokens the server wrote per repair request (``Batcher``'s
 count: a closed row's up to where it stopped).
@@ -135,7 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{len(positions)} positions (seeds {args.seeds}), k = {args.mutants}, {args.max_new_tokens} "
         f"tokens, decide_after {settings.decide_after}, {args.threads} threads"
     )
-    for name, model in model_backends(args.models, args.max_new_tokens, args.threads):
+    # every call prefills afresh, as in repair_latency.py: with the key/value cache kept from the
+    # call before, whichever of plain and repair came second at a position reused the other's
+    # prompt (the repair's first row is the prompt), and the ratio swung with the order
+    for name, model in model_backends(args.models, args.max_new_tokens, args.threads, reuse_prefix=False):
         print(f"{name}:")
         ratios, streamed, whole = asyncio.run(measure(model, settings, positions))
         for kind in KINDS:

@@ -7,7 +7,9 @@
 2. Repair: at seeded random stdlib cursors, a plain completion direct from ``cctest serve``
    (the bundled model, one request with the code after the cursor as ``suffix``) vs the repaired
    completion through the proxy in front of the same server (k mutants). Printed per position and
-   as the median and p90 of the ratio.
+   as the median and p90 of the ratio. Every call starts cold (``reuse_prefix`` off): the repair,
+   asked right after the plain completion at the same position, would otherwise reuse its prompt's
+   key/value cache.
 
     python benchmarks/proxy_latency.py                          # both parts
     python benchmarks/proxy_latency.py --requests 500 --positions 0
@@ -103,7 +105,11 @@ async def pass_through(n: int) -> None:
 
 
 async def repair(positions: int, seed: int, k: int, tokens: int, threads: int) -> None:
-    model = HFBackend(None, options=GenerationOptions(max_new_tokens=tokens), threads=threads)
+    # every call prefills afresh: the repair, asked right after the plain completion at the same
+    # position, would otherwise reuse the plain request's key/value cache for its prompt row
+    model = HFBackend(
+        None, options=GenerationOptions(max_new_tokens=tokens), threads=threads, reuse_prefix=False
+    )
     serve, serve_url = await start_server(model, "127.0.0.1", 0)
     proxy, url = await start_proxy(ProxyConfig(serve_url, settings=Settings(mutants=k), record=False))
     ratios = []
