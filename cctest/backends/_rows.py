@@ -89,7 +89,10 @@ class RowStops(StoppingCriteria):
                 self._told[i] = "length" if self.full[i] else "stop"
         assert self.on_step is not None
         for i, stop in enumerate(self.on_step(self._shown, self._told, len(new_tokens))):
-            if stop and not self.done[i]:
+            # a row that has ended (EOS: generate pads it from here on) needs no stop; taking it
+            # out of the batch would rebuild the batch's cache for nothing (``cctest serve``
+            # hears of a client that went away after reading its row's last event)
+            if stop and not self.done[i] and self._told[i] is None:
                 self.done[i], self._told[i] = True, "stop"
                 self.ended_at[i] = len(new_tokens[i])
                 self.leaving = self.leave

@@ -217,6 +217,41 @@ async def test_rows_whose_clients_went_away_leave_the_batch(model: HFBackend) ->
     assert together.get(11, 0) < budget / 2  # most steps ran without the closed rows
 
 
+async def test_a_row_that_ended_and_whose_client_then_left_does_not_stop_the_batch(model: HFBackend) -> None:
+    """A streamed row that writes EOS after a few steps, whose client reads its last event and
+    closes the connection (as the http backend's early decision does with a row that ended):
+    the row is over, so the batch goes on as it was, every step generating both rows, and nothing
+    counts as cancelled. Taking the ended row out would rebuild the batch's cache, which cost
+    ~0.4 s (some 20 decoding steps) at json/encoder.py:278 in benchmarks/http_repair.py."""
+    short = "if __name__ == '__main__':\n"  # the bundled model writes a line and EOS
+    budget = 48
+    async with running(model, wait_ms=200) as (url, batcher):
+        async with aiohttp.ClientSession() as session:
+            body = {"max_tokens": budget, "temperature": 0, "stream": True}
+
+            async def left_after_its_end() -> str | None:
+                async with session.post(f"{url}/v1/completions", json=body | {"prompt": short}) as r:
+                    async for line in r.content:
+                        if line.startswith(b"data: {"):
+                            finish = json.loads(line[6:])["choices"][0]["finish_reason"]
+                            if finish is not None:
+                                r.close()  # gone before the batch ends
+                                return str(finish)
+                return None
+
+            async def read_on() -> list[Any]:
+                async with session.post(f"{url}/v1/completions", json=body | {"prompt": PROMPTS[2]}) as r:
+                    return events(await r.read())
+
+            evs, finish = await asyncio.gather(read_on(), left_after_its_end())
+            while not batcher.idle:
+                await asyncio.sleep(0.02)
+    texts, finishes = joined(evs)
+    assert finish == "stop" and finishes == ["length"]  # one ended early, the other ran on
+    assert batcher.stats.sizes == [2] and batcher.stats.cancelled == 0
+    assert set(batcher.stats.steps) == {2}, batcher.stats.steps  # never rebuilt without it
+
+
 async def test_a_burst_of_requests_that_comes_over_longer_than_the_wait_shares_one_batch(
     model: HFBackend,
 ) -> None:
