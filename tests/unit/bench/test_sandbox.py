@@ -644,10 +644,38 @@ def test_a_killed_process_leaves_nothing_behind(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_sample_finds_nothing_of_the_one_before_in_the_network_namespace() -> None:
+    """As root, a worker's samples share its network namespace, one after another: it has no
+    interface up (loopback included), and a socket a sample leaves (held by a process it forked
+    and left behind) is gone before the next sample starts."""
+    leave = (
+        "import os, socket, time\n"
+        "a, b = socket.socketpair()\n"
+        "if os.fork() == 0:\n"
+        "    time.sleep(30)\n"
+        "    os._exit(0)\n"
+        "raise Exception(repr(open('/proc/net/unix').read().count('\\n')))\n"
+    )
+    look = (
+        "import os\n"
+        "net = open('/proc/net/unix').read().count('\\n'), open('/proc/net/fib_trie').read()\n"
+        "raise Exception(repr([os.readlink('/proc/self/ns/net'), net[0], '127.0.0.1' in net[1]]))\n"
+    )
+    results = run_many([leave, look], FAST, workers=1)
+    if results[0].isolation.get("network") != "namespace":
+        pytest.skip(f"no network namespaces on this machine: {results[0].isolation}")
+    assert ast.literal_eval(results[0].detail.split(": ", 1)[1]) >= 3  # a header, the pair
+    net, unix_lines, loopback = ast.literal_eval(results[1].detail.split(": ", 1)[1])
+    assert net != os.readlink("/proc/self/ns/net")
+    assert unix_lines == 1  # the header only
+    assert not loopback
+
+
 def test_each_sample_gets_fresh_namespaces_and_its_directory_goes() -> None:
     """The child is made ahead, while the previous sample runs: still, each sample of one worker
-    has network, IPC, UTS and pid namespaces no other sample had, and a done sample's directory
-    is gone from the worker's (at once) and from the disk (soon after)."""
+    has IPC, UTS and pid namespaces no other sample had, a network namespace that is not cctest's
+    (as root, the worker's: see the next test), and a done sample's directory is gone from the
+    worker's (at once) and from the disk (soon after)."""
     probe = (
         "import os\n"
         "ns = [os.readlink('/proc/self/ns/' + n) for n in ('net', 'ipc', 'uts', 'pid')]\n"
@@ -661,7 +689,7 @@ def test_each_sample_gets_fresh_namespaces_and_its_directory_goes() -> None:
     # before it still ran, so theirs must differ, and none is this process's)
     mine = [os.readlink("/proc/self/ns/" + n) for n in ("net", "ipc", "uts", "pid")]
     for (before, _), (after, _) in zip(seen, seen[1:], strict=False):
-        assert all(b != a for b, a in zip(before, after, strict=True)), (before, after)
+        assert all(b != a for b, a in zip(before[1:], after[1:], strict=True)), (before, after)
     for ns, _ in seen:
         assert all(m != x for m, x in zip(mine, ns, strict=True)), (mine, ns)
     dirs = [d for _, d in seen]
