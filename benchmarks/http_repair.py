@@ -155,6 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"streamed median {statistics.median(streamed):.0f} "
             f"({statistics.median(s / w for s, w in zip(streamed, whole, strict=True)):.2f}x)"
         )
+        # every call prefilled afresh: nothing may come from an earlier call's cache
+        print(f"  prompt tokens reused from an earlier call: {model.prefix_tokens[0]}")
     return 0
 
 

@@ -141,6 +141,7 @@ async def repair(positions: int, seed: int, k: int, tokens: int, threads: int) -
         f"{tokens} tokens: median {statistics.median(ratios):.2f}x  p90 {percentile(ratios, 90):.2f}x  "
         f"max {max(ratios):.2f}x"
     )
+    print(f"prompt tokens reused from an earlier call: {model.prefix_tokens[0]}")  # none: cold calls
 
 
 def main() -> int:
