@@ -400,14 +400,30 @@ class Batcher:
                 item.future.set_result(item.results)
 
 
-def common_chars(a: str, b: str) -> int:
-    """How many leading characters ``a`` and ``b`` have in common (a binary search on slices:
-    a few C-level comparisons instead of a Python loop over thousands of characters).
+COMPARE_CHARS = 1 << 18  # leading characters compared at most (a longer prompt is cut to the context)
+
+
+def common_chars(a: str, b: str, limit: int = COMPARE_CHARS) -> int:
+    """How many leading characters ``a`` and ``b`` have in common, counted up to ``limit``:
+    blocks that double in size from 256 characters, then a binary search in the first block that
+    differs (C-level comparisons of slices, costing about as much as the common part, not a
+    Python loop over it).
 
     >>> common_chars("def f(x):", "def g(x):"), common_chars("abc", "abc"), common_chars("", "a")
     (4, 3, 0)
+    >>> common_chars("x" * 5000 + "a", "x" * 5000 + "b"), common_chars("x" * 10, "x" * 10, limit=4)
+    (5000, 4)
     """
-    lo, hi = 0, min(len(a), len(b))
+    n = min(len(a), len(b), limit)
+    lo, step = 0, 256
+    while True:
+        if lo >= n:
+            return n
+        hi = min(n, lo + step)
+        if a[lo:hi] != b[lo:hi]:
+            break
+        lo, step = hi, step * 2
+    hi -= 1  # a[lo:hi + 1] differs: the answer is in [lo, hi]
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if a[lo:mid] == b[lo:mid]:
@@ -419,18 +435,34 @@ def common_chars(a: str, b: str) -> int:
 
 def reference_first(parts: list[tuple[_Item, int]]) -> list[tuple[_Item, int]]:
     """``parts`` with the request whose first prompt here has the most leading text in common
-    with the batch's prompts put first (the others in their order). The HF backend lays a batch
-    out around its first row: each row shares the first row's key/value cache as far as it has
-    tokens in common with it and prefills only the rest (``_layout.row_shares``). A repair's rows
-    come to ``cctest serve`` as requests of their own, in whatever order they arrive; with a
+    with the batch's other prompts put first (the others in their order). The HF backend lays a
+    batch out around its first row: each row shares the first row's key/value cache as far as it
+    has tokens in common with it and prefills only the rest (``_layout.row_shares``). A repair's
+    rows come to ``cctest serve`` as requests of their own, in whatever order they arrive; with a
     mutant changed near the top of the window first, the rows shared little with it and the batch
     prefilled up to 2.5 times as many tokens as with the prompt first (pprint.py:630 through
-    ``cctest proxy``: 2,292 token positions against 1,688)."""
+    ``cctest proxy``: 2,292 token positions against 1,688).
+
+    The prompts are sorted, so that what two of them have in common is the least of what the
+    neighbours between them have: n - 1 comparisons, not n², each at most ``COMPARE_CHARS``."""
     if len(parts) < 3:
         return parts  # with two rows either shares as much with the other
     texts = [p for item, n in parts for p in item.prompts[item.sent : item.sent + n]]
+    order = sorted(range(len(texts)), key=texts.__getitem__)
+    near = [common_chars(texts[i], texts[j]) for i, j in itertools.pairwise(order)]
+    place = {row: k for k, row in enumerate(order)}
+
+    def score(row: int) -> int:
+        k, total = place[row], 0
+        for side in (near[:k][::-1], near[k:]):  # towards either end of the order
+            least = COMPARE_CHARS
+            for common in side:
+                least = min(least, common)
+                total += least
+        return total
+
     at = list(itertools.accumulate((n for _, n in parts), initial=0))[:-1]  # each first's row
-    scores = [sum(common_chars(texts[i], t) for j, t in enumerate(texts) if j != i) for i in at]
+    scores = [score(i) for i in at]
     best = max(range(len(parts)), key=scores.__getitem__)
     return [parts[best], *parts[:best], *parts[best + 1 :]]
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 
 import aiohttp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from serve_helpers import running
 
 from cctest.backends.hf import HFBackend
-from cctest.serve import _Item, reference_first
+from cctest.serve import _Item, common_chars, reference_first
 
 BODY = "".join(
     f"def helper_{i}(values, factor):\n    total = 0\n    for v in values:\n        total += v * factor\n"
@@ -37,6 +39,22 @@ def test_the_request_sharing_most_with_the_batch_goes_first_and_the_rest_keep_th
     several = item(PROMPT, LATE + "x")  # its first prompt went to an earlier batch
     several.sent = 1
     assert reference_first([(early, 1), (several, 1), (late, 1)])[0][0] is several
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.text("ab", max_size=12), min_size=1, max_size=3), min_size=3, max_size=8))
+def test_the_choice_is_the_one_every_pair_compared_would_make(requests: list[list[str]]) -> None:
+    """Scored through the sorted prompts' neighbours, each request's first prompt gets what it has
+    in common with every other prompt of the batch, pair by pair: the same request leads."""
+    parts = [(item(*prompts), len(prompts)) for prompts in requests]
+    texts = [p for prompts in requests for p in prompts]
+    firsts, at = [], 0
+    for prompts in requests:
+        firsts.append(at)
+        at += len(prompts)
+    scores = [sum(common_chars(texts[i], t) for j, t in enumerate(texts) if j != i) for i in firsts]
+    best = max(range(len(parts)), key=scores.__getitem__)
+    assert reference_first(parts)[0] is parts[best]
 
 
 async def test_a_batch_whose_first_request_is_an_early_mutant_is_laid_out_around_the_prompt(
