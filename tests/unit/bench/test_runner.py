@@ -136,20 +136,37 @@ def test_thresholds_match_the_engine(tmp_path: Path) -> None:
 
 
 def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path: Path) -> None:
-    # the kill comes when two records are on disk; the tasks after them must take far longer than
-    # the test's polling, even on a loaded machine, or the run ends before it can be killed
-    limit = 24
+    # the kill comes when the first records are on disk: the tasks after the first three sleep
+    # 2 s in their programs (at import, so whatever the completion, the sandbox runs it), so the
+    # run is still under way when it is killed however fast the machine (HumanEval's tasks under
+    # the rules backend were all written within a few ms once the first three were)
+    limit = 8
+    dataset = tmp_path / "tasks.jsonl"
+    dataset.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "task_id": f"t{i}",
+                    "prompt": ("import time\ntime.sleep(2)\n\n" if i >= 3 else "")
+                    + f'def add_{i}(a, b):\n    """Return a + b."""\n    return ',
+                    "ground_truth": "a + b\n",
+                    "tests": f"assert add_{i}(1, 2) == 3\n",
+                    "entry_point": f"add_{i}",
+                }
+            )
+            + "\n"
+            for i in range(limit)
+        )
+    )
     run = tmp_path / "run"
     args = [
         "bench",
         "--dataset",
-        "humaneval",
+        str(dataset),
         "--backend",
         "rules",
         "-k",
         "3",
-        "--limit",
-        str(limit),
         "--batch-prompts",
         "3",
         "--out",
@@ -184,7 +201,7 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path: Path) -> None:
     # the resumed run removed the killed run's sample directories, and its own
     assert [p.name for p in tmp.iterdir() if p.name.startswith("cctest-")] == []
     after = _ids(run)
-    expected = [t.task_id for t in load_humaneval().tasks[:limit]]
+    expected = [f"t{i}" for i in range(limit)]
     assert sorted(after) == sorted(expected) and len(after) == len(set(after))
     assert after[: len(before)] == before  # the old records were kept, not redone
     assert json.loads((run / "summary.json").read_text())["counts"]["prompts"] == limit
