@@ -366,7 +366,8 @@ class Batcher:
         return watch, stopped, ran
 
     async def _generate(self, options: GenerationOptions, parts: list[tuple[_Item, int]]) -> None:
-        parts = reference_first(parts)
+        lead = lead_request([item.prompts[item.sent : item.sent + n] for item, n in parts])
+        parts = [parts[lead], *parts[:lead], *parts[lead + 1 :]]
         prompts = [p for item, n in parts for p in item.prompts[item.sent : item.sent + n]]
         watch, stopped, ran = self._watch(parts)
         self._running += 1
@@ -433,21 +434,26 @@ def common_chars(a: str, b: str, limit: int = COMPARE_CHARS) -> int:
     return lo
 
 
-def reference_first(parts: list[tuple[_Item, int]]) -> list[tuple[_Item, int]]:
-    """``parts`` with the request whose first prompt here has the most leading text in common
-    with the batch's other prompts put first (the others in their order). The HF backend lays a
-    batch out around its first row: each row shares the first row's key/value cache as far as it
-    has tokens in common with it and prefills only the rest (``_layout.row_shares``). A repair's
-    rows come to ``cctest serve`` as requests of their own, in whatever order they arrive; with a
-    mutant changed near the top of the window first, the rows shared little with it and the batch
-    prefilled up to 2.5 times as many tokens as with the prompt first (pprint.py:630 through
-    ``cctest proxy``: 2,292 token positions against 1,688).
+def lead_request(requests: Sequence[Sequence[str]]) -> int:
+    """Which of a batch's requests (each its prompts in this batch, in batch order) should lead
+    it: the one whose first prompt has the most leading text in common with the batch's other
+    prompts (the first such). The HF backend lays a batch out around its first row: each row
+    shares the first row's key/value cache as far as it has tokens in common with it and
+    prefills only the rest (``_layout.row_shares``). A repair's rows come to ``cctest serve`` as
+    requests of their own, in whatever order they arrive; with a mutant changed near the top of
+    the window first, the rows shared little with it and the batch prefilled up to 2.5 times as
+    many tokens as with the prompt first (pprint.py:630 through ``cctest proxy``: 2,292 token
+    positions against 1,688).
 
     The prompts are sorted, so that what two of them have in common is the least of what the
-    neighbours between them have: n - 1 comparisons, not n², each at most ``COMPARE_CHARS``."""
-    if len(parts) < 3:
-        return parts  # with two rows either shares as much with the other
-    texts = [p for item, n in parts for p in item.prompts[item.sent : item.sent + n]]
+    neighbours between them have: n - 1 comparisons, not n², each at most ``COMPARE_CHARS``.
+
+    >>> lead_request([["import sys; x"], ["import os; y"], ["import os; x"]])
+    1
+    """
+    if len(requests) < 3:
+        return 0  # with two rows either shares as much with the other
+    texts = [p for prompts in requests for p in prompts]
     order = sorted(range(len(texts)), key=texts.__getitem__)
     near = [common_chars(texts[i], texts[j]) for i, j in itertools.pairwise(order)]
     place = {row: k for k, row in enumerate(order)}
@@ -461,10 +467,9 @@ def reference_first(parts: list[tuple[_Item, int]]) -> list[tuple[_Item, int]]:
                 total += least
         return total
 
-    at = list(itertools.accumulate((n for _, n in parts), initial=0))[:-1]  # each first's row
-    scores = [score(i) for i in at]
-    best = max(range(len(parts)), key=scores.__getitem__)
-    return [parts[best], *parts[:best], *parts[best + 1 :]]
+    firsts = list(itertools.accumulate((len(prompts) for prompts in requests), initial=0))[:-1]
+    scores = [score(i) for i in firsts]  # each request's first prompt's
+    return max(range(len(requests)), key=scores.__getitem__)
 
 
 BATCHER_KEY = web.AppKey("batcher", Batcher)

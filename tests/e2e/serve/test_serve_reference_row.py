@@ -1,5 +1,5 @@
 """``cctest serve`` lays a batch out around the prompt that has the most in common with the others
-(``serve.reference_first``): a repair's rows come as requests of their own, in any order, and the
+(``serve.lead_request``): a repair's rows come as requests of their own, in any order, and the
 HF backend shares the first row's key/value cache with each row as far as it has tokens in common
 with it. A mutant changed at the top of the window, arriving first, made every other row prefill
 nearly all of its tokens."""
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from serve_helpers import running
 
 from cctest.backends.hf import HFBackend
-from cctest.serve import _Item, common_chars, reference_first
+from cctest.serve import common_chars, lead_request
 
 BODY = "".join(
     f"def helper_{i}(values, factor):\n    total = 0\n    for v in values:\n        total += v * factor\n"
@@ -26,19 +26,12 @@ EARLY = "import sys\n\n\n" + BODY + "def scale(values, factor):\n    "  # change
 LATE = "import os\n\n\n" + BODY + "def scale(vals, factor):\n    "  # changed near the cursor
 
 
-def item(*prompts: str) -> _Item:
-    return _Item(list(prompts), None, None)  # type: ignore[arg-type]
-
-
-def test_the_request_sharing_most_with_the_batch_goes_first_and_the_rest_keep_their_order() -> None:
-    early, late, prompt, other = item(EARLY), item(LATE), item(PROMPT), item(LATE + "x")
-    parts = [(early, 1), (late, 1), (prompt, 1), (other, 1)]
-    assert [i for i, _ in reference_first(parts)] == [late, early, prompt, other]  # first of the best
-    assert reference_first(parts[:2]) == parts[:2]  # two rows: nothing to gain
-    # a request of several prompts is judged by its first prompt still to go
-    several = item(PROMPT, LATE + "x")  # its first prompt went to an earlier batch
-    several.sent = 1
-    assert reference_first([(early, 1), (several, 1), (late, 1)])[0][0] is several
+def test_the_request_sharing_most_with_the_batch_leads_it() -> None:
+    assert lead_request([[EARLY], [LATE], [PROMPT], [LATE + "x"]]) == 1  # the first of the best
+    assert lead_request([[EARLY], [LATE]]) == 0  # two rows: nothing to gain
+    # a request of several prompts is judged by its first one in this batch
+    assert lead_request([[EARLY], [LATE + "x", PROMPT], [LATE]]) == 1
+    assert lead_request([[EARLY], [PROMPT, LATE + "x"], [LATE]]) == 2
 
 
 @settings(max_examples=200, deadline=None)
@@ -46,15 +39,13 @@ def test_the_request_sharing_most_with_the_batch_goes_first_and_the_rest_keep_th
 def test_the_choice_is_the_one_every_pair_compared_would_make(requests: list[list[str]]) -> None:
     """Scored through the sorted prompts' neighbours, each request's first prompt gets what it has
     in common with every other prompt of the batch, pair by pair: the same request leads."""
-    parts = [(item(*prompts), len(prompts)) for prompts in requests]
     texts = [p for prompts in requests for p in prompts]
     firsts, at = [], 0
     for prompts in requests:
         firsts.append(at)
         at += len(prompts)
     scores = [sum(common_chars(texts[i], t) for j, t in enumerate(texts) if j != i) for i in firsts]
-    best = max(range(len(parts)), key=scores.__getitem__)
-    assert reference_first(parts)[0] is parts[best]
+    assert lead_request(requests) == max(range(len(requests)), key=scores.__getitem__)
 
 
 async def test_a_batch_whose_first_request_is_an_early_mutant_is_laid_out_around_the_prompt(
