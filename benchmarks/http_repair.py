@@ -138,9 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{len(positions)} positions (seeds {args.seeds}), k = {args.mutants}, {args.max_new_tokens} "
         f"tokens, decide_after {settings.decide_after}, {args.threads} threads"
     )
-    # every call prefills afresh, as in repair_latency.py: with the key/value cache kept from the
-    # call before, whichever of plain and repair came second at a position reused the other's
-    # prompt (the repair's first row is the prompt), and the ratio swung with the order
+    # every call cold (module docstring)
     for name, model in model_backends(args.models, args.max_new_tokens, args.threads, reuse_prefix=False):
         print(f"{name}:")
         ratios, streamed, whole = asyncio.run(measure(model, settings, positions))
@@ -155,7 +153,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"streamed median {statistics.median(streamed):.0f} "
             f"({statistics.median(s / w for s, w in zip(streamed, whole, strict=True)):.2f}x)"
         )
-        # every call prefilled afresh: nothing may come from an earlier call's cache
         print(f"  prompt tokens reused from an earlier call: {model.prefix_tokens[0]}")
     return 0
 

@@ -105,8 +105,7 @@ async def pass_through(n: int) -> None:
 
 
 async def repair(positions: int, seed: int, k: int, tokens: int, threads: int) -> None:
-    # every call prefills afresh: the repair, asked right after the plain completion at the same
-    # position, would otherwise reuse the plain request's key/value cache for its prompt row
+    # every call cold (module docstring)
     model = HFBackend(
         None, options=GenerationOptions(max_new_tokens=tokens), threads=threads, reuse_prefix=False
     )
