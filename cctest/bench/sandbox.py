@@ -7,7 +7,11 @@ pidfd (the wall-clock limit is the wait's timeout), and kills every process the 
 behind (by killing the init of the sample's pid namespace; without one, as a child subreaper).
 The child is forked ahead, while the previous sample runs (as root in namespaces the worker made
 for it, next to an init that costs no copy of the worker), and waits on a pipe for its sample.
-A worker that dies or stops answering is replaced; it ends when cctest closes its stdin. Each
+A worker that dies or stops answering is replaced; it ends when cctest closes its stdin. cctest
+sends a worker its next request while a sample runs, so that the worker does not wait for cctest
+between samples; the worker makes the next sample's directory, holding its program, only once the
+sample before is gone and everything it wrote removed (a worker that cannot remove it hands the
+request back and ends), so that no sample sees another's files. Each
 sample imports the standard library and, read-only, the packages installed where cctest itself
 runs (the running interpreter's ``site-packages``, see :func:`site_packages`; not a user's
 ``pip install --user`` site, which lives in the home), so an answer or a reference that uses
@@ -67,6 +71,7 @@ size, process count).
 from __future__ import annotations
 
 import atexit
+import collections
 import contextlib
 import fcntl
 import functools
@@ -127,12 +132,18 @@ class RunResult:
 # The worker: started once per slot (inside bubblewrap's private view when there is one), it
 # forks a fresh child per sample. Passed with ``-c`` so that nothing on disk has to be readable by
 # the sandbox's user. Argument: a JSON object ("site": the package directories, "view": "bwrap"
-# inside bubblewrap's view, "host" otherwise, "preload": modules to import once). It reads one
-# request per line on stdin (the sample's directory, its user id, its limits, its name) and
-# answers one line on stdout: how the sample ended (``status``, ``timed_out``, ``report``).
+# inside bubblewrap's view, "host" otherwise, "preload": modules to import once, "area": the
+# worker's directory, where each sample's directory is made). It reads one request per line on
+# stdin (the sample's name, its program, its user id, its limits, how much of its output to
+# return) and answers one line on stdout, in order: how the sample ended (``status``,
+# ``timed_out``, ``report``, ``seconds``, ``output``, ``said``), or ``{"retry": true}`` for a
+# request it did not run (it could not empty its directory after the sample before, and ends).
+# cctest may send the next request before the answer: the worker reads it only once the sample
+# before is gone with everything it wrote.
 _WORKER = r"""
-import ctypes, ctypes.util, errno, gc, json, os, resource, select, signal, sys, time, types
+import ctypes, errno, gc, json, os, resource, select, signal, stat, sys, time, types
 cfg = json.loads(sys.argv[1])
+AREA = cfg["area"]
 # the packages of cctest's own environment, after the standard library so they cannot shadow it
 sys.path.extend(p for p in cfg["site"] if p not in sys.path)
 for name in cfg["preload"]:  # what samples commonly import, imported once for every fork
@@ -142,7 +153,9 @@ for name in cfg["preload"]:  # what samples commonly import, imported once for e
         pass
 bwrap = cfg["view"] == "bwrap"
 ROOT = os.geteuid() == 0
-libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+# the C library's functions, from the interpreter's own global symbols (``ctypes.util`` would
+# bring subprocess, shutil and threading into every sample's fork, and 20 ms to the start)
+libc = ctypes.CDLL(None, use_errno=True)
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NAME, PR_CAPBSET_DROP = 1, 4, 15, 24
 PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 36, 38
 CLONE_NEWNET, CLONE_NEWUSER, CLONE_NEWPID = 0x40000000, 0x10000000, 0x20000000
@@ -476,10 +489,8 @@ def run_sample(req, result_fd, iso, existing, userns, pidns):
                 deny("signalling another process")
 
     resource_errnos = {errno.EAGAIN, errno.EFBIG, errno.ENOMEM, errno.EMFILE, errno.ENFILE}
-    with open(req["program"], encoding="utf-8") as f:
-        source = f.read()
     try:
-        code = compile(source, "sample.py", "exec")
+        code = compile(req["source"], "sample.py", "exec")
     except (SyntaxError, ValueError) as exc:
         report("syntax_error", "%s: %s" % (type(exc).__name__, exc)); os._exit(1)
     # a module of its own as __main__, as in a fresh interpreter (the worker's is not its business)
@@ -576,10 +587,90 @@ def spawn():
 
 warm = None
 
+def place(req):
+    # the sample's directory, holding its program, made only now: the sample before it is gone
+    wd = os.path.join(AREA, req["name"])
+    os.mkdir(wd, 0o700)
+    path = os.path.join(wd, "sample.py")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        data = req["source"].encode("utf-8", "surrogatepass")
+        while data:
+            data = data[os.write(fd, data):]
+        if req["uid"] is not None and ROOT:
+            os.fchown(fd, req["uid"], req["uid"])
+            os.chown(wd, req["uid"], req["uid"])
+    finally:
+        os.close(fd)
+    return wd
+
+def tail(wd, n):
+    # the end of what the sample printed (its .out, which it may have replaced: only a regular
+    # file of one link is read, never through a link)
+    if n <= 0:
+        return ""
+    try:
+        fd = os.open(os.path.join(wd, ".out"), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            return ""
+        return os.pread(fd, n, max(0, st.st_size - n)).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+def emptied():
+    # the worker's directory emptied after a sample (every process of which is gone), so that the
+    # next sample finds nothing of it. One descriptor at a time, down and back up by "..": no
+    # recursion and no path grows, however deep the sample nested its directories, and a
+    # directory it took its own rights off is given them back first
+    fd = os.open(AREA, DIR_FLAGS)
+    down = []  # the names from AREA to fd
+    try:
+        while True:
+            sub = None
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            sub = entry.name
+                            break
+                        os.unlink(entry.name, dir_fd=fd)
+                    except OSError:
+                        pass
+            if sub is not None:
+                try:
+                    os.chmod(sub, 0o700, dir_fd=fd)
+                except OSError:
+                    pass
+                inner = os.open(sub, DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = inner
+                down.append(sub)
+                continue
+            if not down:
+                return not os.listdir(fd)
+            outer = os.open("..", DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = outer
+            os.rmdir(down.pop(), dir_fd=fd)  # (what would not go makes it fail: the worker ends)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
 def run(req):
     global warm
+    wd = place(req)
     pid, init, req_w, r = warm
-    os.write(req_w, json.dumps(req).encode())
+    os.write(req_w, json.dumps({"dir": wd, "source": req["source"], "uid": req["uid"],
+                                "limits": req["limits"], "name": req["name"]}).encode())
     os.close(req_w)
     warm = spawn()  # the next sample's child, while this one runs
     start = time.monotonic()
@@ -589,7 +680,8 @@ def run(req):
     poller = select.poll()
     pidfd = os.pidfd_open(pid)
     poller.register(pidfd, select.POLLIN)
-    poller.register(0, select.POLLIN | select.POLLHUP)
+    # (its hang-up only: the next request may be waiting there already)
+    poller.register(0, select.POLLHUP)
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -638,7 +730,9 @@ def run(req):
         raw += chunk
     os.close(r)
     return {"status": os.waitstatus_to_exitcode(status), "timed_out": timed_out, "seconds": seconds,
-            "report": raw.decode("utf-8", "replace")}
+            "report": raw.decode("utf-8", "replace"), "output": tail(wd, req["output"]),
+            # (what the sample said last, for cctest to classify an exit without a report)
+            "said": "" if raw or timed_out else tail(wd, 4000)}
 
 # what the worker holds now is never collected: a child's collections do not walk it (nor copy
 # its pages on write)
@@ -648,6 +742,7 @@ prepare()
 warm = spawn()
 prepare()
 buf = b""
+clean = True  # whether the worker's directory is empty
 while True:
     while b"\n" not in buf:
         chunk = os.read(0, 65536)
@@ -655,8 +750,13 @@ while True:
             leave()
         buf += chunk
     line, buf = buf.split(b"\n", 1)
-    answer = run(json.loads(line))
-    os.write(1, (json.dumps(answer) + "\n").encode())
+    if not clean:  # (then cctest runs this sample on another worker and removes the directory)
+        os.write(1, b'{"retry": true}\n')
+        leave()
+    out = (json.dumps(run(json.loads(line))) + "\n").encode()
+    while out:
+        out = out[os.write(1, out):]
+    clean = emptied()
     while dying:
         reap(dying.pop())
     prepare()  # the namespaces of the sample after the next, while cctest reads the answer
@@ -790,16 +890,49 @@ def sweep_stale(tmp: str | None = None) -> list[str]:
 
 
 def _remove_tree(path: str) -> None:
-    shutil.rmtree(path, ignore_errors=True)
-    if os.path.lexists(path):
-        # a sample may have taken the permissions off its own sub-directories
-        for parent, dirs, _files in os.walk(path):
-            for d in dirs:
-                try:
-                    os.chmod(os.path.join(parent, d), 0o700, follow_symlinks=False)
-                except OSError:
-                    pass
+    """Remove ``path`` and everything under it, as far as it can be removed."""
+    with contextlib.suppress(RecursionError):  # (shutil recurses: a sample may nest thousands deep)
         shutil.rmtree(path, ignore_errors=True)
+    if os.path.lexists(path):
+        with contextlib.suppress(OSError):
+            _empty_dir(path)
+            os.rmdir(path)
+
+
+def _empty_dir(path: str) -> None:
+    """Remove everything under the directory ``path`` one descriptor at a time, down and back up by
+    "..", so that neither the stack nor a path grows with the depth of the tree, giving a directory
+    its owner's rights back first (a sample may have taken them off). The worker does the same
+    after each sample (its ``emptied``); this is for a worker that could not."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    fd = os.open(path, flags)
+    down: list[str] = []
+    try:
+        while True:
+            sub = None
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        sub = entry.name
+                        break
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.name, dir_fd=fd)
+            if sub is not None:
+                with contextlib.suppress(OSError):
+                    os.chmod(sub, 0o700, dir_fd=fd)
+                inner = os.open(sub, flags, dir_fd=fd)
+                os.close(fd)
+                fd = inner
+                down.append(sub)
+                continue
+            if not down:
+                return
+            outer = os.open("..", flags, dir_fd=fd)
+            os.close(fd)
+            fd = outer
+            os.rmdir(down.pop(), dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 # ---- the private filesystem view (bubblewrap)
@@ -946,7 +1079,12 @@ class _Worker:
         # listable: it holds the current sample's directory and nothing else (the samples' root,
         # above it, lists nothing)
         os.chmod(self.area, 0o755)
-        cfg = {"site": site_packages(), "view": "bwrap" if bwrap else "host", "preload": list(_PRELOAD)}
+        cfg = {
+            "site": site_packages(),
+            "view": "bwrap" if bwrap else "host",
+            "preload": list(_PRELOAD),
+            "area": self.area,
+        }
         command = [_python(), "-I", "-S", "-c", _WORKER, json.dumps(cfg)]
         if bwrap:
             command = [bwrap, *view_args(self.area, die_with_parent=False), "--", *command]
@@ -960,36 +1098,49 @@ class _Worker:
             stderr=self._errors,
             start_new_session=True,
         )
-        self._buf = b""
-        assert self.proc.stdout is not None
-        self._answers = select.poll()  # (made once: the worker answers every request on it)
-        self._answers.register(self.proc.stdout.fileno(), select.POLLIN)
+        self._buf = b""  # what the worker answered, not yet read as an answer
+        self._out = b""  # requests not yet written to its stdin
+        self.broken = False  # its stdin is closed: it takes no more requests
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._in_fd, self._out_fd = self.proc.stdout.fileno(), self.proc.stdin.fileno()
+        os.set_blocking(self._out_fd, False)  # (written between reads: see receive)
         with _pool_lock:
             _started += 1
 
-    def run(self, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
-        """Send one request and wait for its answer (blocking on the pipe, no polling); None if
-        the worker died or did not answer within ``timeout`` seconds (it is then stopped)."""
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        try:
-            self.proc.stdin.write((json.dumps(request) + "\n").encode())
-            self.proc.stdin.flush()
-        except OSError:
-            self.stop()
-            return None
-        fd = self.proc.stdout.fileno()
+    def send(self, request: dict[str, Any]) -> None:
+        """Queue one request; it is written while waiting for an answer (``receive``)."""
+        self._out += (json.dumps(request) + "\n").encode()
+
+    def receive(self, timeout: float) -> dict[str, Any] | None:
+        """The answer to the oldest request not answered yet, writing the queued requests
+        meanwhile (without blocking on either pipe, so neither side waits for the other with a
+        full pipe); None if the worker died or gave no answer within ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
+        poller = select.poll()
         while b"\n" not in self._buf:
+            poller.register(self._in_fd, select.POLLIN)
+            if self._out and not self.broken:
+                poller.register(self._out_fd, select.POLLOUT)
+            else:
+                with contextlib.suppress(KeyError):
+                    poller.unregister(self._out_fd)
             left = deadline - time.monotonic()
-            if left <= 0 or not self._answers.poll(max(1, int(left * 1000))):
-                break
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            self._buf += chunk
-        if b"\n" not in self._buf:
-            self.stop()
-            return None
+            events = poller.poll(max(1, int(left * 1000) + 1)) if left > 0 else []
+            if not events:
+                return None
+            for fd, _ in events:
+                if fd == self._out_fd:
+                    try:
+                        self._out = self._out[os.write(fd, self._out) :]
+                    except BlockingIOError:
+                        pass
+                    except OSError:  # the worker closed its stdin: it ends
+                        self.broken, self._out = True, b""
+                else:
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        return None
+                    self._buf += chunk
         line, self._buf = self._buf.split(b"\n", 1)
         answer: dict[str, Any] = json.loads(line)
         return answer
@@ -1088,125 +1239,148 @@ def run_program(source: str, limits: Limits | None = None, *, output_bytes: int 
     ``output_bytes``: keep the last that many bytes of the program's stdout and stderr in
     ``RunResult.output`` (for a program that reports through its output, like the task oracle).
     """
+    return run_many([source], limits, workers=1, output_bytes=output_bytes)[0]
+
+
+def run_many(
+    sources: Sequence[str],
+    limits: Limits | None = None,
+    workers: int = 2,
+    on_done: Callable[[int, RunResult], None] | None = None,
+    *,
+    output_bytes: int = 0,
+) -> list[RunResult]:
+    """Run several programs, on at most ``workers`` worker processes; results in the order given
+    (``on_done`` is called as each ends)."""
     limits = limits or Limits()
-    if _refusing:
-        return RunResult("runtime_error", _STOPPED)
-    root = os.geteuid() == 0
-    uid = _sandbox_uid() if root else None
-    worker = _take_worker(bubblewrap())
-    start = time.perf_counter()
-    # the name of the sample's directory, also the name its processes show (at most 15 characters)
-    sid = "cctest-" + secrets.token_hex(4)
-    workdir = os.path.join(worker.area, sid)
-    answer: dict[str, Any] | None = None
+    results: list[RunResult | None] = [None] * len(sources)
+    if not sources:
+        return []
+    todo = iter(range(len(sources)))
+    todo_lock = threading.Lock()
+
+    def next_index() -> int | None:
+        with todo_lock:
+            return next(todo, None)
+
+    def finish(i: int, result: RunResult) -> None:
+        results[i] = result
+        if on_done is not None:
+            on_done(i, result)
+
+    def slot() -> None:
+        _serve(sources, limits, output_bytes, next_index, finish)
+
+    slots = max(1, min(workers, len(sources)))
+    if slots == 1:
+        slot()
+    else:
+        with ThreadPoolExecutor(max_workers=slots) as pool:
+            for future in [pool.submit(slot) for _ in range(slots)]:
+                future.result()
+    return [r for r in results if r is not None]
+
+
+# requests a worker holds at once: the sample it runs and the next, so that between two samples it
+# does not wait for cctest to read the answer and send the next request
+_DEPTH = 2
+
+
+def _serve(
+    sources: Sequence[str],
+    limits: Limits,
+    output_bytes: int,
+    next_index: Callable[[], int | None],
+    finish: Callable[[int, RunResult], None],
+) -> None:
+    """One worker slot of ``run_many``: the samples ``next_index`` gives, on one worker at a time
+    (another when it dies; a sample it was sent and did not start goes to the next one)."""
+    bwrap = bubblewrap()
+    uid_of = _sandbox_uid if os.geteuid() == 0 else (lambda: None)
+    worker: _Worker | None = None
+    pending: collections.deque[tuple[int, str]] = collections.deque()  # sent, not answered: (index, name)
+    again: collections.deque[int] = collections.deque()  # sent to a worker that did not run them
     try:
-        os.mkdir(workdir, 0o700)
-        program = os.path.join(workdir, "sample.py")
-        with open(program, "w", encoding="utf-8") as f:
-            f.write(source)
-        if uid is not None:
-            os.chown(workdir, uid, uid)
-            os.chown(program, uid, uid)
-        request = {"dir": workdir, "program": program, "uid": uid, "limits": _as_dict(limits), "name": sid}
-        # the worker keeps the wall-clock limit; this is only in case the worker itself hangs
-        answer = worker.run(request, limits.wall_seconds + 30)
-        seconds = time.perf_counter() - start
-        output = _tail(os.path.join(workdir, ".out"), output_bytes) if output_bytes > 0 else ""
-        if answer is None:
-            if _refusing:
-                return RunResult(
-                    "runtime_error", "the sandbox was stopped (the run was interrupted)", seconds
+        while True:
+            while len(pending) < _DEPTH and not (worker is not None and worker.broken):
+                i = again.popleft() if again else next_index()
+                if i is None:
+                    break
+                if _refusing:
+                    finish(i, RunResult("runtime_error", _STOPPED))
+                    continue
+                if worker is None:
+                    worker = _take_worker(bwrap)
+                # the name of the sample's directory, also the name its processes show (at most
+                # 15 characters)
+                sid = "cctest-" + secrets.token_hex(4)
+                limits_dict = _as_dict(limits)
+                worker.send(
+                    {
+                        "name": sid,
+                        "source": sources[i],
+                        "uid": uid_of(),
+                        "limits": limits_dict,
+                        "output": output_bytes,
+                    }
                 )
-            log.warning("cctest sandbox: a worker stopped answering (%s); it is replaced.", worker.why_not())
-            return RunResult(
-                "runtime_error", "the sandbox's worker died", seconds, sandbox_id=sid, output=output
-            )
-        report: dict[str, Any] = {}
-        if answer["report"]:
-            try:
-                report = json.loads(answer["report"])
-            except ValueError:
-                report = {}
-        isolation = report.get("isolation", {})
-        if answer["timed_out"]:
-            return RunResult(
-                "timeout", f"wall-clock limit of {limits.wall_seconds:g} s", seconds, isolation, sid, output
-            )
-        if report.get("outcome") in OUTCOMES:
-            return RunResult(report["outcome"], report.get("detail", ""), seconds, isolation, sid, output)
-        outcome, detail = _classify_exit(answer["status"], _tail(os.path.join(workdir, ".out")), limits)
-        return RunResult(outcome, detail, seconds, sandbox_id=sid, output=output)
+                pending.append((i, sid))
+            if not pending:
+                break
+            assert worker is not None
+            start = time.perf_counter()
+            # the worker keeps the wall-clock limit; this is only in case the worker itself hangs
+            answer = worker.receive(limits.wall_seconds + 30)
+            i, sid = pending.popleft()
+            if answer is not None and not answer.get("retry"):
+                finish(i, _result(answer, sid, limits, output_bytes))
+                continue
+            if answer is None:
+                finish(i, _lost(worker, sid, time.perf_counter() - start, output_bytes))
+            else:
+                again.append(i)
+            again.extend(j for j, _ in pending)
+            pending.clear()
+            _give_back(worker, keep=False)
+            worker = None
     finally:
-        # the worker's directory holds the sample's directory and nothing else for the next one:
-        # moved out of it at once (a rename), removed in the background where no later sample can
-        # reach it (outside the private view, or a directory of another user); else removed now
-        _clear_dir(worker.area, defer=worker.bwrap is not None or uid is not None)
-        _give_back(worker, keep=answer is not None)
+        if worker is not None:
+            _give_back(worker, keep=not pending)
+
+
+def _lost(worker: _Worker, sid: str, seconds: float, output_bytes: int) -> RunResult:
+    """The outcome of a sample whose worker died or stopped answering (or was stopped)."""
+    if _refusing:
+        return RunResult("runtime_error", _STOPPED, seconds)
+    log.warning("cctest sandbox: a worker stopped answering (%s); it is replaced.", worker.why_not())
+    said = _tail(os.path.join(worker.area, sid, ".out"), output_bytes) if output_bytes > 0 else ""
+    return RunResult("runtime_error", "the sandbox's worker died", seconds, sandbox_id=sid, output=said)
+
+
+def _result(answer: dict[str, Any], sid: str, limits: Limits, output_bytes: int) -> RunResult:
+    """The outcome of a sample from its worker's answer."""
+    report: dict[str, Any] = {}
+    if answer["report"]:
+        try:
+            report = json.loads(answer["report"])
+        except ValueError:
+            report = {}
+    isolation = report.get("isolation", {})
+    seconds = answer["seconds"]
+    output = answer["output"] if output_bytes > 0 else ""
+    if answer["timed_out"]:
+        return RunResult(
+            "timeout", f"wall-clock limit of {limits.wall_seconds:g} s", seconds, isolation, sid, output
+        )
+    if report.get("outcome") in OUTCOMES:
+        return RunResult(report["outcome"], report.get("detail", ""), seconds, isolation, sid, output)
+    outcome, detail = _classify_exit(answer["status"], answer["said"], limits)
+    return RunResult(outcome, detail, seconds, sandbox_id=sid, output=output)
 
 
 @functools.lru_cache(maxsize=64)
 def _as_dict(limits: Limits) -> dict[str, Any]:
     return asdict(limits)  # (the same few limits for every sample: asdict copies deeply)
-
-
-def _clear_dir(path: str, defer: bool = False) -> None:
-    try:
-        names = os.listdir(path)
-    except OSError:
-        return
-    trash = _trash() if defer else None
-    for name in names:
-        p = os.path.join(path, name)
-        if trash is not None:
-            with contextlib.suppress(OSError):
-                os.rename(p, os.path.join(trash[0], f"{name}-{secrets.token_hex(4)}"))
-                continue
-        if os.path.isdir(p) and not os.path.islink(p):
-            _remove_tree(p)
-        else:
-            with contextlib.suppress(OSError):
-                os.unlink(p)
-    if trash is not None:
-        trash[1].set()  # after the renames: the remover looks again
-
-
-_trash_lock = threading.Lock()
-_trash_state: tuple[int, str, threading.Event] | None = None  # pid, the directory, "more to remove"
-
-
-def _trash() -> tuple[str, threading.Event] | None:
-    """A directory under the samples' root (outside every worker's view) where the samples'
-    directories go when they are done, emptied by a background thread; None if it cannot be made."""
-    global _trash_state
-    with _trash_lock:
-        if _trash_state is None or _trash_state[0] != os.getpid() or not os.path.isdir(_trash_state[1]):
-            path = os.path.join(_samples_root(), "trash")
-            try:
-                os.makedirs(path, 0o700, exist_ok=True)
-            except OSError:
-                return None
-            more = threading.Event()
-            _trash_state = (os.getpid(), path, more)
-            threading.Thread(target=_empty_trash, args=(path, more), daemon=True, name="cctest-trash").start()
-        return _trash_state[1], _trash_state[2]
-
-
-def _empty_trash(path: str, more: threading.Event) -> None:
-    while True:
-        more.wait()
-        more.clear()
-        try:
-            names = os.listdir(path)
-        except OSError:
-            return  # the samples' root is gone
-        for name in names:
-            sample = os.path.join(path, name)
-            try:  # a sample's directory usually holds its program and its output, nothing else
-                for entry in os.listdir(sample):
-                    os.unlink(os.path.join(sample, entry))
-                os.rmdir(sample)
-            except OSError:
-                _remove_tree(sample)
 
 
 def _classify_exit(code: int, output: str, limits: Limits) -> tuple[str, str]:
@@ -1230,36 +1404,18 @@ def _classify_exit(code: int, output: str, limits: Limits) -> tuple[str, str]:
 
 
 def _tail(path: str, n: int = 4000) -> str:
+    """The last ``n`` bytes of a file, never through a link."""
     try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - n))
-            return f.read().decode("utf-8", "replace")
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return ""
-
-
-def run_many(
-    sources: Sequence[str],
-    limits: Limits | None = None,
-    workers: int = 2,
-    on_done: Callable[[int, RunResult], None] | None = None,
-    *,
-    output_bytes: int = 0,
-) -> list[RunResult]:
-    """Run several programs, at most ``workers`` at a time; results in the order given."""
-    results: list[RunResult | None] = [None] * len(sources)
-    if not sources:
-        return []
-
-    def one(i: int) -> None:
-        results[i] = run_program(sources[i], limits, output_bytes=output_bytes)
-        if on_done is not None:
-            on_done(i, results[i])  # type: ignore[arg-type]
-
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        list(pool.map(one, range(len(sources))))
-    return [r for r in results if r is not None]
+    try:
+        size = os.fstat(fd).st_size
+        return os.pread(fd, n, max(0, size - n)).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
 
 
 def check_program(prompt: str, completion: str, tests: str, entry_point: str | None) -> str:

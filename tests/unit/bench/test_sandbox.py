@@ -695,9 +695,90 @@ def test_each_sample_gets_fresh_namespaces_and_its_directory_goes() -> None:
     dirs = [d for _, d in seen]
     assert len(set(dirs)) == 4
     for d in dirs[:-1]:
-        assert not os.path.exists(d)  # moved out of the worker's directory before the next sample
-    trash = os.path.join(sandbox._samples_root(), "trash")
-    deadline = time.monotonic() + 60
-    while os.path.isdir(trash) and os.listdir(trash) and time.monotonic() < deadline:
+        assert not os.path.exists(d)  # removed by the worker before the next sample
+    deadline = time.monotonic() + 60  # the last one: right after its answer
+    while os.path.exists(dirs[-1]) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not os.path.isdir(trash) or not os.listdir(trash)
+    assert not os.path.exists(dirs[-1])
+
+
+def test_the_next_sample_waits_out_of_sight() -> None:
+    """cctest sends a worker its next request while a sample runs; the worker makes the next
+    sample's directory only once the sample before is gone, so no sample ever sees another's."""
+    look = (
+        "import os, time\n"
+        "time.sleep(0.3)\n"  # (the next request is in the worker's pipe by now)
+        "here = os.getcwd()\n"
+        "above = os.listdir(os.path.dirname(here))\n"
+        "assert above == [os.path.basename(here)], above\n"
+    )
+    results = run_many([look] * 4, FAST, workers=1)
+    assert [r.outcome for r in results] == ["passed"] * 4, [r.detail for r in results]
+
+
+def test_a_tree_nested_thousands_deep_goes_before_the_next_sample() -> None:
+    """A sample that nests directories deeper than a path may be long (and than Python recurses),
+    taking its rights off the last: the worker still empties its directory, and the next sample on
+    it finds nothing and needs no new worker."""
+    nest = (
+        "import os\n"
+        "for _ in range(2500):\n"
+        "    os.mkdir('d')\n"
+        "    os.chdir('d')\n"
+        "open('leaf', 'w').write('x')\n"
+        "os.chmod('.', 0o500)\n"
+    )
+    find = (
+        "import os\n"
+        "here = os.getcwd()\n"
+        "assert sorted(os.listdir(here)) == ['.out', 'sample.py'], os.listdir(here)\n"
+        "assert os.listdir(os.path.dirname(here)) == [os.path.basename(here)]\n"
+    )
+    run_program("pass\n", FAST)  # a worker, started
+    before = sandbox.workers_started()
+    first, second = run_many([nest, find], FAST, workers=1)
+    assert first.outcome == "passed", first.detail
+    assert second.outcome == "passed", second.detail
+    assert sandbox.workers_started() == before
+
+
+def test_a_tree_nested_thousands_deep_is_removed_by_cctest_too(tmp_path: Path) -> None:
+    """Where a worker could not empty its directory, cctest removes it, however deep."""
+    top = tmp_path / "area"
+    top.mkdir()
+    fd = os.open(top, os.O_RDONLY)
+    for _ in range(2500):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(os.open("leaf", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+    os.chmod(fd, 0o500)
+    os.close(fd)
+    sandbox._remove_tree(str(top))
+    assert not top.exists()
+
+
+def test_a_worker_that_cannot_empty_its_directory_hands_the_next_sample_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker that could not remove what a sample left (forced here: nothing a sample does on
+    this machine causes it) runs no further sample: it answers the request already sent to it with
+    "retry" and ends, and that sample runs on a new worker, seeing nothing of the one before."""
+    assert "clean = emptied()" in sandbox._WORKER
+    sandbox.stop_workers()
+    monkeypatch.setattr(sandbox, "_WORKER", sandbox._WORKER.replace("clean = emptied()", "clean = False"))
+    leave = "open('left.txt', 'w').write('x')\n"
+    find = (
+        "import os\n"
+        "here = os.getcwd()\n"
+        "assert sorted(os.listdir(here)) == ['.out', 'sample.py'], os.listdir(here)\n"
+        "assert os.listdir(os.path.dirname(here)) == [os.path.basename(here)]\n"
+    )
+    try:
+        before = sandbox.workers_started()
+        results = run_many([leave, find, find], FAST, workers=1)
+        assert [r.outcome for r in results] == ["passed"] * 3, [r.detail for r in results]
+        assert sandbox.workers_started() - before == 3  # one per sample: each retires after one
+    finally:
+        sandbox.stop_workers()
