@@ -163,6 +163,9 @@ CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWNS = 0x08000000, 0x04000000, 0x00020000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 0x40000
 with open("/proc/sys/kernel/cap_last_cap") as f:
     LAST_CAP = int(f.read())
+# capget's arguments (version 3: two 32-bit words of effective, permitted, inheritable), made once
+CAP_HEADER = (ctypes.c_uint32 * 2)(0x20080522, 0)
+CAP_DATA = (ctypes.c_uint32 * 6)()
 # whether a mount made in a copy of this mount namespace could reach the original (a shared
 # mount: the host's, with systemd; bubblewrap's view has none): then a sample's copy is made
 # private before its /proc is mounted (own_proc)
@@ -430,10 +433,17 @@ def run_sample(req, result_fd, iso, existing, userns, pidns):
         nproc += existing
         iso["nproc"] = "rlimit (%d existing processes of this user)" % existing
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # nothing it runs can gain a privilege
-    with open("/proc/self/status") as f:
-        status = dict(line.split(":", 1) for line in f if line.startswith("Cap"))
-    held = [k for k in ("CapEff", "CapPrm", "CapAmb") if int(status.get(k, "0"), 16)]
-    iso["capabilities"] = "none" if not held else ", ".join("%s %s" % (k, status[k].strip()) for k in held)
+    # the capabilities it holds, asked of the kernel (capget: a system call, where /proc/self/status
+    # costs a file's reading and parsing); none permitted means none ambient either (the kernel
+    # keeps ambient ones within the permitted), else what it holds is read from /proc
+    if libc.capget(CAP_HEADER, CAP_DATA) == 0 and not any(CAP_DATA[i] for i in (0, 1, 3, 4)):
+        iso["capabilities"] = "none"
+    else:
+        with open("/proc/self/status") as f:
+            status = dict(line.split(":", 1) for line in f if line.startswith("Cap"))
+        held = [k for k in ("CapEff", "CapPrm", "CapAmb") if int(status.get(k, "0"), 16)]
+        caps = ", ".join("%s %s" % (k, status[k].strip()) for k in held)
+        iso["capabilities"] = caps or "none"
 
     # limits
     mb = 1024 * 1024
