@@ -1013,8 +1013,31 @@ def bubblewrap() -> str | None:
         return _probed[0]
 
 
+def _view() -> str | None:
+    """bwrap's path for the next worker's view, or None. Before the probe has run, bwrap's path if
+    it is installed: the worker's own start inside the view is the check, and the probe runs only
+    if such a worker ends before its first answer (``_serve``), so a run does not wait for the
+    probe's interpreter to start before its workers start theirs."""
+    with _probe_lock:
+        if _probed is not None:
+            return _probed[0]
+    return _bwrap_path() or bubblewrap()
+
+
+def _view_works(exe: str) -> None:
+    """A worker in bwrap's view answered: the view works here (the probe need not run)."""
+    global _probed
+    with _probe_lock:
+        if _probed is None:
+            _probed = (exe,)
+
+
+def _bwrap_path() -> str | None:
+    return shutil.which("bwrap") or shutil.which("bwrap", path="/usr/bin:/bin")
+
+
 def _probe_bubblewrap() -> str | None:
-    exe = shutil.which("bwrap") or shutil.which("bwrap", path="/usr/bin:/bin")
+    exe = _bwrap_path()
     if exe is None:
         reason = "bubblewrap (bwrap) is not installed; on Debian or Ubuntu: apt-get install bubblewrap"
     else:
@@ -1111,6 +1134,7 @@ class _Worker:
         self._buf = b""  # what the worker answered, not yet read as an answer
         self._out = b""  # requests not yet written to its stdin
         self.broken = False  # its stdin is closed: it takes no more requests
+        self.answered = False  # whether it has answered a request
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in_fd, self._out_fd = self.proc.stdout.fileno(), self.proc.stdin.fileno()
         os.set_blocking(self._out_fd, False)  # (written between reads: see receive)
@@ -1153,6 +1177,7 @@ class _Worker:
                     self._buf += chunk
         line, self._buf = self._buf.split(b"\n", 1)
         answer: dict[str, Any] = json.loads(line)
+        self.answered = True
         return answer
 
     def why_not(self) -> str:
@@ -1305,7 +1330,7 @@ def _serve(
 ) -> None:
     """One worker slot of ``run_many``: the samples ``next_index`` gives, on one worker at a time
     (another when it dies; a sample it was sent and did not start goes to the next one)."""
-    bwrap = bubblewrap()
+    bwrap = _view()
     uid_of = _sandbox_uid if os.geteuid() == 0 else (lambda: None)
     worker: _Worker | None = None
     pending: collections.deque[tuple[int, str]] = collections.deque()  # sent, not answered: (index, name)
@@ -1343,16 +1368,18 @@ def _serve(
             answer = worker.receive(limits.wall_seconds + 30)
             i, sid = pending.popleft()
             if answer is not None and not answer.get("retry"):
+                if worker.bwrap is not None:
+                    _view_works(worker.bwrap)
                 finish(i, _result(answer, sid, limits, output_bytes))
                 continue
-            if answer is None:
+            if answer is None and not (worker.bwrap and not worker.answered and bubblewrap() is None):
                 finish(i, _lost(worker, sid, time.perf_counter() - start, output_bytes))
-            else:
+            else:  # (a retry, or a worker whose view cannot be made here: the sample did not run)
                 again.append(i)
             again.extend(j for j, _ in pending)
             pending.clear()
             _give_back(worker, keep=False)
-            worker = None
+            worker, bwrap = None, _view()
     finally:
         if worker is not None:
             _give_back(worker, keep=not pending)
