@@ -246,8 +246,12 @@ if ROOT and SYS_PAUSE:
     SYSCALL = ctypes.cast(libc.syscall, ctypes.c_void_p)  # syscall(SYS_PAUSE): touches no memory
 
 def prepare():
-    # fresh namespaces, and the init of the pid one, for the next child the worker forks
+    # fresh namespaces, and the init of the pid one, for the next child the worker forks (none
+    # made while those made before wait for their child: each pid namespace gets one child of the
+    # worker, which the worker reaps before it kills the init, whose end waits for that reaping)
     global ready, ns_init
+    if ns_init:
+        return
     ready, ns_init = None, 0
     if not (ROOT and libc.setns(OWN_PIDNS, CLONE_NEWPID) == 0 and libc.unshare(NS_ALL) == 0):
         return
@@ -587,6 +591,7 @@ def spawn():
     # a warm child for the next sample, in the namespaces made for it (``prepare``: after their
     # init), which no other child gets
     global ready, ns_init
+    prepare()  # (usually made already, after the answer before)
     made, init = ready, ns_init
     ready, ns_init = None, 0
     req_r, req_w = os.pipe()
@@ -684,11 +689,16 @@ def emptied():
 def run(req):
     global warm
     wd = place(req)
+    if warm is None:
+        warm = spawn()
     pid, init, req_w, r = warm
     os.write(req_w, marshal.dumps({"dir": wd, "source": req["source"], "uid": req["uid"],
                                    "limits": req["limits"], "name": req["name"]}))
     os.close(req_w)
-    warm = spawn()  # the next sample's child, while this one runs
+    # the next sample's child, forked now to make itself ready while this one runs where a core is
+    # free for it (``ahead``); else when its request comes: every page the worker writes while a
+    # child of it lives is copied, and on a busy machine the head start buys nothing
+    warm = spawn() if req["ahead"] else None
     start = time.monotonic()
     deadline = start + req["limits"]["wall_seconds"]
     timed_out = False
@@ -733,7 +743,7 @@ def run(req):
         else:
             dying.append(init)
     else:
-        clean_up(spare=(warm[0], warm[1]))
+        clean_up(spare=(warm[0], warm[1]) if warm else ())
     os.set_blocking(r, False)
     raw = b""
     while True:
@@ -1310,10 +1320,14 @@ def run_many(
         if on_done is not None:
             on_done(i, result)
 
-    def slot() -> None:
-        _serve(sources, limits, output_bytes, next_index, finish)
-
     slots = max(1, min(workers, len(sources)))
+    # whether each worker forks the next sample's child ahead, while a sample runs: only where a
+    # core is left over for it
+    ahead = _cores() > slots
+
+    def slot() -> None:
+        _serve(sources, limits, output_bytes, ahead, next_index, finish)
+
     if slots == 1:
         slot()
     else:
@@ -1328,10 +1342,19 @@ def run_many(
 _DEPTH = 2
 
 
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _serve(
     sources: Sequence[str],
     limits: Limits,
     output_bytes: int,
+    ahead: bool,
     next_index: Callable[[], int | None],
     finish: Callable[[int, RunResult], None],
 ) -> None:
@@ -1364,6 +1387,7 @@ def _serve(
                         "uid": uid_of(),
                         "limits": limits_dict,
                         "output": output_bytes,
+                        "ahead": ahead,
                     }
                 )
                 pending.append((i, sid))

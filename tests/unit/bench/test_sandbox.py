@@ -336,6 +336,41 @@ def test_one_worker_serves_many_samples_each_in_a_fresh_directory() -> None:
     assert not _alive_with(first.sandbox_id)
 
 
+def test_the_next_child_is_forked_ahead_or_not_and_either_way_nothing_is_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker forks the next sample's child while a sample runs only where a core is left over
+    for it (more cores than workers); else when the request comes. Either way, and when one run of
+    a worker forks ahead and the next does not (and back), each sample gets its own namespaces and
+    a clean directory, and what a sample leaves running is gone before the next."""
+    leave = (
+        "import os, time\n"
+        "open('left.txt', 'w').write('x')\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    time.sleep(600)\n"
+    )
+    find = (
+        "import os\n"
+        "here = os.getcwd()\n"
+        "assert sorted(os.listdir(here)) == ['.out', 'sample.py'], os.listdir(here)\n"
+        "assert os.listdir(os.path.dirname(here)) == [os.path.basename(here)]\n"
+        "raise Exception(repr(os.readlink('/proc/self/ns/pid')))\n"
+    )
+    seen = []
+    for cores in (1, 64, 1, 64):
+        monkeypatch.setattr(sandbox, "_cores", lambda cores=cores: cores)
+        results = run_many([leave, find, leave, find], FAST, workers=1)
+        assert [r.outcome for r in results] == ["passed", "runtime_error"] * 2, [r.detail for r in results]
+        for r in results[1::2]:
+            assert r.detail.startswith("Exception: 'pid:"), r.detail
+            seen.append((r.detail, r.isolation.get("pid")))
+        for r in results[::2]:
+            assert not _alive_with(r.sandbox_id)
+    if seen[0][1] == "namespace":  # (not cctest's: a namespace's number is reused once it is gone)
+        assert all(os.readlink("/proc/self/ns/pid") not in d for d, _ in seen)
+
+
 def test_the_environment_is_the_sandboxs_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """A sample's environment holds the sandbox's few variables and its own HOME and TMPDIR,
     nothing of the process that runs cctest (made once in the worker, not per sample)."""
