@@ -237,6 +237,7 @@ OWN_PIDNS = os.open("/proc/self/ns/pid", os.O_RDONLY) if ROOT else -1
 ready = None  # the namespaces the next child gets (NS_ALL), or None: it makes its own
 
 ns_init = 0  # the init of the pid namespace the next child goes to (0: none made)
+ns_mnt = False  # whether that init also holds a fresh mount namespace for the child to enter
 CLONE_VM, CLONE_FILES = 0x100, 0x400
 SYS_PAUSE = {"x86_64": 34}.get(os.uname().machine)
 STACKS = {}  # each cloned init's stack, kept for the next init when it is reaped
@@ -249,10 +250,10 @@ def prepare():
     # fresh namespaces, and the init of the pid one, for the next child the worker forks (none
     # made while those made before wait for their child: each pid namespace gets one child of the
     # worker, which the worker reaps before it kills the init, whose end waits for that reaping)
-    global ready, ns_init
+    global ready, ns_init, ns_mnt
     if ns_init:
         return
-    ready, ns_init = None, 0
+    ready, ns_init, ns_mnt = None, 0, False
     if not (ROOT and libc.setns(OWN_PIDNS, CLONE_NEWPID) == 0 and libc.unshare(NS_ALL) == 0):
         return
     if SYS_PAUSE:
@@ -260,8 +261,16 @@ def prepare():
         # (no sample runs now, whose exit would be reaped by the kernel while SIGCHLD is ignored)
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)
         try:
-            pid = libc.clone(SYSCALL, ctypes.addressof(stack) + 16384 - 64,
-                             CLONE_VM | CLONE_FILES | signal.SIGCHLD, SYS_PAUSE)
+            # with a mount namespace of its own (a copy of the worker's), which the child enters
+            # for its /proc (own_proc): held by the init, it is torn down when the init dies,
+            # after the answer, not when the sample's last process exits, before it (a mount
+            # namespace's end waits for an expedited RCU grace period, every core interrupted)
+            for flags in (CLONE_NEWNS, 0):
+                pid = libc.clone(SYSCALL, ctypes.addressof(stack) + 16384 - 64,
+                                 CLONE_VM | CLONE_FILES | flags | signal.SIGCHLD, SYS_PAUSE)
+                if pid > 0:
+                    ns_mnt = bool(flags)
+                    break
         finally:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         if pid > 0:
@@ -277,15 +286,21 @@ def prepare():
 
 dying = []  # inits killed with nothing left in their namespace, reaped after the answer
 
-def reap(pid):
-    os.waitpid(pid, 0)
+def reap(pid, wait=True):
+    # (a cloned init's stack is reused once the init is gone)
+    try:
+        if not os.waitpid(pid, 0 if wait else os.WNOHANG)[0]:
+            return False
+    except ChildProcessError:
+        pass
     stack = STACKS.pop(pid, None)
     if stack is not None:
         FREE_STACKS.append(stack)
+    return True
 
 CHLD = {signal.SIGCHLD}
 
-def own_proc():
+def own_proc(join=0):
     # the /proc of the sample's own pid namespace, in a mount namespace of its own (called by a
     # process of that pid namespace: a proc mount shows the pid namespace of the process that
     # mounts it). Without it, the sample would see the /proc it inherited: the worker's namespace
@@ -294,9 +309,17 @@ def own_proc():
     # user of its own, the sample and its children (not the namespace's init). bubblewrap's
     # read-only covers of /proc/irq and /proc/bus go under it: the sample's user (not root, no
     # capability; an ordinary user's, unprivileged outside its namespaces) may write none of them.
-    # The mount namespace is a copy of the view's (a few dozen mounts) and ends with the sample's
-    # last process; done ahead of the sample, with the rest of the child's setup
-    if libc.unshare(CLONE_NEWNS) != 0:
+    # The mount namespace is a copy of the view's (a few dozen mounts): the one the namespace's
+    # init was cloned with (``join``: its pid), else a new one, which ends with the sample's last
+    # process; done ahead of the sample, with the rest of the child's setup
+    if join:
+        fd = os.open("/proc/%d/ns/mnt" % join, os.O_RDONLY)
+        try:
+            if libc.setns(fd, CLONE_NEWNS) != 0:
+                return False
+        finally:
+            os.close(fd)
+    elif libc.unshare(CLONE_NEWNS) != 0:
         return False  # (no mount namespaces here: a container's kernel, user namespaces refused)
     if SHARED_MOUNTS and libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
         return False
@@ -320,7 +343,7 @@ def be_init():
     finally:
         os._exit(0)
 
-def child(req_fd, result_fd, made):
+def child(req_fd, result_fd, made, mnt):
     # the sample's first process, forked ahead of its sample (a warm child, made while the previous
     # sample runs): a session of its own, only its own descriptors, its namespaces; then it reads
     # its request (until the worker closes ``req_fd``) and takes its directory and a fresh
@@ -370,7 +393,7 @@ def child(req_fd, result_fd, made):
         iso["network_error"] = repr(exc)[:200]
     iso["pid"] = "namespace" if pidns else "process group"
     iso["proc"] = "inherited"
-    if made and own_proc():  # (already in the sample's pid namespace: it is its pid 2)
+    if made and own_proc(mnt):  # (already in the sample's pid namespace: it is its pid 2)
         iso["proc"] = "own pid namespace"
     if pidns and not made:
         # the next child is the namespace's init: when it exits, the kernel kills every process
@@ -590,17 +613,17 @@ def clean_up(spare=()):
 def spawn():
     # a warm child for the next sample, in the namespaces made for it (``prepare``: after their
     # init), which no other child gets
-    global ready, ns_init
+    global ready, ns_init, ns_mnt
     prepare()  # (usually made already, after the answer before)
-    made, init = ready, ns_init
-    ready, ns_init = None, 0
+    made, init, mnt = ready, ns_init, ns_init if ns_mnt else 0
+    ready, ns_init, ns_mnt = None, 0, False
     req_r, req_w = os.pipe()
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
             os.close(req_w); os.close(r)
-            child(req_r, w, made)
+            child(req_r, w, made, mnt)
         finally:
             os._exit(70)
     os.close(req_r); os.close(w)
@@ -783,8 +806,7 @@ while True:
     while out:
         out = out[os.write(1, out):]
     clean = emptied()
-    while dying:
-        reap(dying.pop())
+    dying[:] = [pid for pid in dying if not reap(pid, wait=False)]  # (those still ending: later)
     prepare()  # the namespaces of the sample after the next, while cctest reads the answer
 """
 
