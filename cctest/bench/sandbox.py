@@ -430,7 +430,8 @@ def child(req_fd, result_fd, made, mnt):
     out = os.open(os.path.join(wd, ".out"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(out, 1); os.dup2(out, 2); os.close(out)
     os.chdir(wd)
-    os.environ["HOME"] = os.environ["TMPDIR"] = wd  # (the rest of ENV is the worker's own)
+    if os.environ.get("HOME") != wd:  # (the rest of ENV is the worker's own)
+        os.environ["HOME"] = os.environ["TMPDIR"] = wd
     existing = 0 if ROOT or userns else own_processes()
     run_sample(req, result_fd, iso, existing, userns, pidns)
 
@@ -447,6 +448,38 @@ NO_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.s
              "socket.getaddrinfo", "socket.gethostbyname", "socket.connect", "socket.bind",
              "socket.sendto", "os.forkpty"}
 AF_UNIX = 1  # (Linux's; not imported from socket: every fork would carry that module)
+SAMPLE_DIR = None  # the sample's directory (set in its process)
+
+def inside(p):
+    if isinstance(p, int) or p is None:
+        return True
+    if isinstance(p, bytes):
+        p = os.fsdecode(p)
+    p = os.path.realpath(os.path.join(SAMPLE_DIR, p))
+    return p == SAMPLE_DIR or p.startswith(SAMPLE_DIR + os.sep) or p == "/dev/null"
+def deny(what):
+    raise PermissionError("cctest sandbox: " + what + " is not allowed")
+def hook(event, args):
+    if event == "open":
+        path, mode, flags = args
+        writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+            isinstance(flags, int) and flags & WRITE_FLAGS)
+        if writing and not inside(path):
+            deny("writing %r outside the sample's directory" % (path,))
+    elif event in PATH_EVENTS:
+        if not inside(args[0]):
+            deny("%s on %r outside the sample's directory" % (event, args[0]))
+    elif event in TWO_PATH_EVENTS:
+        if not (inside(args[0]) and inside(args[1])):
+            deny("%s outside the sample's directory" % event)
+    elif event == "socket.__new__":
+        if args[1] != AF_UNIX:
+            deny("network access")
+    elif event in NO_EVENTS:
+        deny("network access" if event.startswith("socket") else event)
+    elif event in ("os.kill", "os.killpg"):
+        if args[0] not in (0, os.getpid()):
+            deny("signalling another process")
 
 def run_sample(req, result_fd, iso, existing, userns, pidns):
     MAIN = os.getpid()
@@ -499,38 +532,9 @@ def run_sample(req, result_fd, iso, existing, userns, pidns):
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write then fails with EFBIG
 
-    # the audit hook
-    root = os.path.realpath(req["dir"])
-    def inside(p):
-        if isinstance(p, int) or p is None:
-            return True
-        if isinstance(p, bytes):
-            p = os.fsdecode(p)
-        p = os.path.realpath(os.path.join(root, p))
-        return p == root or p.startswith(root + os.sep) or p == "/dev/null"
-    def deny(what):
-        raise PermissionError("cctest sandbox: " + what + " is not allowed")
-    def hook(event, args):
-        if event == "open":
-            path, mode, flags = args
-            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-                isinstance(flags, int) and flags & WRITE_FLAGS)
-            if writing and not inside(path):
-                deny("writing %r outside the sample's directory" % (path,))
-        elif event in PATH_EVENTS:
-            if not inside(args[0]):
-                deny("%s on %r outside the sample's directory" % (event, args[0]))
-        elif event in TWO_PATH_EVENTS:
-            if not (inside(args[0]) and inside(args[1])):
-                deny("%s outside the sample's directory" % event)
-        elif event == "socket.__new__":
-            if args[1] != AF_UNIX:
-                deny("network access")
-        elif event in NO_EVENTS:
-            deny("network access" if event.startswith("socket") else event)
-        elif event in ("os.kill", "os.killpg"):
-            if args[0] not in (0, os.getpid()):
-                deny("signalling another process")
+    # the audit hook (defined once, in the worker, for the directory set now)
+    global SAMPLE_DIR
+    SAMPLE_DIR = os.path.realpath(req["dir"])
 
     try:
         code = compile(req["source"], "sample.py", "exec")
@@ -713,6 +717,8 @@ def run(req):
     global warm
     wd = place(req)
     if warm is None:
+        # (the child's environment, set before it is forked: the pages it would copy to set it)
+        os.environ["HOME"] = os.environ["TMPDIR"] = wd
         warm = spawn()
     pid, init, req_w, r = warm
     os.write(req_w, marshal.dumps({"dir": wd, "source": req["source"], "uid": req["uid"],
