@@ -52,7 +52,9 @@ namespaces in a container, not root in CI) leaves the others in place:
    namespace whose end kills every process left in it; in a mount namespace of its own, its
    ``/proc`` is that pid namespace's (``hidepid=2``), so it lists itself and its children only
    (not the worker, the inits or the next sample's process, which the ``/proc`` of the view or of
-   the host shows), under the pids it knows itself by.
+   the host shows), under the pids it knows itself by. Without root, these namespaces come with a
+   user namespace of the sample's own, whose capabilities (over those namespaces only) the sample
+   gives up before its program runs: it holds none either.
 6. **Audit hook** (always; ``sys.addaudithook``, which Python code cannot remove): refuses to
    create internet sockets or connect/bind, to start programs (``subprocess``, ``os.system``,
    ``exec``, ``spawn``), to load native libraries through ``ctypes``, to signal other processes,
@@ -506,6 +508,11 @@ def run_sample(req, result_fd, iso, existing, userns, pidns):
         iso["user"] = "uid %d" % req["uid"]
     elif userns:
         nproc += 2  # the count is the new user namespace's: the sample's first process and init
+        # the capabilities the new user namespace gave it (over its own namespaces: to make them)
+        # go, none is needed from here on; with no_new_privs (below) none can come back
+        for i in range(6):
+            CAP_DATA[i] = 0
+        libc.capset(CAP_HEADER, CAP_DATA)
     else:
         # the limit counts every process of this user, so allow the ones that already exist
         nproc += existing

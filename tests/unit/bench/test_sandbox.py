@@ -417,6 +417,9 @@ cases = {
     "memory": "x = bytearray(8 * 1024 ** 3)\n",
     "ok": "import hashlib\nassert hashlib.sha1(b'').hexdigest()\n",
     "secret": "data = open(%r).read()\nprint(data)\nraise Exception(data)\n" % sys.argv[2],
+    "caps": "status = dict(l.split(':', 1) for l in open('/proc/self/status') if l.startswith('Cap'))\n"
+            "held = {k: v.strip() for k, v in status.items() if k != 'CapBnd' and int(v, 16)}\n"
+            "assert not held, held\n",
 }
 print(json.dumps({k: sandbox.run_program(v, L, output_bytes=4096).to_dict() for k, v in cases.items()}))
 """
@@ -424,7 +427,8 @@ print(json.dumps({k: sandbox.run_program(v, L, output_bytes=4096).to_dict() for 
 
 def test_the_non_root_path(as_nobody: Callable[..., subprocess.CompletedProcess[str]]) -> None:
     """As an ordinary user (no own uid, no CAP_SYS_ADMIN): the same hostile samples stay contained,
-    and with bubblewrap the user's own private files are out of reach."""
+    no sample holds a capability (not even over the namespaces made for it), and with bubblewrap
+    the user's own private files are out of reach."""
     token = secrets.token_hex(16)
     private = Path(tempfile.mkdtemp(prefix="cctest-test-nobody-"))  # the user's, readable by it only
     secret = private / "secret.txt"
@@ -438,6 +442,9 @@ def test_the_non_root_path(as_nobody: Callable[..., subprocess.CompletedProcess[
     assert proc.returncode == 0, proc.stderr
     r = json.loads(proc.stdout)
     assert r["ok"]["outcome"] == "passed" and r["ok"]["isolation"]["user"] == "same"
+    # none, also where the sample's namespaces came with a user namespace of its own
+    assert r["caps"]["outcome"] == "passed", r["caps"]["detail"]
+    assert r["ok"]["isolation"]["capabilities"] == "none"
     assert r["fork"]["outcome"] in ("resource_limit", "timeout")
     assert r["socket"]["outcome"] == "runtime_error"
     assert r["write"]["outcome"] == "runtime_error" and not Path("/tmp/cctest-nonroot-escape").exists()
