@@ -5,8 +5,11 @@ layer 3) and kept; for each sample it forks a fresh child, in a new session, wit
 temporary directory as its working directory, ``HOME`` and ``TMPDIR``, waits for its exit on a
 pidfd (the wall-clock limit is the wait's timeout), and kills every process the sample left
 behind (by killing the init of the sample's pid namespace; without one, as a child subreaper).
-The child is forked ahead, while the previous sample runs (as root in namespaces the worker made
-for it, next to an init that costs no copy of the worker), and waits on a pipe for its sample.
+As root the child goes to namespaces the worker made for it, next to an init that costs no copy
+of the worker. Where a core is left over for it (more cores than workers), the child is forked
+ahead, while the previous sample runs, and waits on a pipe for its sample; else when the request
+comes (a live child makes the worker copy every page it writes, and on cores the workers already
+fill the head start buys nothing).
 A worker that dies or stops answering is replaced; it ends when cctest closes its stdin. cctest
 sends a worker its next request while a sample runs, so that the worker does not wait for cctest
 between samples; the worker makes the next sample's directory, holding its program, only once the
