@@ -51,13 +51,14 @@ namespaces in a container, not root in CI) leaves the others in place:
 5. **No network, own pids** (when the kernel allows it): each sample runs in an empty network
    namespace (a socket has no route anywhere, loopback included): as root, the worker's own, made
    once and used by its samples alone, one after another (none can change it, and nothing of a
-   sample stays in it); without root, one of its own. It enters new IPC and UTS namespaces, and a pid
+   sample stays in it); without root, the same in a user namespace the worker makes for itself
+   (where the kernel refuses one, one of the sample's own). It enters new IPC and UTS namespaces, and a pid
    namespace whose end kills every process left in it; in a mount namespace of its own, its
    ``/proc`` is that pid namespace's (``hidepid=2``), so it lists itself and its children only
    (not the worker, the inits or the next sample's process, which the ``/proc`` of the view or of
-   the host shows), under the pids it knows itself by. Without root, these namespaces come with a
-   user namespace of the sample's own, whose capabilities (over those namespaces only) the sample
-   gives up before its program runs: it holds none either.
+   the host shows), under the pids it knows itself by. Without root, these namespaces belong to a
+   user namespace (the worker's, or the sample's own), whose capabilities (over those namespaces
+   only) the sample gives up before its program runs: it holds none either.
 6. **Audit hook** (always; ``sys.addaudithook``, which Python code cannot remove): refuses to
    create internet sockets or connect/bind, to start programs (``subprocess``, ``os.system``,
    ``exec``, ``spawn``), to load native libraries through ``ctypes``, to signal other processes,
@@ -171,6 +172,32 @@ with open("/proc/sys/kernel/cap_last_cap") as f:
 # capget's arguments (version 3: two 32-bit words of effective, permitted, inheritable), made once
 CAP_HEADER = (ctypes.c_uint32 * 2)(0x20080522, 0)
 CAP_DATA = (ctypes.c_uint32 * 6)()
+# Without root, the worker makes a user namespace of its own (the user's ids mapped to
+# themselves), in which it holds every capability, and a pid namespace whose first process it is:
+# it then makes its samples' namespaces itself, as root does (NSROOT), instead of each sample's
+# first process making a user namespace, a network namespace and two more forks of its own. The
+# process that made them only waits for it. Where the kernel refuses, samples make their own.
+NSROOT = ROOT
+if not ROOT and libc.unshare(CLONE_NEWUSER | CLONE_NEWPID) == 0:
+    try:
+        uid, gid = os.getuid(), os.getgid()
+        with open("/proc/self/setgroups", "w") as f: f.write("deny")
+        with open("/proc/self/uid_map", "w") as f: f.write("%d %d 1" % (uid, uid))
+        with open("/proc/self/gid_map", "w") as f: f.write("%d %d 1" % (gid, gid))
+        worker = os.fork()
+    except OSError:
+        worker = -1
+    if worker > 0:
+        null = os.open("/dev/null", os.O_RDWR)
+        os.dup2(null, 0); os.dup2(null, 1)  # (cctest's pipes close with the worker alone)
+        code = os.waitstatus_to_exitcode(os.waitpid(worker, 0)[1])
+        os._exit(128 - code if code < 0 else code)
+    # pid 1 of its pid namespace, with a /proc of it (the pids its children have) in a mount
+    # namespace of its own, private
+    NSROOT = worker == 0 and (
+        libc.unshare(CLONE_NEWNS) == 0
+        and libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) == 0
+        and libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0)
 # whether a mount made in a copy of this mount namespace could reach the original (a shared
 # mount: the host's, with systemd; bubblewrap's view has none): then a sample's copy is made
 # private before its /proc is mounted (own_proc)
@@ -178,11 +205,13 @@ with open("/proc/self/mountinfo") as f:
     SHARED_MOUNTS = " shared:" in f.read()
 # every process a sample leaves behind is re-parented to the worker, which kills it (clean_up)
 libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-if not ROOT:
+if not NSROOT:
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # a sample of the same user cannot trace the worker
 else:
-    # an empty bounding set, inherited by every sample: what it runs can never gain a capability
-    # (the worker keeps its own, which it needs, and never runs another program)
+    # (dumpable: a sample holds no capability, the worker and the inits every one, so it cannot
+    # trace them, and a child must open its init's namespaces.) An empty bounding set, inherited
+    # by every sample: what it runs can never gain a capability (the worker keeps its own, which
+    # it needs, and never runs another program)
     for cap in range(LAST_CAP + 1):
         libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
 # the interpreter may live under a directory only root may enter (/root/.pyenv): as root without
@@ -223,9 +252,9 @@ def own_processes():
 # ``pause`` until the worker kills it, with SIGCHLD ignored, so that whatever the sample leaves
 # behind (orphans come to the init, not to the worker, which is in the parent namespace) is
 # reaped by the kernel; elsewhere it is a fork that reaps (``be_init``). When the init dies the
-# kernel kills every process left in the namespace. Without root (a user namespace per sample:
-# nesting them in the worker would reach the kernel's depth limit), the sample's first process
-# makes them, as below.
+# kernel kills every process left in the namespace. Without root the worker does the same in a
+# user namespace of its own (NSROOT); where the kernel gives it none, the sample's first process
+# makes its namespaces, a user namespace of its own among them, as below.
 NS_ALL = CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID
 # The network namespace is the worker's, made once, empty (no interface up, loopback included),
 # and shared by its samples only, one after another: a sample cannot change it (no capability in
@@ -234,11 +263,11 @@ NS_ALL = CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID
 # cleanup_net after it, about 1 ms of CPU a sample) would isolate no better. IPC objects outlive
 # their processes: the IPC namespace stays one per sample. Where it cannot be made, each sample
 # gets a network namespace of its own, as before.
-if ROOT and libc.unshare(CLONE_NEWNET) != 0:
+if NSROOT and libc.unshare(CLONE_NEWNET) != 0:
     NS_ALL |= CLONE_NEWNET
 # (a new pid namespace for the children can be asked for only while the children's is the
 # worker's own: entering its own again, by a descriptor opened now, resets that)
-OWN_PIDNS = os.open("/proc/self/ns/pid", os.O_RDONLY) if ROOT else -1
+OWN_PIDNS = os.open("/proc/self/ns/pid", os.O_RDONLY) if NSROOT else -1
 ready = None  # the namespaces the next child gets (NS_ALL), or None: it makes its own
 
 ns_init = 0  # the init of the pid namespace the next child goes to (0: none made)
@@ -247,7 +276,7 @@ CLONE_VM, CLONE_FILES = 0x100, 0x400
 SYS_PAUSE = {"x86_64": 34}.get(os.uname().machine)
 STACKS = {}  # each cloned init's stack, kept for the next init when it is reaped
 FREE_STACKS = []
-if ROOT and SYS_PAUSE:
+if NSROOT and SYS_PAUSE:
     libc.clone.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
     SYSCALL = ctypes.cast(libc.syscall, ctypes.c_void_p)  # syscall(SYS_PAUSE): touches no memory
 
@@ -259,7 +288,7 @@ def prepare():
     if ns_init:
         return
     ready, ns_init, ns_mnt = None, 0, False
-    if not (ROOT and libc.setns(OWN_PIDNS, CLONE_NEWPID) == 0 and libc.unshare(NS_ALL) == 0):
+    if not (NSROOT and libc.setns(OWN_PIDNS, CLONE_NEWPID) == 0 and libc.unshare(NS_ALL) == 0):
         return
     if SYS_PAUSE:
         stack = FREE_STACKS.pop() if FREE_STACKS else ctypes.create_string_buffer(16384)
@@ -374,7 +403,7 @@ def child(req_fd, result_fd, made, mnt):
         if made:
             raise StopIteration  # nothing to make
         common = CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
-        if ROOT:
+        if NSROOT:
             tries = [common | CLONE_NEWPID, CLONE_NEWNET | CLONE_NEWPID, CLONE_NEWNET]
         else:
             tries = [CLONE_NEWUSER | common | CLONE_NEWPID, CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID,
@@ -437,7 +466,7 @@ def child(req_fd, result_fd, made, mnt):
     os.chdir(wd)
     if os.environ.get("HOME") != wd:  # (the rest of ENV is the worker's own)
         os.environ["HOME"] = os.environ["TMPDIR"] = wd
-    existing = 0 if ROOT or userns else own_processes()
+    existing = 0 if NSROOT or userns else own_processes()
     run_sample(req, result_fd, iso, existing, userns, pidns)
 
 # what the audit hook looks at (made once, before the worker forks)
@@ -509,10 +538,13 @@ def run_sample(req, result_fd, iso, existing, userns, pidns):
         # changing user makes the process undumpable, which hands /proc/self to root; take it back
         libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
         iso["user"] = "uid %d" % req["uid"]
-    elif userns:
-        nproc += 2  # the count is the new user namespace's: the sample's first process and init
-        # the capabilities the new user namespace gave it (over its own namespaces: to make them)
-        # go, none is needed from here on; with no_new_privs (below) none can come back
+    elif userns or NSROOT:
+        # the count is that of the user namespace, the sample's own (its first process and init)
+        # or the worker's (every process in it)
+        nproc += 2 if userns else req["existing"]
+        iso["userns"] = "its own" if userns else "the worker's"
+        # the capabilities the user namespace gave (over its own namespaces: to make them) go,
+        # none is needed from here on; with no_new_privs (below) none can come back
         for i in range(6):
             CAP_DATA[i] = 0
         libc.capset(CAP_HEADER, CAP_DATA)
@@ -614,15 +646,17 @@ def clean_up(spare=()):
                 reap(pid)
             except ChildProcessError:
                 pass
-    if not ROOT:  # the sample could write in the view's /dev/shm (its user owns it)
-        for name in os.listdir("/dev/shm") if os.path.isdir("/dev/shm") else ():
-            p = os.path.join("/dev/shm", name)
-            try:
-                os.unlink(p)
-            except IsADirectoryError:
-                __import__("shutil").rmtree(p, ignore_errors=True)
-            except OSError:
-                pass
+
+def clean_shm():
+    # without root the sample could write in the view's /dev/shm (its user owns it)
+    for name in os.listdir("/dev/shm") if os.path.isdir("/dev/shm") else ():
+        p = os.path.join("/dev/shm", name)
+        try:
+            os.unlink(p)
+        except IsADirectoryError:
+            __import__("shutil").rmtree(p, ignore_errors=True)
+        except OSError:
+            pass
 
 def spawn():
     # a warm child for the next sample, in the namespaces made for it (``prepare``: after their
@@ -731,8 +765,12 @@ def run(req):
         os.environ["HOME"] = os.environ["TMPDIR"] = wd
         warm = spawn()
     pid, init, req_w, r = warm
+    # without root, in the worker's user namespace, the process limit counts its every process
+    # (the process that made it included): the sample is allowed its own beyond them
+    existing = 0 if ROOT or not NSROOT else 1 + sum(p.isdigit() for p in os.listdir("/proc"))
     os.write(req_w, marshal.dumps({"dir": wd, "source": req["source"], "uid": req["uid"],
-                                   "limits": req["limits"], "name": req["name"]}))
+                                   "limits": req["limits"], "name": req["name"],
+                                   "existing": existing}))
     os.close(req_w)
     # the next sample's child, forked now to make itself ready while this one runs where a core is
     # free for it (``ahead``); else when its request comes: every page the worker writes while a
@@ -783,6 +821,8 @@ def run(req):
             dying.append(init)
     else:
         clean_up(spare=(warm[0], warm[1]) if warm else ())
+    if not ROOT:
+        clean_shm()
     os.set_blocking(r, False)
     raw = b""
     while True:

@@ -445,6 +445,9 @@ def test_the_non_root_path(as_nobody: Callable[..., subprocess.CompletedProcess[
     # none, also where the sample's namespaces came with a user namespace of its own
     assert r["caps"]["outcome"] == "passed", r["caps"]["detail"]
     assert r["ok"]["isolation"]["capabilities"] == "none"
+    if r["ok"]["isolation"].get("userns"):  # (where the kernel gives user namespaces)
+        # the worker's: it makes its samples' namespaces as root does, none of its own per sample
+        assert r["ok"]["isolation"]["userns"] == "the worker's", r["ok"]["isolation"]
     assert r["fork"]["outcome"] in ("resource_limit", "timeout")
     assert r["socket"]["outcome"] == "runtime_error"
     assert r["write"]["outcome"] == "runtime_error" and not Path("/tmp/cctest-nonroot-escape").exists()
