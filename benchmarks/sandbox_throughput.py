@@ -93,24 +93,12 @@ def _cpu():
     return int(dict(line.split() for line in text.splitlines())["usage_usec"]) / 1e6
 """
 
-# the same, as another user: the sandbox module alone, from the system's interpreter if need be
-CCTEST_USER_RUN = r"""
-import json, sys, time
-sys.path.insert(0, sys.argv[1])
-from sandbox import Limits, check_program, run_many
-samples = json.load(open(sys.argv[2]))
-programs = [check_program(s["prompt"], s["completion"], s["test"], s["entry_point"]) for s in samples]
-start, cpu = time.perf_counter(), _cpu()
-results = run_many(programs, Limits(), workers=int(sys.argv[3]))
-seconds, cpu = time.perf_counter() - start, _cpu() - cpu
-print(json.dumps({"seconds": seconds, "cpu": cpu, "passed": [r.passed for r in results],
-                  "isolation": results[0].isolation}))
-"""
-
+# (the sandbox module on its own: it needs nothing beyond the standard library, so that another
+# user can run it with the system's interpreter)
 CCTEST_RUN = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
-from cctest.bench.sandbox import Limits, check_program, run_many
+from sandbox import Limits, check_program, run_many
 samples = json.load(open(sys.argv[2]))
 programs = [check_program(s["prompt"], s["completion"], s["test"], s["entry_point"]) for s in samples]
 start, cpu = time.perf_counter(), _cpu()
@@ -301,10 +289,9 @@ def run(work: Path) -> int:
         found = peer_python(args.venvs, name, PEERS[name], base=user_python)
         if found is not None:
             pythons[name] = found
-    cctest = [sys.executable, "-c", CPU_CLOCK + CCTEST_RUN, str(ROOT)]
-    if user_python is not None:
-        cctest = [str(user_python), "-I", "-c", CPU_CLOCK + CCTEST_USER_RUN, str(ROOT / "cctest" / "bench")]
-    tools: dict[str, list[str]] = {"cctest": [*prefix, *cctest, str(work / "samples.json"), str(WORKERS)]}
+    python = [sys.executable] if user_python is None else [str(user_python), "-I"]
+    cctest = [*prefix, *python, "-c", CPU_CLOCK + CCTEST_RUN, str(ROOT / "cctest" / "bench")]
+    tools: dict[str, list[str]] = {"cctest": [*cctest, str(work / "samples.json"), str(WORKERS)]}
     judged = list(all_samples)
     if "evalplus" in pythons:
         tasks = [

@@ -38,6 +38,26 @@ from cctest.bench.sandbox import (
 
 FAST = Limits(wall_seconds=6, cpu_seconds=1, memory_mb=512, file_mb=1, processes=8)
 
+# a sample that leaves a file, an environment variable and a detached process behind it
+LEAVES_THINGS = (
+    "import os, time\n"
+    "open('left.txt', 'w').write('x')\n"
+    "os.environ['LEFT'] = '1'\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    time.sleep(600)\n"
+)
+# a sample that passes only in a directory of its own, holding its program and output alone, in
+# a worker's directory holding it alone, with its own environment
+FINDS_ITS_OWN = (
+    "import os\n"
+    "here = os.getcwd()\n"
+    "assert sorted(os.listdir(here)) == ['.out', 'sample.py'], os.listdir(here)\n"
+    "above = os.listdir(os.path.dirname(here))\n"
+    "assert above == [os.path.basename(here)], above\n"
+    "assert 'LEFT' not in os.environ and os.environ['HOME'] == here\n"
+)
+
 
 def _alive_with(marker: str) -> list[int]:
     """Processes of the sample ``marker`` (its ``sandbox_id``): forked from a worker, every
@@ -314,23 +334,7 @@ def test_one_worker_serves_many_samples_each_in_a_fresh_directory() -> None:
     assert [r.outcome for r in results] == ["passed"] * 6
     assert len({r.sandbox_id for r in results}) == 6
     assert sandbox.workers_started() - before <= 2
-    leave = (
-        "import os, time\n"
-        "open('left.txt', 'w').write('x')\n"
-        "os.environ['LEFT'] = '1'\n"
-        "if os.fork() == 0:\n"
-        "    os.setsid()\n"
-        "    time.sleep(600)\n"
-    )
-    find = (
-        "import os\n"
-        "here = os.getcwd()\n"
-        "assert sorted(os.listdir(here)) == ['.out', 'sample.py'], os.listdir(here)\n"
-        "above = os.listdir(os.path.dirname(here))\n"
-        "assert above == [os.path.basename(here)], above\n"
-        "assert 'LEFT' not in os.environ and os.environ['HOME'] == here\n"
-    )
-    first, second = run_many([leave, find], FAST, workers=1)
+    first, second = run_many([LEAVES_THINGS, FINDS_ITS_OWN], FAST, workers=1)
     assert first.outcome == "passed", first.detail
     assert second.outcome == "passed", second.detail
     assert not _alive_with(first.sandbox_id)
@@ -343,20 +347,8 @@ def test_the_next_child_is_forked_ahead_or_not_and_either_way_nothing_is_left(
     for it (more cores than workers); else when the request comes. Either way, and when one run of
     a worker forks ahead and the next does not (and back), each sample gets its own namespaces and
     a clean directory, and what a sample leaves running is gone before the next."""
-    leave = (
-        "import os, time\n"
-        "open('left.txt', 'w').write('x')\n"
-        "if os.fork() == 0:\n"
-        "    os.setsid()\n"
-        "    time.sleep(600)\n"
-    )
-    find = (
-        "import os\n"
-        "here = os.getcwd()\n"
-        "assert sorted(os.listdir(here)) == ['.out', 'sample.py'], os.listdir(here)\n"
-        "assert os.listdir(os.path.dirname(here)) == [os.path.basename(here)]\n"
-        "raise Exception(repr(os.readlink('/proc/self/ns/pid')))\n"
-    )
+    leave = LEAVES_THINGS
+    find = FINDS_ITS_OWN + "raise Exception(repr(os.readlink('/proc/self/ns/pid')))\n"
     seen = []
     for cores in (1, 64, 1, 64):
         monkeypatch.setattr(sandbox, "_cores", lambda cores=cores: cores)
@@ -773,15 +765,9 @@ def test_a_tree_nested_thousands_deep_goes_before_the_next_sample() -> None:
         "open('leaf', 'w').write('x')\n"
         "os.chmod('.', 0o500)\n"
     )
-    find = (
-        "import os\n"
-        "here = os.getcwd()\n"
-        "assert sorted(os.listdir(here)) == ['.out', 'sample.py'], os.listdir(here)\n"
-        "assert os.listdir(os.path.dirname(here)) == [os.path.basename(here)]\n"
-    )
     run_program("pass\n", FAST)  # a worker, started
     before = sandbox.workers_started()
-    first, second = run_many([nest, find], FAST, workers=1)
+    first, second = run_many([nest, FINDS_ITS_OWN], FAST, workers=1)
     assert first.outcome == "passed", first.detail
     assert second.outcome == "passed", second.detail
     assert sandbox.workers_started() == before
@@ -816,16 +802,9 @@ def test_a_worker_that_cannot_empty_its_directory_hands_the_next_sample_back(
     assert "clean = emptied()" in sandbox._WORKER
     sandbox.stop_workers()
     monkeypatch.setattr(sandbox, "_WORKER", sandbox._WORKER.replace("clean = emptied()", "clean = False"))
-    leave = "open('left.txt', 'w').write('x')\n"
-    find = (
-        "import os\n"
-        "here = os.getcwd()\n"
-        "assert sorted(os.listdir(here)) == ['.out', 'sample.py'], os.listdir(here)\n"
-        "assert os.listdir(os.path.dirname(here)) == [os.path.basename(here)]\n"
-    )
     try:
         before = sandbox.workers_started()
-        results = run_many([leave, find, find], FAST, workers=1)
+        results = run_many([LEAVES_THINGS, FINDS_ITS_OWN, FINDS_ITS_OWN], FAST, workers=1)
         assert [r.outcome for r in results] == ["passed"] * 3, [r.detail for r in results]
         assert sandbox.workers_started() - before == 3  # one per sample: each retires after one
     finally:
