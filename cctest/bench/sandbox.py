@@ -520,6 +520,10 @@ def run_sample(req, result_fd, iso, existing, userns, pidns):
     def report(outcome, detail=""):
         if os.getpid() != MAIN:
             return  # a process the sample forked: only the sample itself reports
+        try:  # what it printed before it failed too (os._exit, next, flushes nothing)
+            sys.stdout.flush(); sys.stderr.flush()
+        except Exception:
+            pass
         try:
             record = {"outcome": outcome, "detail": detail[:500], "isolation": iso}
             os.write(result_fd, json.dumps(record).encode())

@@ -95,6 +95,17 @@ def test_ordinary_outcomes(source: str, outcome: str, detail: str) -> None:
     assert detail in r.detail
 
 
+def test_what_a_sample_printed_before_it_failed_is_kept() -> None:
+    """Its output is the end of what it printed, also when an exception or a failed assertion ended
+    it (its buffered output is flushed before the process leaves)."""
+    r = run_program("print('before the failure')\nassert 1 == 2, 'no'\n", FAST, output_bytes=4096)
+    assert r.outcome == "assertion_failure" and r.output == "before the failure\n", r
+    r = run_program(
+        "import sys\nprint('on stdout')\nsys.stderr.write('on stderr')\n1 / 0\n", FAST, output_bytes=4096
+    )
+    assert r.outcome == "runtime_error" and "on stdout" in r.output and "on stderr" in r.output, r
+
+
 def test_infinite_loop_is_stopped() -> None:
     r = run_program("while True:\n    pass\n", FAST)
     assert r.outcome == "timeout" and "CPU-time limit" in r.detail  # its CPU limit, not the wall clock
