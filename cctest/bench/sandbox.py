@@ -185,8 +185,9 @@ if not ROOT and libc.unshare(CLONE_NEWUSER | CLONE_NEWPID) == 0:
         with open("/proc/self/uid_map", "w") as f: f.write("%d %d 1" % (uid, uid))
         with open("/proc/self/gid_map", "w") as f: f.write("%d %d 1" % (gid, gid))
         worker = os.fork()
-    except OSError:
-        worker = -1
+    except OSError as exc:  # (half made: its children would go to a pid namespace without init)
+        os.write(2, ("cctest sandbox: no user namespace for the worker: %r\n" % (exc,)).encode())
+        os._exit(1)
     if worker > 0:
         null = os.open("/dev/null", os.O_RDWR)
         os.dup2(null, 0); os.dup2(null, 1)  # (cctest's pipes close with the worker alone)
@@ -194,7 +195,7 @@ if not ROOT and libc.unshare(CLONE_NEWUSER | CLONE_NEWPID) == 0:
         os._exit(128 - code if code < 0 else code)
     # pid 1 of its pid namespace, with a /proc of it (the pids its children have) in a mount
     # namespace of its own, private
-    NSROOT = worker == 0 and (
+    NSROOT = (
         libc.unshare(CLONE_NEWNS) == 0
         and libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) == 0
         and libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0)
@@ -378,11 +379,12 @@ def be_init():
         os._exit(0)
 
 def child(req_fd, result_fd, made, mnt):
-    # the sample's first process, forked ahead of its sample (a warm child, made while the previous
-    # sample runs): a session of its own, only its own descriptors, its namespaces; then it reads
+    # the sample's first process, forked ahead of its sample where a core is free for it (a warm
+    # child, made while the previous sample runs), else when its request comes: a session of its
+    # own, only its own descriptors, its namespaces; then it reads
     # its request (until the worker closes ``req_fd``) and takes its directory and a fresh
     # environment. ``made``: already in its namespaces, next to their init
-    if not ROOT:  # (the worker made itself undumpable: see above)
+    if not NSROOT:  # (the worker made itself undumpable: see above)
         libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     os.setsid()
     null = os.open("/dev/null", os.O_RDONLY)
