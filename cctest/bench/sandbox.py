@@ -472,7 +472,8 @@ def child(req_fd, result_fd, made, mnt):
     run_sample(req, result_fd, iso, existing, userns, pidns)
 
 # what the audit hook looks at (made once, before the worker forks)
-RESOURCE_ERRNOS = {errno.EAGAIN, errno.EFBIG, errno.ENOMEM, errno.EMFILE, errno.ENFILE}
+RESOURCE_ERRNOS = {errno.EAGAIN, errno.EFBIG, errno.ENOMEM, errno.EMFILE, errno.ENFILE, errno.ENOSPC,
+                   errno.EDQUOT}
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 PATH_EVENTS = {"os.remove", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.truncate", "os.utime",
                "os.chflags", "os.lchflags", "os.setxattr", "os.removexattr", "shutil.rmtree", "os.mkfifo",
@@ -1067,11 +1068,13 @@ def _interpreter_paths() -> list[str]:
     return sorted(p for p in outside if not any(p.startswith(q + os.sep) for q in outside))
 
 
-def view_args(workdir: str, die_with_parent: bool = True) -> list[str]:
+def view_args(workdir: str, die_with_parent: bool = True, area_mb: int = 0) -> list[str]:
     """bubblewrap's options for a sample: the private view, ``workdir`` its only writable place.
 
     A worker is started without ``die_with_parent``: bubblewrap would tie it to the thread that
-    started it (``PR_SET_PDEATHSIG``), not to the process; it ends when its stdin closes instead."""
+    started it (``PR_SET_PDEATHSIG``), not to the process; it ends when its stdin closes instead.
+    ``area_mb``: ``workdir`` is a memory file system of that size, the view's own, instead of the
+    directory on disk (where this bubblewrap can size one)."""
     args = ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     args += ["--die-with-parent"] if die_with_parent else []
     args += ["--ro-bind", "/usr", "/usr"]
@@ -1089,7 +1092,12 @@ def view_args(workdir: str, die_with_parent: bool = True) -> list[str]:
             if parent not in made:
                 made.add(parent)
                 args += ["--perms", "0755", "--dir", parent]
-        args += ["--bind", path, path] if path == workdir else ["--ro-bind", path, path]
+        if path != workdir:
+            args += ["--ro-bind", path, path]
+        elif area_mb and _bwrap_sizes_tmpfs():
+            args += ["--size", str(area_mb << 20), "--tmpfs", path]
+        else:
+            args += ["--bind", path, path]
     args += ["--proc", "/proc", "--dev", "/dev", "--chdir", workdir]
     return [*args, "--remount-ro", "/"]
 
@@ -1134,6 +1142,19 @@ def _view_works(exe: str) -> None:
 
 def _bwrap_path() -> str | None:
     return shutil.which("bwrap") or shutil.which("bwrap", path="/usr/bin:/bin")
+
+
+@functools.lru_cache(maxsize=1)
+def _bwrap_sizes_tmpfs() -> bool:
+    """Whether this bubblewrap can give a memory file system a size (``--size``, since 0.5)."""
+    exe = _bwrap_path()
+    if exe is None:
+        return False
+    try:
+        said = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--size" in said.stdout + said.stderr
 
 
 def _probe_bubblewrap() -> str | None:
@@ -1192,6 +1213,12 @@ _PRELOAD = (
     "operator",
 )
 _IDLE_MAX = 16  # idle workers kept for the next samples; more are stopped
+# In bubblewrap's view, the worker's directory (where each sample's directory is made, and emptied
+# after it) is a memory file system of the view's own, of at most this many MiB: a sample's files
+# never reach the disk, a sample that fills it ends as ``resource_limit`` (ENOSPC), and making and
+# removing a sample's files costs no journal (measured: 8% more samples a second, 14 interleaved
+# runs of 246 HumanEval samples, twice). Without the view the directory is on disk.
+AREA_MB = 256
 _pool_lock = threading.Lock()
 _idle: list[_Worker] = []
 _busy: set[_Worker] = set()  # workers running a sample now
@@ -1221,7 +1248,7 @@ class _Worker:
         }
         command = [_python(), "-I", "-S", "-c", _WORKER, json.dumps(cfg)]
         if bwrap:
-            command = [bwrap, *view_args(self.area, die_with_parent=False), "--", *command]
+            command = [bwrap, *view_args(self.area, die_with_parent=False, area_mb=AREA_MB), "--", *command]
         self._errors = tempfile.TemporaryFile()  # what the worker itself says on stderr, if it fails
         self.proc = subprocess.Popen(
             command,
@@ -1505,6 +1532,8 @@ def _lost(worker: _Worker, sid: str, seconds: float, output_bytes: int) -> RunRe
     if _refusing:
         return RunResult("runtime_error", _STOPPED, seconds)
     log.warning("cctest sandbox: a worker stopped answering (%s); it is replaced.", worker.why_not())
+    # (what it printed, where its directory is on disk: in the view's memory file system it went
+    # with the worker)
     said = _tail(os.path.join(worker.area, sid, ".out"), output_bytes) if output_bytes > 0 else ""
     return RunResult("runtime_error", "the sandbox's worker died", seconds, sandbox_id=sid, output=said)
 

@@ -282,6 +282,26 @@ def test_huge_file_hits_the_file_size_limit() -> None:
     assert r.outcome == "resource_limit"
 
 
+def test_a_sample_that_fills_its_space_hits_a_resource_limit() -> None:
+    """In bubblewrap's view a sample's directory is in memory, AREA_MB MiB at most: a sample that
+    fills it (in files each under the file-size limit) ends as ``resource_limit``, and the next
+    sample on that worker has the whole space again."""
+    fill = (
+        "n = 0\n"
+        "while True:\n"
+        "    with open('f%d' % n, 'wb') as f:\n"
+        "        f.write(b'x' * (1024 * 1024 - 4096))\n"
+        "    n += 1\n"
+    )
+    again = "open('big', 'wb').write(b'x' * (1024 * 1024 - 4096))\n"
+    view = run_program("pass\n", FAST).isolation.get("filesystem", "")
+    if "bubblewrap" not in view or not sandbox._bwrap_sizes_tmpfs():  # (else it would fill a disk)
+        pytest.skip(f"no sized memory file system in a private view here: {view}")
+    full, after = run_many([fill, again], FAST, workers=1)
+    assert full.outcome == "resource_limit" and "No space left" in full.detail, full
+    assert after.outcome == "passed", after.detail
+
+
 def test_writing_outside_its_directory_is_refused(tmp_path: Path) -> None:
     target = tmp_path / "escaped.txt"
     victim = tmp_path / "victim.txt"
@@ -655,6 +675,28 @@ sandbox.run_program("import time\ntime.sleep(60)\n", sandbox.Limits(wall_seconds
 """
 
 
+def _samples_of(ancestor: int) -> list[str]:
+    """The names (``cctest-…``) of the sample processes descending from process ``ancestor``."""
+    parents: dict[int, int] = {}
+    names: dict[int, str] = {}
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                stat = Path(f"/proc/{p}/stat").read_text()
+            except OSError:
+                continue
+            names[int(p)] = stat[stat.index("(") + 1 : stat.rindex(")")]
+            parents[int(p)] = int(stat[stat.rindex(")") + 2 :].split()[1])
+    found = []
+    for pid, name in names.items():
+        up = pid
+        while up in parents and up != ancestor and up > 1:
+            up = parents[up]
+        if up == ancestor and name.startswith("cctest-"):
+            found.append(name)
+    return found
+
+
 def test_a_killed_process_leaves_nothing_behind(tmp_path: Path) -> None:
     bench_dir = str(Path(__file__).parents[3] / "cctest" / "bench")
     env = {**os.environ, "TMPDIR": str(tmp_path)}
@@ -665,14 +707,14 @@ def test_a_killed_process_leaves_nothing_behind(tmp_path: Path) -> None:
         assert proc.stdout is not None
         root = Path(proc.stdout.readline().strip())
         assert root.name.startswith("cctest-sandbox-")
-        placed: list[Path] = []
-        for _ in range(1200):  # a minute at most, until the sample is in place
-            placed = list(root.glob("w-*/cctest-*/sample.py"))
-            if placed and _alive_with(placed[0].parent.name):
+        sid = ""
+        for _ in range(1200):  # a minute at most, until the sample runs (its directory is in the
+            # view's memory, not under root: found by its process's name, among the script's)
+            sid = next(iter(_samples_of(proc.pid)), "")
+            if sid:
                 break
             time.sleep(0.05)
-        assert placed, "the sample never started"
-        sid = placed[0].parent.name
+        assert sid, "the sample never started"
         assert _alive_with(sid)
         from cctest.bench.sandbox import sweep_stale
 
