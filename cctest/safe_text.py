@@ -16,7 +16,7 @@ pipe or a file is written exactly.
 from __future__ import annotations
 
 import re
-from typing import TextIO
+from typing import Any, TextIO
 
 REPLACEMENT = "\ufffd"
 
@@ -41,6 +41,22 @@ def model_text(text: str) -> str:
     return text
 
 
+def model_json(value: Any) -> Any:
+    """Parsed JSON from outside cctest with :func:`model_text` applied to every string in it (keys
+    included); everything else kept. Nested as deeply as ``json.loads`` allows at most.
+
+    >>> model_json({"id": "a\\ud800", "n": [1, "\\udfff"]}) == {"id": "a\\ufffd", "n": [1, "\\ufffd"]}
+    True
+    """
+    if isinstance(value, str):
+        return model_text(value)
+    if isinstance(value, list):
+        return [model_json(v) for v in value]
+    if isinstance(value, dict):
+        return {model_text(k) if isinstance(k, str) else k: model_json(v) for k, v in value.items()}
+    return value
+
+
 def terminal_text(text: str) -> str:
     """``text`` with its control characters but newline and tab shown as ``\\xNN`` escapes.
 
@@ -63,4 +79,4 @@ def for_stream(text: str, stream: TextIO) -> str:
     return terminal_text(text) if tty else text
 
 
-__all__ = ["REPLACEMENT", "for_stream", "model_text", "terminal_text"]
+__all__ = ["REPLACEMENT", "for_stream", "model_json", "model_text", "terminal_text"]

@@ -48,7 +48,7 @@ from ..demutate import demutate
 from ..engine import Engine, Prepared
 from ..errors import BackendError, BackendTimeout, BackendUnavailable, ConfigError, DefectLogError
 from ..fit import fit_completion
-from ..safe_text import model_text
+from ..safe_text import model_json, model_text
 from ..types import EngineResult, Prompt
 from .apis import APIS, Api, Ask, pieces
 from .upstream import Rows, Upstream, UpstreamRefused
@@ -126,8 +126,8 @@ class Proxy:
         if self.config.mode == "off" or request.method != "POST" or request.path not in self.api.paths:
             return await self._forward(request, None)
         raw = await request.read()
-        try:
-            body = json.loads(raw)
+        try:  # a lone surrogate ("\\ud800", which JSON allows) made safe where it enters
+            body = model_json(json.loads(raw))
         except (ValueError, RecursionError):
             body = None
         ask = self.api.read(request.path, body)
@@ -350,6 +350,8 @@ class Proxy:
             self.counters["recorded"] += 1
         except DefectLogError as exc:
             log.error("a defect could not be recorded: %s", exc)
+        except Exception as exc:  # noqa: BLE001 - a record that cannot be written is said, never lost silently
+            log.error("a defect could not be recorded (%s: %s)", type(exc).__name__, exc)
 
     async def drain(self) -> None:
         """Wait for the background checks and log writes under way."""

@@ -45,7 +45,7 @@ from ..backends.streams import (
 )
 from ..errors import BackendError, BackendResponseError, BackendTimeout, BackendUnavailable
 from ..redact import redact_url
-from ..safe_text import model_text
+from ..safe_text import model_json, model_text
 from .apis import Api, Ask
 
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # an upstream answer to a row, as the http backend bounds it
@@ -267,7 +267,7 @@ class Rows(Backend):
                 answer.content_type,
             )
         try:
-            data = json.loads(answer.payload)
+            data = model_json(json.loads(answer.payload))
             return data, self.api.texts(data, n)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as exc:
             raise BackendResponseError(f"{self.upstream.shown} answered without a completion.") from exc
@@ -356,7 +356,7 @@ class Rows(Backend):
             )
             return
         if not is_stream(resp.headers.get("Content-Type", ""), fmt.framing):
-            data = json.loads(await resp.content.read(MAX_RESPONSE_BYTES))
+            data = model_json(json.loads(await resp.content.read(MAX_RESPONSE_BYTES)))
             self.answers[i] = data
             row.whole = True
             row.add(self.api.texts(data, 1)[0], "stop", after)
