@@ -56,6 +56,14 @@ class StreamRefused(BackendResponseError):
     """The server answered a streamed request with a refusal (a 4xx that is not about auth)."""
 
 
+def interrupted(shown: str) -> BackendResponseError:
+    """A stream that ended (``[DONE]``, or the connection closed cleanly) before its row had a
+    finish reason: the server gave the row up (llama-cpp-python's server, by default, ends the
+    row that is streaming whenever another request is queued), so it is a failed row, not a
+    finished completion."""
+    return BackendResponseError(f"{shown} ended a stream without a finish reason (the row was interrupted).")
+
+
 # -- the providers' stream formats ----------------------------------------------------------------
 
 
@@ -281,5 +289,6 @@ __all__ = [
     "decide_over_streams",
     "events",
     "hold",
+    "interrupted",
     "is_stream",
 ]

@@ -77,7 +77,16 @@ from ..errors import (
 from ..redact import redact_url
 from ..safe_text import model_text
 from ._stop import BoundaryStopper
-from ._streams import STREAM_FORMATS, Row, StreamRefused, decide_over_streams, events, hold, is_stream
+from ._streams import (
+    STREAM_FORMATS,
+    Row,
+    StreamRefused,
+    decide_over_streams,
+    events,
+    hold,
+    interrupted,
+    is_stream,
+)
 from .base import (
     Backend,
     Decide,
@@ -659,6 +668,7 @@ class HTTPBackend(Backend):
                 ) from exc
             if row.add(piece, finish, after):
                 return
+        raise interrupted(self._shown_url)
 
     @property
     def fim_mode(self) -> str:

@@ -16,6 +16,7 @@ from ._streams import (
     decide_over_streams,
     events,
     hold,
+    interrupted,
     is_stream,
 )
 
@@ -28,5 +29,6 @@ __all__ = [
     "decide_over_streams",
     "events",
     "hold",
+    "interrupted",
     "is_stream",
 ]

@@ -41,6 +41,7 @@ from ..backends.streams import (
     decide_over_streams,
     events,
     hold,
+    interrupted,
     is_stream,
 )
 from ..errors import BackendError, BackendResponseError, BackendTimeout, BackendUnavailable
@@ -374,6 +375,7 @@ class Rows(Backend):
                 self.progress.set()
             if ended:
                 return
+        raise interrupted(self.upstream.shown)
 
     def shape_source(self) -> Any:
         """The upstream answer the plugin's answer is built on (ids, model name, usage): the
