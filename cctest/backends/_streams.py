@@ -121,6 +121,24 @@ STREAM_FORMATS = {
 }
 
 
+def without_stop(body: dict[str, Any]) -> dict[str, Any]:
+    """A row's request body to stream, without its stop sequences (OpenAI's ``stop``, Ollama's
+    ``options.stop``, TGI's ``parameters.stop``): the row is cut at them here, as it comes
+    (``Row.add``). A server that holds back text that may begin a stop sequence never sends it
+    when the row reaches its token limit there (llama.cpp's server: a streamed ``'#'`` where the
+    same row asked whole is ``'#\\n'`` under the stop ``'\\n\\n'``), so the streamed and the whole
+    rows would differ.
+
+    >>> without_stop({"prompt": "x", "stop": ["\\n\\n"], "options": {"stop": ["a"], "seed": 1}})
+    {'prompt': 'x', 'options': {'seed': 1}}
+    """
+    out = {k: v for k, v in body.items() if k != "stop"}
+    for nested in ("options", "parameters"):
+        if isinstance(out.get(nested), dict) and "stop" in out[nested]:
+            out[nested] = {k: v for k, v in out[nested].items() if k != "stop"}
+    return out
+
+
 def is_stream(content_type: str, framing: str) -> bool:
     """Whether an answer's ``Content-Type`` is the stream asked for (else a whole answer)."""
     kind = content_type.split(";")[0].strip().lower()
@@ -291,4 +309,5 @@ __all__ = [
     "hold",
     "interrupted",
     "is_stream",
+    "without_stop",
 ]

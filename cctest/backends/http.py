@@ -57,6 +57,7 @@ import json
 import logging
 import os
 import random
+import re
 import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
@@ -86,6 +87,7 @@ from ._streams import (
     hold,
     interrupted,
     is_stream,
+    without_stop,
 )
 from .base import (
     Backend,
@@ -425,6 +427,7 @@ class HTTPBackend(Backend):
         self._inflight = 0  # complete() calls running on the shared session
         self._requesting = 0  # engine requests under way (``requesting``)
         self._stream_refused = False  # the server answers whole completions only
+        self._window_chars: int | None = None  # a row's prompt at most, once a refusal told the context
         self._closed = False
 
     @classmethod
@@ -578,7 +581,8 @@ class HTTPBackend(Backend):
                 else [None] * len(prompts)
             )
             opts = round_options(self.options, [f"{x}\0{t}" for x, t in zip(prompts, tails, strict=True)])
-            bodies = [self._body(x, t, o) for x, t, o in zip(prompts, tails, opts, strict=True)]
+            sent = [self._windowed(x, t) for x, t in zip(prompts, tails, strict=True)]
+            bodies = [self._body(*xt, o) for xt, o in zip(sent, opts, strict=True)]
             rows = [
                 Row(
                     BoundaryStopper(x, self.options.stop, boundaries=self.boundaries),
@@ -596,13 +600,19 @@ class HTTPBackend(Backend):
             if own:
                 await session.close()
         if got.refused is not None:
-            if not any("suffix" in b for b in bodies):  # a refused suffix field is complete's to learn
+            whole = await self.complete(prompts, suffixes=suffixes)
+            # taken for a server that does not stream only when the same rows are answered whole
+            # (a refused suffix field is complete's to learn)
+            if not any("suffix" in b for b in bodies) and any(isinstance(o, str) for o in whole):
                 self._stream_refused = True
                 log.warning(
                     "%s refused a streamed request (%s); repair requests get whole completions",
                     self._shown_url,
                     got.refused,
                 )
+            return Decided(whole, None)
+        exceeded = [(o, sent[i][0]) for i, o in enumerate(got.outcomes) if isinstance(o, ContextExceeded)]
+        if exceeded and self._learn_window(exceeded):  # asked again, each row cut to fit
             return Decided(await self.complete(prompts, suffixes=suffixes), None)
         if got.whole and not self._stream_refused:
             self._stream_refused = True
@@ -627,7 +637,7 @@ class HTTPBackend(Backend):
         try:
             async with session.post(
                 fmt.url(self.url),
-                json=fmt.body(body),
+                json=fmt.body(without_stop(body)),
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=max(remaining, 0.001)),
             ) as resp:
@@ -651,8 +661,13 @@ class HTTPBackend(Backend):
 
     async def _read_stream(self, resp: aiohttp.ClientResponse, fmt: Any, row: Row, after: int) -> None:
         if resp.status != 200:
-            error = self._status_error(resp.status, resp.reason or "", await self._read(resp))
-            row.end(StreamRefused(str(error)) if resp.status in STREAM_REFUSALS else error)
+            payload = await self._read(resp)
+            error = self._status_error(resp.status, resp.reason or "", payload)
+            told = context_refusal(resp.status, payload)
+            if told is not None:
+                row.end(ContextExceeded(str(error), *told))
+            else:
+                row.end(StreamRefused(str(error)) if resp.status in STREAM_REFUSALS else error)
             return
         if not is_stream(resp.headers.get(aiohttp.hdrs.CONTENT_TYPE, ""), fmt.framing):
             text = self._parse(await self._read(resp), self.provider.parse, self.provider.expects)
@@ -775,31 +790,79 @@ class HTTPBackend(Backend):
         if seeds is not None:
             opts = [replace(o, seed=seed) for o, seed in zip(opts, seeds, strict=True)]
 
+        sent = [self._windowed(x, t) for x, t in zip(prompts, tails, strict=True)]
+
         def body(i: int) -> dict[str, Any]:
-            made = self._body(prompts[i], tails[i], opts[i])
+            made = self._body(*sent[i], opts[i])
             return made if seeds is None else put_seed(made, seeds[i])
 
         jobs = [(self.url, body(i), p.parse, p.expects) for i in range(len(prompts))]
         out = await self._send_all(session, jobs, deadline, list(prompts))
         refused = [i for i, o in enumerate(out) if isinstance(o, _SuffixRefused)]
         if asked_suffix and refused:
+            # asked again without the field; the server is taken to refuse it only when that is
+            # answered (an error that was not about the field leaves the field in use)
             self._suffix_refused = True
-            if self.template is None:
-                self._note_fim("refused the suffix field")
-            else:
-                log.warning(
-                    "%s refused the suffix field; the FIM template %s is used instead",
-                    self._shown_url,
-                    self.template.describe(),
-                )
             again = [(self.url, body(i), p.parse, p.expects) for i in refused]
-            for i, o in zip(
-                refused,
-                await self._send_all(session, again, deadline, [prompts[i] for i in refused]),
-                strict=True,
-            ):
+            answers = await self._send_all(session, again, deadline, [prompts[i] for i in refused])
+            if any(isinstance(o, str) for o in answers):
+                if self.template is None:
+                    self._note_fim("refused the suffix field")
+                else:
+                    log.warning(
+                        "%s refused the suffix field; the FIM template %s is used instead",
+                        self._shown_url,
+                        self.template.describe(),
+                    )
+            else:
+                self._suffix_refused = False
+            for i, o in zip(refused, answers, strict=True):
+                out[i] = o
+        exceeded = [i for i, o in enumerate(out) if isinstance(o, ContextExceeded)]
+        if exceeded and self._learn_window([(out[i], sent[i][0]) for i in exceeded]):
+            for i in exceeded:
+                sent[i] = self._windowed(prompts[i], tails[i])
+            again = [(self.url, body(i), p.parse, p.expects) for i in exceeded]
+            answers = await self._send_all(session, again, deadline, [prompts[i] for i in exceeded])
+            for i, o in zip(exceeded, answers, strict=True):
                 out[i] = o
         return out
+
+    def _windowed(self, prompt: str, suffix: str | None) -> tuple[str, str | None]:
+        """A row as it is sent: cut around the cursor to the context the server gives a row, once
+        that is known (``_learn_window``)."""
+        if self._window_chars is None:
+            return prompt, suffix
+        return window(prompt, suffix, self._window_chars)
+
+    def _learn_window(self, refusals: Sequence[tuple[Outcome, str]]) -> bool:
+        """From context-length refusals (each with the prompt it refused): the characters a row's
+        prompt may have, so that it and ``max_new_tokens`` fit the server's context for a row
+        (its characters per token measured on the refused prompt); one line says so. False when
+        the refusals do not tell, or the window is already that small."""
+        best: int | None = None
+        for exc, prompt in refusals:
+            if not isinstance(exc, ContextExceeded) or not exc.asked or not exc.limit:
+                continue
+            budget = exc.limit - self.options.max_new_tokens
+            if budget <= 0:
+                continue
+            chars = int(len(prompt) / exc.asked * budget * 0.9)
+            best = chars if best is None else min(best, chars)
+            limit = exc.limit
+        if best is None or best < 1 or (self._window_chars is not None and best >= self._window_chars):
+            return False
+        if self._window_chars is None:
+            log.warning(
+                "%s gives each row %d tokens of context; prompts are cut to about %d characters "
+                "around the cursor to fit it with %d new tokens",
+                self._shown_url,
+                limit,
+                best,
+                self.options.max_new_tokens,
+            )
+        self._window_chars = best
+        return True
 
     async def _send_all(
         self,
@@ -858,6 +921,9 @@ class HTTPBackend(Backend):
                 if status == 200:
                     return self._parse(payload, parse, expects)
                 error = self._status_error(status, reason, payload)
+                told = context_refusal(status, payload)
+                if told is not None:
+                    raise ContextExceeded(str(error), *told)
                 if status in SUFFIX_REFUSALS and "suffix" in body:
                     raise _SuffixRefused(str(error))
                 if status not in RETRY_STATUSES:
@@ -1039,6 +1105,68 @@ class _ConnectionFailed(BackendUnavailable):
 
 class _SuffixRefused(BackendResponseError):
     """The server refused a request that carried the ``suffix`` field."""
+
+
+class ContextExceeded(BackendResponseError):
+    """The server refused a prompt longer than the context it gives a row: ``asked`` tokens
+    against ``limit`` (either None where its message does not say)."""
+
+    def __init__(self, message: str, asked: int | None, limit: int | None) -> None:
+        super().__init__(message)
+        self.asked, self.limit = asked, limit
+
+
+# the words each server's context-length refusal is told by, and where its numbers are: llama.cpp's
+# server ("request (N tokens) exceeds the available context size (M tokens)", type
+# exceed_context_size_error), vLLM and OpenAI ("maximum context length is M tokens. However, you
+# requested N tokens"), TGI ("inputs tokens + max_new_tokens must be <= M. Given: N inputs tokens")
+_CONTEXT_REFUSALS = (
+    (re.compile(r"\((\d+) tokens\) exceeds the available context size \((\d+) tokens\)"), 1, 2),
+    (re.compile(r"maximum context length is (\d+) tokens.*?requested (\d+) tokens", re.S), 2, 1),
+    (re.compile(r"must be <= (\d+)\. Given: (\d+) `inputs` tokens"), 2, 1),
+)
+_CONTEXT_WORDS = ("exceed_context_size_error", "context length", "context size", "context window")
+
+
+def context_refusal(status: int, payload: bytes) -> tuple[int | None, int | None] | None:
+    """(tokens asked, the context's tokens) when an error answer refuses a prompt for its length.
+
+    >>> context_refusal(400, b'{"error": {"code": 400, "type": "exceed_context_size_error", '
+    ...     b'"message": "request (1300 tokens) exceeds the available context size (1024 tokens)"}}')
+    (1300, 1024)
+    >>> context_refusal(400, b'{"error": {"message": "suffix is not supported"}}') is None
+    True
+    """
+    if status not in (400, 413, 422):
+        return None
+    text = payload[:4096].decode("utf-8", "replace")
+    for pattern, asked, limit in _CONTEXT_REFUSALS:
+        found = pattern.search(text)
+        if found:
+            return int(found.group(asked)), int(found.group(limit))
+    if any(w in text.lower() for w in _CONTEXT_WORDS):
+        return None, None
+    return None
+
+
+def window(prompt: str, suffix: str | None, chars: int) -> tuple[str, str | None]:
+    """``prompt`` and ``suffix`` cut to about ``chars`` characters around the cursor: the code
+    just before it (from a line's start), at most a quarter of them after it (to a line's end).
+
+    >>> window("a = 1\\nb = 2\\nc = ", "\\nd = 4\\ne = 5\\n", 12)
+    ('b = 2\\nc = ', '\\n')
+    """
+    tail = suffix or ""
+    if len(prompt) + len(tail) <= chars:
+        return prompt, suffix
+    after = min(len(tail), chars // 4)
+    kept = tail[:after]
+    if after < len(tail) and "\n" in kept:
+        kept = kept[: kept.rfind("\n") + 1]
+    before = prompt[-max(1, chars - len(kept)) :]
+    if len(before) < len(prompt) and "\n" in before[:-1]:
+        before = before[before.index("\n") + 1 :]
+    return before, (kept if suffix is not None else None)
 
 
 def _retry_after(value: str | None) -> float | None:

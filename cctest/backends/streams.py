@@ -18,6 +18,7 @@ from ._streams import (
     hold,
     interrupted,
     is_stream,
+    without_stop,
 )
 
 __all__ = [
@@ -31,4 +32,5 @@ __all__ = [
     "hold",
     "interrupted",
     "is_stream",
+    "without_stop",
 ]

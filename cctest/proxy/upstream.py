@@ -43,6 +43,7 @@ from ..backends.streams import (
     hold,
     interrupted,
     is_stream,
+    without_stop,
 )
 from ..errors import BackendError, BackendResponseError, BackendTimeout, BackendUnavailable
 from ..redact import redact_url
@@ -307,7 +308,7 @@ class Rows(Backend):
             try:
                 async with self.upstream.session().post(
                     fmt.url(self.upstream.target(request.path)),
-                    data=json.dumps(fmt.body(request.body)).encode(),
+                    data=json.dumps(fmt.body(without_stop(request.body))).encode(),
                     headers=headers,
                 ) as resp:
                     try:

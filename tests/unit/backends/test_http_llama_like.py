@@ -4,7 +4,12 @@ refusals, a suffix field that is ignored, ``/infill``, slots."""
 
 from __future__ import annotations
 
+import logging
+
+import pytest
+from aiohttp import web
 from llama_like_server import LlamaLike, llama_like
+from local_server import server
 
 from cctest.backends.base import GenerationOptions
 from cctest.backends.http import HTTPBackend
@@ -31,3 +36,62 @@ async def test_a_stream_ended_without_a_finish_reason_is_a_failed_row() -> None:
     failed = [o for o in got.outcomes if isinstance(o, BackendError)]
     assert failed and all("without a finish reason" in str(o) for o in failed)
     assert all(o == TEXT for o in got.outcomes if isinstance(o, str))
+
+
+LONG = "".join(f"line_{i} = compute({i})\n" for i in range(40)) + "result = "  # ~100 tokens
+
+
+@pytest.mark.parametrize("deciding", [False, True])
+async def test_a_context_length_refusal_is_not_a_suffix_refusal_and_the_prompt_is_windowed(
+    deciding: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """llama-server refuses a prompt longer than a slot's context with a 400: that is neither a
+    refused suffix field nor a refused stream; the rows are asked again cut to fit, one line says
+    so, and the suffix field and streams stay in use."""
+    server = LlamaLike(words, n_ctx=64)
+    opts = GenerationOptions(max_new_tokens=8)
+    with caplog.at_level(logging.INFO, logger="cctest.backends.http"):
+        async with llama_like(server) as url, backend(url, options=opts) as b:
+            prompts, tails = [LONG, LONG.replace("result", "total")], ["\nprint(result)\n"] * 2
+            if deciding:
+                got = await b.complete_deciding(prompts, suffixes=tails, after=4, decide=lambda _: 0)
+                out = got.outcomes
+            else:
+                out = await b.complete(prompts, suffixes=tails)
+            assert b.fim_mode == "suffix" and not b._stream_refused
+            later = await b.complete(prompts[:1], suffixes=tails[:1])  # cut at once now
+    assert out == [TEXT[:32]] * 2 and later == [TEXT[:32]]
+    messages = [r.getMessage() for r in caplog.records]
+    assert not any("refused" in m for m in messages)
+    assert len([m for m in messages if "gives each row 64 tokens of context" in m]) == 1
+    asked = [body["prompt"] for _, body in server.requests]
+    assert all(p.endswith("result = ") or p.endswith("total = ") for p in asked)
+    assert len(asked[-1]) < len(LONG) and asked[-1].startswith("line_")  # from a line's start
+    assert len(asked) == 5  # two refused, two cut, and the later one cut before it went out
+
+
+async def test_an_error_that_was_not_about_the_suffix_leaves_the_suffix_field_in_use() -> None:
+    """A 400 the request without the suffix field gets too did not come from the field."""
+    seen: list[bool] = []
+
+    async def refuse(request: web.Request) -> web.Response:
+        seen.append("suffix" in await request.json())
+        return web.json_response({"error": {"message": "the model is loading"}}, status=400)
+
+    async with server({"/v1/completions": refuse}) as url, backend(url, fim="starcoder") as b:
+        out = await b.complete(["x = "], suffixes=["\ny = x\n"])
+        assert isinstance(out[0], BackendError) and b.fim_mode == "suffix"
+    assert seen == [True, False]
+
+
+async def test_the_streamed_and_the_whole_rows_give_the_same_text_under_a_stop_sequence() -> None:
+    """llama-server holds back streamed text that may begin a stop sequence and never sends it
+    when the row reaches its token limit; the rows are streamed without their stop sequences (cut
+    here), so the streamed row is the whole one."""
+    server = LlamaLike(lambda prefix, suffix: "x = 1  \ny = 2\n")
+    opts = GenerationOptions(max_new_tokens=2, stop=("\n\n",))
+    async with llama_like(server) as url, backend(url, options=opts) as b:
+        whole = await b.complete(["a = ", "b = "])
+        streamed = await b.complete_deciding(["a = ", "b = "], after=64, decide=lambda _: 0)
+    assert whole == ["x = 1  \n"] * 2
+    assert streamed.outcomes == whole
