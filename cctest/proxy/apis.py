@@ -53,6 +53,11 @@ class Ask:
         return looks_like_python(self.layout.head, self.prefix)
 
 
+class BadAsk(ValueError):
+    """A completion request the upstream API itself would refuse (a field of the wrong type that
+    the proxy would otherwise trip on): a 400 in the API's shape, the message saying why."""
+
+
 @dataclass(frozen=True)
 class RowRequest:
     """One upstream request: its path, its body, and the rows whose completions it carries."""
@@ -176,6 +181,8 @@ class OpenAI(Api):
             or body.get("logprobs") is not None
         ):
             return None  # several prompts or choices, echoes, log-probabilities: not repaired
+        if not isinstance(body.get("stream_options"), (dict, type(None))):
+            raise BadAsk("'stream_options' must be an object, such as {\"include_usage\": true}.")
         layout, prefix, suffix = self._layout(prompt, body.get("suffix"))
         model = body.get("model")
         return Ask(
@@ -468,4 +475,4 @@ def _now_iso() -> str:
 
 APIS: dict[str, Api] = {api.name: api for api in (OpenAI(), Ollama(), TGI())}
 
-__all__ = ["APIS", "Api", "Ask", "RowRequest", "pieces"]
+__all__ = ["APIS", "Api", "Ask", "BadAsk", "RowRequest", "pieces"]

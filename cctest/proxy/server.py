@@ -50,7 +50,7 @@ from ..errors import BackendError, BackendTimeout, BackendUnavailable, ConfigErr
 from ..fit import fit_completion
 from ..safe_text import model_json, model_text
 from ..types import EngineResult, Prompt
-from .apis import APIS, Api, Ask, pieces
+from .apis import APIS, Api, Ask, BadAsk, pieces
 from .upstream import Rows, Upstream, UpstreamRefused
 
 log = logging.getLogger(__name__)
@@ -106,6 +106,16 @@ def chosen_so_far(prepared: Prepared, settings: Settings, rows: Rows) -> str:
     return text if row.ended is not None else text[: text.rfind("\n") + 1]
 
 
+def chosen_failure(rows: Rows) -> BackendError | None:
+    """The failure of the row chosen early, when its upstream stream broke, stalled past the
+    deadline or ended unfinished after the decision: the engine then keeps its first tokens, but
+    the plugin must not take them for a whole completion."""
+    chosen = rows.chosen
+    if chosen is None or chosen >= len(rows.streams):
+        return None
+    return rows.streams[chosen].error
+
+
 class Proxy:
     """The proxy's state: the upstream, the API it speaks, the defect log, background checks."""
 
@@ -130,7 +140,11 @@ class Proxy:
             body = model_json(json.loads(raw))
         except (ValueError, RecursionError):
             body = None
-        ask = self.api.read(request.path, body)
+        try:
+            ask = self.api.read(request.path, body)
+        except BadAsk as exc:
+            log.info("%s %s: 400 %s", request.method, request.path[:200], exc)
+            return self.api.error(400, str(exc), "invalid_request_error")
         if ask is None or not ask.is_python:
             return await self._forward(request, raw)
         if self.config.mode == "monitor":
@@ -179,6 +193,8 @@ class Proxy:
             result = await engine.run(prompt)
         except BackendError as exc:
             return self._failure(exc)
+        if (cut := chosen_failure(rows)) is not None:
+            return self._failure(cut)
         self.counters["repaired"] += 1
         self._record(result, ask, rows, "repair")
         source = rows.shape_source()
@@ -198,6 +214,21 @@ class Proxy:
         """A repair the plugin asked to stream: once the decision is made, the chosen row's text
         goes to the plugin as it comes (``chosen_so_far``), the rest when the engine is done."""
         run = asyncio.create_task(engine.run(prompt))
+        try:
+            return await self._streaming(request, ask, prepared, rows, run)
+        finally:  # the plugin left (the handler is cancelled) or its connection broke: every row goes
+            if not run.done():
+                run.cancel()
+                await asyncio.gather(run, return_exceptions=True)
+
+    async def _streaming(
+        self,
+        request: web.Request,
+        ask: Ask,
+        prepared: Prepared,
+        rows: Rows,
+        run: asyncio.Task[EngineResult],
+    ) -> web.StreamResponse:
         decided = asyncio.create_task(rows.decided.wait())
         try:
             await asyncio.wait((run, decided), return_when=asyncio.FIRST_COMPLETED)
@@ -208,6 +239,8 @@ class Proxy:
                 result = await run
             except BackendError as exc:
                 return self._failure(exc)
+            if (cut := chosen_failure(rows)) is not None:
+                return self._failure(cut)
             self.counters["repaired"] += 1
             self._record(result, ask, rows, "repair")
             return await self._stream(
@@ -233,6 +266,8 @@ class Proxy:
                     await out.write(self.api.stream_piece(ask, source, text[len(sent) :], n))
                     sent = text
             result = await run
+            if (cut := chosen_failure(rows)) is not None:
+                raise cut
         except BackendError as exc:  # the answer has begun: the plugin's connection ends unfinished
             log.info("upstream failure while streaming: %s", exc)
             self.counters["upstream_errors"] += 1

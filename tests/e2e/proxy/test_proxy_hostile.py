@@ -5,6 +5,7 @@ decision, and request paths that climb out of the upstream's base path."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp import web
-from proxy_helpers import GOOD, Seen, openai_app, proxying, serving
+from proxy_helpers import GOOD, Seen, faulty_app, openai_app, proxying, serving
 
 from cctest.config import Settings
 from cctest.defects import DefectStore
@@ -125,3 +126,166 @@ async def test_a_lone_surrogate_in_the_upstreams_answer_is_made_safe(
     assert text == GOOD
     assert len(_records(s)) == 1
     assert "Traceback" not in caplog.text and "never retrieved" not in caplog.text
+
+
+# -- F2: stream_options ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("options", ["yes", [True], 5, True])
+async def test_stream_options_that_is_not_an_object_is_a_400_in_openais_shape(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, options: Any
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    seen = Seen()
+    body = {"model": "m", "prompt": BEFORE, "suffix": AFTER, "max_tokens": 16, "stream": True,
+            "stream_options": options}  # fmt: skip
+    async with (
+        serving(openai_app(seen, odd=set())) as up,
+        proxying(up, settings=_settings(tmp_path)) as (url, _),
+        aiohttp.ClientSession() as session,
+    ):
+        async with session.post(f"{url}/v1/completions", json=body) as r:
+            status, data = r.status, await r.json()
+    assert status == 400 and set(data["error"]) == {"message", "type", "param", "code"}, data
+    assert "stream_options" in data["error"]["message"] and data["error"]["type"] == "invalid_request_error"
+    assert not seen.requests  # refused before anything went upstream
+    assert "Traceback" not in caplog.text
+
+
+# -- a streaming upstream for F3 and F4 -------------------------------------------------------
+
+LINE = ["v", "0", " = ", "1", "\n", "        "]  # every row the same code: no row is an outlier
+
+
+class Lines:
+    """An OpenAI server that streams every row as the same lines, one event per token, and counts
+    the streams open; ``cut_after`` tokens into each, it ``reset`` s the connection, ends the
+    stream cleanly but unfinished (``eof``: no finish_reason, no [DONE]) or ``stall`` s."""
+
+    def __init__(self, budget: int, step_s: float, cut_after: int | None = None, how: str = "") -> None:
+        self.budget, self.step_s, self.cut_after, self.how = budget, step_s, cut_after, how
+        self.open = 0
+        self.streams = 0
+        self.written: list[int] = []
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post("/v1/completions", self.handle)
+        return app
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        assert body.get("stream"), body
+        self.open += 1
+        self.streams += 1
+        me = len(self.written)
+        self.written.append(0)
+        try:
+            resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await resp.prepare(request)
+            for i in range(min(self.budget, body["max_tokens"])):
+                if i == self.cut_after:
+                    if self.how == "reset":
+                        assert request.transport is not None
+                        request.transport.close()  # no chunked terminator: a broken answer
+                        return resp
+                    if self.how == "eof":
+                        await resp.write_eof()  # a clean end, without a finish or [DONE]
+                        return resp
+                    await asyncio.sleep(3600)  # stall
+                await asyncio.sleep(self.step_s)
+                transport = request.transport
+                if transport is None or transport.is_closing():
+                    break  # as vLLM, Ollama and TGI abort a request whose client left
+                choice = {"index": 0, "text": LINE[i % len(LINE)], "finish_reason": None}
+                event = {"id": "cmpl-1", "object": "text_completion", "model": "m", "choices": [choice]}
+                try:
+                    await resp.write(f"data: {json.dumps(event)}\n\n".encode())
+                except ConnectionError:
+                    break
+                self.written[me] += 1
+            return resp
+        finally:
+            self.open -= 1
+
+
+async def _until(condition: Any, what: str) -> None:
+    for _ in range(int(WAIT / 0.05)):
+        if condition():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(what)
+
+
+# -- F3: a plugin that leaves a streamed repair -----------------------------------------------
+
+
+async def test_a_plugin_that_leaves_a_streamed_repair_closes_every_upstream_stream(tmp_path: Path) -> None:
+    """The plugin reads the first line of the repaired stream, then goes: the chosen row's
+    upstream stream (and every other) is closed, not read on to its (distant) end."""
+    server = Lines(budget=100_000, step_s=0.01)
+    body = {"model": "m", "prompt": BEFORE, "max_tokens": 100_000, "temperature": 0, "stream": True}
+    s = _settings(tmp_path, timeout=3600)  # no deadline ends the rows before the test does
+    async with serving(server.app()) as up, proxying(up, settings=s) as (url, _):
+        async with aiohttp.ClientSession() as session:
+            async with session.post(f"{url}/v1/completions", json=body) as r:
+                assert r.status == 200
+                first = await asyncio.wait_for(r.content.readline(), WAIT)
+                assert first.startswith(b"data: ")
+            # leaving the block closes the plugin's connection
+        await _until(lambda: server.open == 0, f"{server.open} upstream streams still open")
+    assert server.streams == 4 and max(server.written) < 100_000, server.written
+
+
+async def test_a_plugin_that_leaves_before_the_decision_cancels_every_row(tmp_path: Path) -> None:
+    seen = Seen()
+
+    body = {"model": "m", "prompt": BEFORE, "suffix": AFTER, "max_tokens": 16, "stream": True}
+    async with (
+        serving(faulty_app(seen, "stall")) as up,
+        proxying(up, settings=_settings(tmp_path, timeout=600)) as (url, _),
+        aiohttp.ClientSession() as session,
+    ):
+        request = asyncio.create_task(session.post(f"{url}/v1/completions", json=body))
+        await asyncio.wait_for(seen.started.wait(), WAIT)
+        await _until(lambda: len(seen.requests) == 4, "not every row went upstream")
+        request.cancel()  # the plugin goes away (a newer keystroke)
+        with pytest.raises(asyncio.CancelledError):
+            await request
+        await _until(lambda: seen.cancelled == 4, f"{seen.cancelled} of 4 rows cancelled")
+
+
+# -- F4: the chosen row's upstream breaks after the decision ----------------------------------
+
+
+@pytest.mark.parametrize("how", ["reset", "eof", "stall"])
+async def test_a_chosen_row_cut_after_the_decision_ends_the_streamed_answer_unfinished(
+    tmp_path: Path, how: str
+) -> None:
+    server = Lines(budget=200, step_s=0.005, cut_after=30, how=how)
+    body = {"model": "m", "prompt": BEFORE, "max_tokens": 200, "temperature": 0, "stream": True}
+    s = _settings(tmp_path, timeout=5 if how == "stall" else 60)
+    received = b""
+    async with serving(server.app()) as up, proxying(up, settings=s) as (url, _):
+        async with aiohttp.ClientSession() as session:
+            async with session.post(f"{url}/v1/completions", json=body) as r:
+                assert r.status == 200  # the stream began at the decision
+                with pytest.raises(aiohttp.ClientPayloadError):
+                    async for chunk in r.content.iter_any():
+                        received += chunk
+    assert b"[DONE]" not in received and b'"finish_reason": "stop"' not in received
+
+
+@pytest.mark.parametrize("how", ["reset", "eof", "stall"])
+async def test_a_chosen_row_cut_after_the_decision_is_an_error_for_a_whole_answer(
+    tmp_path: Path, how: str
+) -> None:
+    server = Lines(budget=200, step_s=0.005, cut_after=30, how=how)
+    body = {"model": "m", "prompt": BEFORE, "max_tokens": 200, "temperature": 0}
+    s = _settings(tmp_path, timeout=5 if how == "stall" else 60)
+    async with serving(server.app()) as up, proxying(up, settings=s) as (url, _):
+        async with aiohttp.ClientSession() as session:
+            async with session.post(f"{url}/v1/completions", json=body) as r:
+                status, data = r.status, await r.json()
+    assert status == (504 if how == "stall" else 502), data
+    assert set(data["error"]) == {"message", "type", "param", "code"}
