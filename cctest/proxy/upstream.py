@@ -88,6 +88,24 @@ def forwarded_headers(headers: Mapping[str, str], *, json_body: bool = False) ->
     return out
 
 
+def contained(path: str) -> str:
+    """A decoded request path with its ``.`` and ``..`` segments resolved, never above its root
+    (as a browser resolves them) and empty segments dropped; a trailing ``/`` kept.
+
+    >>> contained("/../pt/echo"), contained("/v1/./a/../../../b/"), contained("/")
+    ('/pt/echo', '/b/', '/')
+    """
+    kept: list[str] = []
+    for segment in path.split("/"):
+        if segment == "..":
+            if kept:
+                kept.pop()
+        elif segment not in ("", "."):
+            kept.append(segment)
+    tail = "/" if kept and path.endswith("/") else ""
+    return "/" + "/".join(kept) + tail
+
+
 class UpstreamRefused(BackendResponseError):
     """The upstream answered a row with an error status: kept whole, to answer the plugin with."""
 
@@ -127,10 +145,12 @@ class Upstream:
             await self._session.close()
 
     def target(self, path_qs: str) -> URL:
-        """The upstream URL of a plugin's path (and query): the upstream's own path first."""
+        """The upstream URL of a plugin's path (and query): the upstream's own path first, the
+        plugin's path decoded and its dot segments resolved within it (``contained``), so that no
+        ``..``, ``%2e%2e`` or ``%2f`` climbs out of the upstream's path."""
         rel = URL(path_qs)
         base = self.url.path.rstrip("/")
-        return self.url.with_path(base + rel.path).with_query(rel.query_string or None)
+        return self.url.with_path(base + contained(rel.path)).with_query(rel.query_string or None)
 
     async def forward(
         self, request: web.Request, body: bytes | None, deadline: float, tee: bytearray | None = None
@@ -386,4 +406,12 @@ class Rows(Backend):
         return next(iter(self.answers.values()), None)
 
 
-__all__ = ["HOP_BY_HOP", "MAX_STREAMS", "Rows", "Upstream", "UpstreamRefused", "forwarded_headers"]
+__all__ = [
+    "HOP_BY_HOP",
+    "MAX_STREAMS",
+    "Rows",
+    "Upstream",
+    "UpstreamRefused",
+    "contained",
+    "forwarded_headers",
+]

@@ -289,3 +289,38 @@ async def test_a_chosen_row_cut_after_the_decision_is_an_error_for_a_whole_answe
                 status, data = r.status, await r.json()
     assert status == (504 if how == "stall" else 502), data
     assert set(data["error"]) == {"message", "type", "param", "code"}
+
+
+# -- F8: paths that climb out of the upstream's base path --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/..%2fpt/echo",
+        "/../pt/echo",
+        "/%2e%2e/pt/echo",
+        "/v1/%2E%2E/%2e%2e/%2e%2e/pt/echo",
+        "/%2e%2e%2f%2e%2e%2fpt/echo?a=1",
+        "/v1/./../../pt/echo",
+    ],  # fmt: skip
+)
+async def test_a_path_that_climbs_stays_under_the_upstreams_base_path(path: str) -> None:
+    seen: list[str] = []
+
+    async def anything(request: web.Request) -> web.Response:
+        seen.append(request.raw_path)
+        return web.json_response({"path": request.raw_path})
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", anything)
+    async with serving(app) as up, proxying(f"{up}/base/") as (url, _):
+        port = int(url.rsplit(":", 1)[1])
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)  # a client that sends it as it is
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.read(), WAIT)
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 200"), answer[:300]
+    (arrived,) = seen
+    assert arrived.startswith("/base/pt/echo"), arrived
