@@ -77,6 +77,7 @@ from ..errors import (
 )
 from ..redact import redact_url
 from ..safe_text import model_text
+from ._slots import MORE_SLOTS, Slots, overflowed
 from ._stop import BoundaryStopper
 from ._streams import (
     STREAM_FORMATS,
@@ -401,6 +402,10 @@ class HTTPBackend(Backend):
             else None
         )
         self.url = full.with_user(None)
+        path = self.url.path.rstrip("/")
+        for tail in (PROVIDER_TABLE[provider].path, "/v1"):
+            path = path[: -len(tail)] if path.endswith(tail) else path
+        self._base_url = self.url.with_path(path or "/").with_query(None)  # the server's, for /props
         self.provider = PROVIDER_TABLE[provider]
         if provider == "ollama" and not model_name:
             raise ConfigError("the ollama provider needs the model's name; pass --model-name NAME.")
@@ -428,6 +433,7 @@ class HTTPBackend(Backend):
         self._requesting = 0  # engine requests under way (``requesting``)
         self._stream_refused = False  # the server answers whole completions only
         self._window_chars: int | None = None  # a row's prompt at most, once a refusal told the context
+        self._slots = Slots()  # the server's rows side by side, where it says (``_fit_slots``)
         self._closed = False
 
     @classmethod
@@ -573,6 +579,10 @@ class HTTPBackend(Backend):
             suffixes = None
         own = self._closed
         session = self._new_session() if own else self._get_session()
+        if await self._fit_slots(session, len(prompts)):  # fewer slots than rows: whole, slots at a time
+            if own:
+                await session.close()
+            return Decided(await self.complete(prompts, suffixes=suffixes), None)
         self._inflight += 1
         try:
             tails: Sequence[str | None] = (
@@ -594,7 +604,17 @@ class HTTPBackend(Backend):
             async def pump(i: int, row: Row) -> None:
                 await self._pump(session, bodies[i], row, after, deadline)
 
-            got = await decide_over_streams(rows, pump, after, decide, deadline, self._timeout_error)
+            declined: list[bool] = []
+
+            def deciding(partial: list[Outcome]) -> int | None:
+                # rows refused or failed for the context are asked again whole (below): nothing
+                # is decided on the others' first tokens
+                if any(isinstance(o, BackendError) and overflowed(str(o)) for o in partial):
+                    declined.append(True)
+                    return None
+                return decide(partial)
+
+            got = await decide_over_streams(rows, pump, after, deciding, deadline, self._timeout_error)
         finally:
             self._inflight -= 1
             if own:
@@ -612,7 +632,21 @@ class HTTPBackend(Backend):
                 )
             return Decided(whole, None)
         exceeded = [(o, sent[i][0]) for i, o in enumerate(got.outcomes) if isinstance(o, ContextExceeded)]
-        if exceeded and self._learn_window(exceeded):  # asked again, each row cut to fit
+        overflowing = [
+            o
+            for o in got.outcomes
+            if isinstance(o, BackendError) and not isinstance(o, ContextExceeded) and overflowed(str(o))
+        ]
+        for o in got.outcomes:
+            if isinstance(o, BackendError):
+                self._slots.noted_failure(str(o))
+        if exceeded:
+            self._learn_window(exceeded)  # asked again (below), each row cut to fit
+        if overflowing:  # the rows overflowed the server's context: as many at a time as fitted
+            self._slots.measured(len(prompts) - len(overflowing))
+            async with self._new_session() as probe:
+                await self._fit_slots(probe, len(prompts))
+        if declined or (got.chosen is None and (exceeded or overflowing)):
             return Decided(await self.complete(prompts, suffixes=suffixes), None)
         if got.whole and not self._stream_refused:
             self._stream_refused = True
@@ -675,6 +709,7 @@ class HTTPBackend(Backend):
             row.add(text, "stop", after)
             return
         async for data in events(resp, fmt.framing, self.max_response_bytes):
+            self._slots.notice(data)
             try:
                 piece, finish = fmt.piece(data)
             except (KeyError, IndexError, TypeError, AttributeError) as exc:
@@ -781,6 +816,7 @@ class HTTPBackend(Backend):
         seeds: Sequence[int] | None = None,
     ) -> list[Outcome]:
         p = self.provider
+        await self._fit_slots(session, len(prompts))
         # a row without code after its cursor is asked without a suffix, as it is alone
         tails: Sequence[str | None] = (
             [t if t.strip() else None for t in suffixes] if suffixes is not None else [None] * len(prompts)
@@ -826,7 +862,40 @@ class HTTPBackend(Backend):
             answers = await self._send_all(session, again, deadline, [prompts[i] for i in exceeded])
             for i, o in zip(exceeded, answers, strict=True):
                 out[i] = o
+        failed = [
+            i
+            for i, o in enumerate(out)
+            if isinstance(o, BackendError) and not isinstance(o, ContextExceeded) and overflowed(str(o))
+        ]
+        if failed:
+            self._slots.measured(len(prompts) - len(failed))
+        if failed and await self._fit_slots(session, len(prompts)):  # they overflowed its slots
+            again = [(self.url, body(i), p.parse, p.expects) for i in failed]
+            answers = await self._send_all(session, again, deadline, [prompts[i] for i in failed])
+            for i, o in zip(failed, answers, strict=True):
+                out[i] = o
         return out
+
+    async def _fit_slots(self, session: aiohttp.ClientSession, rows: int) -> bool:
+        """Asks the server for its slots when that is due (``_slots``); True when it runs fewer
+        rows side by side than ``rows`` (its slots, or the rows that fitted its context last):
+        they then go that many at a time (``_send_all``), whole, and one line says so and how to
+        give the server more."""
+        if self._slots.due():
+            await self._slots.ask(session, self._base_url, self._headers())
+        at_once = self._slots.at_once
+        if at_once is None or at_once >= rows:
+            return False
+        if self._slots.tell(rows):
+            log.warning(
+                "%s runs %d rows side by side; a repair's %d rows go %d at a time, each whole; %s",
+                self._shown_url,
+                at_once,
+                rows,
+                at_once,
+                MORE_SLOTS,
+            )
+        return True
 
     def _windowed(self, prompt: str, suffix: str | None) -> tuple[str, str | None]:
         """A row as it is sent: cut around the cursor to the context the server gives a row, once
@@ -873,7 +942,7 @@ class HTTPBackend(Backend):
     ) -> list[Outcome]:
         """Each job's answer (or error), at most ``max_concurrency`` at a time; an answer to a
         completion ``prompt`` is trimmed at its natural end (None: a chat answer, kept whole)."""
-        gate = asyncio.Semaphore(self.max_concurrency)
+        gate = asyncio.Semaphore(min(self.max_concurrency, self._slots.at_once or self.max_concurrency))
 
         async def one(
             job: tuple[URL, dict[str, Any], Callable[[Any], str], str], prompt: str | None
@@ -885,6 +954,7 @@ class HTTPBackend(Backend):
             except TimeoutError:  # aiohttp's own timeouts derive from it too
                 return self._timeout_error()
             except BackendError as exc:
+                self._slots.noted_failure(str(exc))
                 return exc
             text = text[: self.max_completion_chars]  # a runaway answer is cut before it is trimmed
             if prompt is None:
@@ -926,8 +996,8 @@ class HTTPBackend(Backend):
                     raise ContextExceeded(str(error), *told)
                 if status in SUFFIX_REFUSALS and "suffix" in body:
                     raise _SuffixRefused(str(error))
-                if status not in RETRY_STATUSES:
-                    raise error
+                if status not in RETRY_STATUSES or overflowed(str(error)):
+                    raise error  # rows that overflow a server's context are asked again as they fit
                 what = f"answered {status}"
             if attempt >= self.max_retries:
                 raise error
@@ -1034,6 +1104,7 @@ class HTTPBackend(Backend):
                 f"{self._shown_url} answered something that is not JSON"
                 + (" (nested too deeply to read)." if isinstance(exc, RecursionError) else ".")
             ) from exc
+        self._slots.notice(data)
         try:
             return model_text(parse(data))  # the one place a server's answer enters
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:

@@ -58,6 +58,7 @@ class LlamaLike:
     _streaming: set[asyncio.Event] = field(default_factory=set)  # a queued request sets them
     _in_use: int = 0  # tokens held in the shared context
     most_at_once: int = 0  # rows generating side by side, at most
+    props_asked: int = 0
     _running: int = 0
 
     def app(self) -> web.Application:
@@ -68,6 +69,7 @@ class LlamaLike:
         return app
 
     async def _props(self, request: web.Request) -> web.Response:
+        self.props_asked += 1
         return web.json_response(
             {
                 "default_generation_settings": {"n_ctx": self.n_ctx, "params": {}},
@@ -144,22 +146,24 @@ class LlamaLike:
         n_prompt: int,
         oai: bool,
     ) -> web.StreamResponse:
-        held = n_prompt
+        held = 0  # tokens this row holds in the shared context
         overflow = False
         if self.shared_ctx is not None:
             if self._in_use + n_prompt > self.shared_ctx:
                 overflow = True
             else:
                 self._in_use += n_prompt
+                held = n_prompt
         try:
             if not stream:
                 out = ""
                 for tok in toks:
                     await asyncio.sleep(self.step_s)
                     out += tok
-                    if self.shared_ctx is not None and not overflow:
-                        if self._in_use + 1 > self.shared_ctx:
+                    if self.shared_ctx is not None:
+                        if overflow or self._in_use + 1 > self.shared_ctx:
                             overflow = True
+                            break
                         self._in_use += 1
                         held += 1
                 if overflow:
@@ -172,7 +176,7 @@ class LlamaLike:
                          "total_tokens": n_prompt + len(toks)}  # fmt: skip
                 if oai:
                     choice = {"text": out, "index": 0, "logprobs": None, "finish_reason": reason}
-                    return web.json_response({**head, "choices": [choice], "usage": usage})
+                    return web.json_response({**head, "choices": [choice], "usage": usage, "timings": {}})
                 return web.json_response({"content": out, "stop": True, "tokens_evaluated": n_prompt})
             resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
             await resp.prepare(request)
@@ -213,8 +217,7 @@ class LlamaLike:
             finally:
                 self._streaming.discard(interrupted)
         finally:
-            if self.shared_ctx is not None and not overflow:
-                self._in_use -= held
+            self._in_use -= held
 
     async def _event(
         self,
@@ -230,7 +233,8 @@ class LlamaLike:
                 **head,
                 "choices": [{"text": text, "index": 0, "logprobs": None, "finish_reason": finish}],
             }
-            if usage is not None:
+            if usage is not None:  # the last event: llama-server's carries usage and timings
+                event["timings"] = {}
                 event["usage"] = {"prompt_tokens": usage[0], "completion_tokens": usage[1],
                                   "total_tokens": sum(usage)}  # fmt: skip
         else:

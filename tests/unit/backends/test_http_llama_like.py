@@ -95,3 +95,29 @@ async def test_the_streamed_and_the_whole_rows_give_the_same_text_under_a_stop_s
         streamed = await b.complete_deciding(["a = ", "b = "], after=64, decide=lambda _: 0)
     assert whole == ["x = 1  \n"] * 2
     assert streamed.outcomes == whole
+
+
+ROW = "def f(x):\n    y = x + 1\n    return "  # nine tokens
+
+
+@pytest.mark.parametrize("deciding", [False, True])
+async def test_rows_that_overflow_the_servers_shared_context_are_asked_again_as_many_at_a_time_as_fit(
+    deciding: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """llama-server's default slots share one context: four rows side by side overflow it and all
+    but one fail. Those rows are asked again, one at a time (the rows that fitted), and one line
+    says how to give the server more slots; its /props is asked once."""
+    server = LlamaLike(words, slots=4, shared_ctx=20)  # one row of 9 + 7 tokens fits, two do not
+    prompts = [ROW + name for name in ("a", "b", "c", "d")]
+    with caplog.at_level(logging.INFO, logger="cctest.backends.http"):
+        async with llama_like(server) as url, backend(url) as b:
+            if deciding:
+                out = (await b.complete_deciding(prompts, after=3, decide=lambda _: 0)).outcomes
+            else:
+                out = await b.complete(prompts)
+            assert out == [TEXT] * 4
+            again = await b.complete(prompts)  # at once one at a time now: nothing fails
+    assert again == [TEXT] * 4
+    lines = [r.getMessage() for r in caplog.records if "side by side" in r.getMessage()]
+    assert len(lines) == 1 and "runs 1 rows side by side" in lines[0] and "llama-server -np" in lines[0]
+    assert server.props_asked == 1
