@@ -47,6 +47,10 @@ _CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 # a vectors file: GloVe's largest (840B words, 300 dimensions) is 5.6 GB; a line is one word's vector
 MAX_VECTORS_BYTES = 8 * 1024**3
 MAX_VECTORS_LINE_BYTES = 1024 * 1024
+# lines in a vectors file (blank ones too): each word costs about 100 bytes and a few microseconds
+# beyond its numbers however short its line, so the count bounds a file of short lines
+MAX_VECTORS_LINES = 4_000_000
+_CHUNK_VALUES = 1 << 18  # numbers parsed at a time
 NEIGHBOURS_BY = ("euclidean", "cosine")  # how Vectors ranks a word's neighbours; the first is the default
 _WORDNET_FILES = ("data.noun", "data.verb", "data.adj", "data.adv", "index.noun", "index.verb")
 
@@ -158,7 +162,10 @@ class Vectors:
         self.by = by
         path = Path(path).expanduser()
         words: list[str] = []
-        rows: list[np.ndarray] = []
+        chunks: list[np.ndarray] = []
+        values: list[str] = []  # the numbers of the lines read since the last chunk, as text
+        numbers: list[int] = []  # those lines' numbers, to name the one refused
+        dim = 0
         lines = read_user_lines(
             path,
             limit=MAX_VECTORS_BYTES,
@@ -167,28 +174,37 @@ class Vectors:
             error=ConfigError,
         )
         for number, line in lines:
+            if number > MAX_VECTORS_LINES:
+                raise ConfigError(
+                    f"{path} has more than {MAX_VECTORS_LINES:,} lines, the limit for a GloVe-format "
+                    "vectors file (GloVe's largest has 2.2 million words)."
+                )
             parts = line.rstrip().split(" ")
             if len(parts) < 2:
                 continue
-            try:
-                with np.errstate(over="ignore"):  # 1e39 becomes inf, refused below
-                    row = np.asarray(parts[1:], dtype=np.float32)
-            except ValueError:
-                raise ConfigError(f"{path}:{number} is not 'word v1 v2 ...' (GloVe's format).") from None
-            if not np.isfinite(row).all():
-                raise ConfigError(f"{path}:{number} holds a value that is not a finite number (nan or inf).")
-            if rows and row.shape != rows[0].shape:
-                raise ConfigError(f"{path}:{number} has {len(row)} numbers, line 1 has {len(rows[0])}.")
-            rows.append(row)
+            if not dim:
+                dim = len(parts) - 1
+            elif len(parts) - 1 != dim:
+                raise ConfigError(f"{path}:{number} has {len(parts) - 1} numbers, line 1 has {dim}.")
             words.append(parts[0])
+            values.extend(parts[1:])
+            numbers.append(number)
+            if len(values) >= _CHUNK_VALUES:
+                chunks.append(_vectors_chunk(path, values, numbers, dim))
+                values, numbers = [], []
+        if values:
+            chunks.append(_vectors_chunk(path, values, numbers, dim))
         if not words:
             raise ConfigError(f"the vectors file {path} holds no vectors.")
         self.path = path
         self.words = words
         self.index = {w: i for i, w in enumerate(words)}
-        self.matrix = np.vstack(rows)
-        norms = np.linalg.norm(self.matrix, axis=1, keepdims=True)
-        self.unit = self.matrix / np.where(norms == 0, 1, norms)
+        self.matrix = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+        del chunks
+        self.unit = self.matrix
+        if by == "cosine":  # the rows scaled to length 1, for cosine similarity only
+            norms = np.linalg.norm(self.matrix, axis=1, keepdims=True)
+            self.unit = self.matrix / np.where(norms == 0, 1, norms)
         self._cache: dict[str, list[str]] = {}
 
     def vector(self, word: str) -> np.ndarray | None:
@@ -215,6 +231,26 @@ class Vectors:
             top = top[np.argsort(-sims[top], kind="stable")]
             have = self._cache[key] = [self.words[j] for j in top if self.words[j] != key][:m]
         return have[:n]
+
+
+def _vectors_chunk(path: Path, values: list[str], numbers: list[int], dim: int) -> np.ndarray:
+    """The rows of ``values`` (``dim`` numbers each) as float32; ``ConfigError`` naming the first
+    line that holds something other than a finite number."""
+    try:
+        with np.errstate(over="ignore"):  # 1e39 becomes inf, refused below
+            rows = np.asarray(values, dtype=np.float32).reshape(len(numbers), dim)
+    except ValueError:
+        for i, number in enumerate(numbers):
+            try:
+                np.asarray(values[i * dim : (i + 1) * dim], dtype=np.float32)
+            except ValueError:
+                raise ConfigError(f"{path}:{number} is not 'word v1 v2 ...' (GloVe's format).") from None
+        raise
+    finite = np.isfinite(rows).all(axis=1)
+    if not finite.all():
+        number = numbers[int(np.argmin(finite))]
+        raise ConfigError(f"{path}:{number} holds a value that is not a finite number (nan or inf).")
+    return rows
 
 
 class Synonyms:

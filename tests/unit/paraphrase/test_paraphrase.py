@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from cctest.paraphrase import (
     WordNet,
     generate,
     neighbour_source,
+    neighbours,
     paraphrases,
     replaceable_words,
 )
@@ -100,6 +103,52 @@ def test_vectors_file_must_be_utf8(tmp_path: Path) -> None:
     latin.write_bytes(b"cat 1 0\ncaf\xe9 0 1\n")
     with pytest.raises(ConfigError, match=r"latin.txt is not valid UTF-8"):
         Vectors(latin)
+
+
+def test_a_vectors_file_of_more_lines_than_the_bound_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every line costs time and a word's memory however short it is (50 MB of 'ab 1' lines took
+    over 4 GB and 247 s): a file of more lines than the bound is refused, blank lines counted."""
+    monkeypatch.setattr(neighbours, "MAX_VECTORS_LINES", 1000)
+    at = tmp_path / "at.txt"
+    at.write_text("cat 1 0\n" + "\n" * 998 + "dog 0 1\n", encoding="utf-8")
+    assert Vectors(at).words == ["cat", "dog"]
+    over = tmp_path / "over.txt"
+    over.write_text("cat 1 0\n" + "\n" * 999 + "dog 0 1\n", encoding="utf-8")
+    with pytest.raises(
+        ConfigError, match=r"over.txt has more than 1,000 lines, the limit for a GloVe-format"
+    ):
+        Vectors(over)
+
+
+def test_a_vectors_file_of_short_lines_costs_little_memory_per_line(tmp_path: Path) -> None:
+    """A line's vector is parsed into float32 rows in chunks, not kept as an array object of its own
+    (about 360 bytes a line of 'ab 1' before, with the words; about 110 now)."""
+    lines = 100_000
+    f = tmp_path / "short.txt"
+    f.write_text("ab 1\n" * lines, encoding="utf-8")
+    tracemalloc.start()
+    try:
+        vectors = Vectors(f)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(vectors.words) == lines and vectors.matrix.shape == (lines, 1)
+    assert peak < 200 * lines
+
+
+def test_a_bad_value_is_named_by_its_line_in_any_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(neighbours, "_CHUNK_VALUES", 4)
+    for bad, message in (("x", "is not 'word v1 v2 ...'"), ("nan", "holds a value that is not a finite")):
+        f = tmp_path / "chunks.txt"
+        f.write_text("".join(f"w{i} 1 {bad if i == 6 else 0}\n" for i in range(9)), encoding="utf-8")
+        with pytest.raises(ConfigError, match=rf"chunks.txt:7 {re.escape(message)}"):
+            Vectors(f)
+    f.write_text("".join(f"w{i} {i} 0\n" for i in range(9)), encoding="utf-8")
+    assert Vectors(f).matrix[:, 0].tolist() == list(range(9))
 
 
 def test_vectors_neighbours_widen_from_the_cache(vectors: Vectors) -> None:
