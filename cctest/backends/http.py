@@ -839,7 +839,9 @@ class HTTPBackend(Backend):
             # asked again without the field; the server is taken to refuse it only when that is
             # answered (an error that was not about the field leaves the field in use)
             self._suffix_refused = True
+            logged, self._fim_note_logged = self._fim_note_logged, True  # said below, if it holds
             again = [(self.url, body(i), p.parse, p.expects) for i in refused]
+            self._fim_note_logged = logged
             answers = await self._send_all(session, again, deadline, [prompts[i] for i in refused])
             if any(isinstance(o, str) for o in answers):
                 if self.template is None:

@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import json
 import sys
+from collections import Counter
 
 from ..backends.base import FimLayout
 from ..document import parse_location, prompt_at
@@ -54,10 +55,21 @@ def run(args: argparse.Namespace) -> int:
 
     async def go():  # type: ignore[no-untyped-def]
         async with load(create_backend, settings) as backend:  # told on stderr: it takes seconds
+            result = await Engine(backend, settings).run(prompt)
+            # the layout the rows got, known once they were asked (a server may refuse a field)
             fim[0] = backend.fim_used() if isinstance(backend, FimLayout) and prompt.suffix.strip() else None
-            return await Engine(backend, settings).run(prompt)
+            return result
 
     result = asyncio.run(go())
+    failed = Counter(c.error for c in result.completions if c.error)
+    if failed:  # said on stderr in every output mode: a verdict on fewer rows than asked
+        why, count = failed.most_common(1)[0]
+        others = sum(failed.values()) - count
+        print(
+            f"# cctest: {sum(failed.values())} of {len(result.completions)} rows failed ({count}: {why}"
+            + (f"; {others} for other reasons)" if others else ")"),
+            file=sys.stderr,
+        )
     if args.json:
         json.dump({**result.to_dict(), "fim": fim[0]}, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
