@@ -46,6 +46,7 @@ from typing import IO, Any
 from .errors import DefectLogError
 from .redact import redact_settings
 from .types import EngineResult
+from .userfile import write_target_problem
 
 SCHEMA_VERSION = 1
 _SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database
@@ -206,14 +207,9 @@ def _reason(exc: Exception) -> str:
 
 
 def _kind_problem(st: os.stat_result) -> str | None:
-    """What is wrong with a path whose own status is ``st`` (None: a regular file)."""
-    if stat.S_ISLNK(st.st_mode):
-        return "is a symbolic link"
-    if stat.S_ISDIR(st.st_mode):
-        return "is a directory"
-    if not stat.S_ISREG(st.st_mode):
-        return "is not a regular file (a device, a pipe or a socket)"
-    return None
+    """What is wrong with a path whose own status is ``st`` (None: a regular file): the check of
+    every path cctest writes (``userfile.write_target_problem``), symbolic links refused."""
+    return write_target_problem(st)
 
 
 def _check_kind(path: Path, st: os.stat_result) -> None:

@@ -1,4 +1,5 @@
-"""Reading a file a user names: a regular file only, up to a size limit, one sentence otherwise.
+"""Files a user names: read as a regular file only, up to a size limit; written only where no
+special file is; one sentence otherwise.
 
 Every path the CLI reads on a user's word (a source file, ``--context``, a dataset or task file,
 ``@FILE`` arguments, a run directory's records) goes through :func:`read_user_bytes`. A device
@@ -11,6 +12,13 @@ A JSONL file (a dataset, a task file, a run's records) is read a line at a time
 (:func:`read_user_lines`, :func:`iter_user_lines`), each line up to a bound of its own, so memory
 holds one line, never the whole file: a file of one endless line is refused after its first
 ``MAX_LINE_BYTES``.
+
+Every path cctest writes on a user's word (``bench export --out``, a run directory's files, a
+comparison, the defect log and its exports, ``--answers-cache``, a log file) is checked first with
+:func:`check_write_target`: a device, a named pipe, a socket or a directory there is refused with
+one sentence. A file is written whole through a temporary file renamed over the path, and a rename
+replaces whatever the path names: without the check, ``--out /dev/null`` would put a regular file
+in the place of the system's ``/dev/null``.
 """
 
 from __future__ import annotations
@@ -93,6 +101,41 @@ def _check(p: Path, st: os.stat_result, limit: int | None, what: str, error: typ
         raise error(f"{p} is not a regular file (a device, a pipe or a socket); give a {what}.")
     if limit is not None and st.st_size > limit:
         raise error(f"{p} is larger than {human_size(limit)}, the limit for a {what}.")
+
+
+def write_target_problem(st: os.stat_result, *, link_ok: bool = False) -> str | None:
+    """What is wrong with writing a file where something whose own status (``lstat``) is ``st``
+    already is (None: nothing, a regular file to replace). A symbolic link is a problem unless
+    ``link_ok`` (a writer that replaces the link itself, never writing through it)."""
+    if stat.S_ISLNK(st.st_mode):
+        return None if link_ok else "is a symbolic link"
+    if stat.S_ISDIR(st.st_mode):
+        return "is a directory"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file (a device, a pipe or a socket)"
+    return None
+
+
+def check_write_target(
+    path: str | Path,
+    *,
+    what: str = "file",
+    error: type[CCTestError] = InputError,
+    link_ok: bool = False,
+) -> None:
+    """Refuse, with ``error``'s one sentence, to write the file ``path`` (a ``what``) when something
+    other than a regular file is there (``write_target_problem``); nothing there is fine."""
+    p = Path(path)
+    try:
+        st = os.lstat(p)
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        reason = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+        raise error(f"cannot write the {what} {p}: {reason}.") from None
+    problem = write_target_problem(st, link_ok=link_ok)
+    if problem is not None:
+        raise error(f"cannot write the {what} {p}: it {problem}; give the path of a regular file.")
 
 
 def read_user_text(
@@ -198,8 +241,10 @@ __all__ = [
     "MAX_DATA_BYTES",
     "MAX_LINE_BYTES",
     "MAX_SOURCE_BYTES",
+    "check_write_target",
     "iter_user_lines",
     "read_user_bytes",
     "read_user_lines",
     "read_user_text",
+    "write_target_problem",
 ]

@@ -15,7 +15,9 @@ import os
 import sys
 
 from cctest.cli import SentenceParser
+from cctest.errors import InputError
 from cctest.redact import RedactingFormatter
+from cctest.userfile import check_write_target
 
 
 def _parse_tcp(value: str) -> tuple[str, int]:
@@ -69,7 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cctest-lsp {__version__}")
         return 0
     try:
+        if args.log_file:  # appending to a pipe would wait for a reader, to a device lose the log
+            check_write_target(args.log_file, what="log file")
         _configure_logging(args.log_level, args.log_file)
+    except InputError as exc:
+        print(f"cctest-lsp: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         print(
             f"cctest-lsp: cannot write the log file {args.log_file}: {exc.strerror or exc}.", file=sys.stderr

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 from ..errors import ConfigError
-from ..userfile import MAX_SOURCE_BYTES, iter_user_lines, read_user_text
+from ..userfile import MAX_SOURCE_BYTES, check_write_target, iter_user_lines, read_user_text
 from .kinds import kind_of
 
 CONFIG = "config.json"
@@ -86,11 +86,13 @@ def config_view(config: Mapping[str, Any]) -> dict[str, Any]:
     return kind_of(config).read_config(config)
 
 
-def write_file(path: Path, text: str) -> None:
+def write_file(path: Path, text: str, what: str = "file") -> None:
     """``text`` as the file ``path`` (of a run directory, a comparison, an export), whole or not at
     all: written to a new temporary file beside it (created exclusively: never through a link) and
     renamed over ``path`` (which replaces a symlink planted there, never follows it).
-    ``RunWriteError`` if it fails."""
+    ``RunWriteError`` if it fails; a device, a pipe, a socket or a directory at ``path`` (``what``,
+    for the sentence) is refused before anything is written, since the rename would replace it."""
+    check_write_target(path, what=what, error=ConfigError, link_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
@@ -109,6 +111,22 @@ def write_file(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise RunWriteError(path, exc) from None
+
+
+RUN_FILES = (CONFIG, RESULTS, SUMMARY, REPORT, LOCK)
+
+
+def is_run_file(path: Path) -> bool:
+    """``path`` names one of a run directory's own files (in a directory, however named, that holds
+    a run: a ``config.json``, ``results.jsonl`` or ``run.lock``), which another file written there
+    would replace."""
+    if path.name not in RUN_FILES:
+        return False
+    try:
+        directory = path.parent.resolve()
+    except (OSError, RuntimeError):
+        return False
+    return any(os.path.lexists(directory / name) for name in (CONFIG, RESULTS, LOCK))
 
 
 def make_dir(out: Path) -> None:
@@ -178,6 +196,7 @@ class RunStore(Generic[R]):
             yield self
             return
         path = self.lock_path
+        check_write_target(path, what=f"run's {LOCK}", error=ConfigError, link_ok=True)
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         except OSError as exc:
@@ -257,6 +276,7 @@ class RunStore(Generic[R]):
         is cut off again, so the file ends with the last whole record: ``RunWriteError``."""
         path = self.results_path
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        check_write_target(path, what=f"run's {RESULTS}", error=ConfigError, link_ok=True)
         try:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         except OSError as exc:

@@ -373,13 +373,21 @@ def _compare(a: Path, b: Path, out: Path | None) -> int:
 
 def _export(run_dir: Path, args: argparse.Namespace) -> int:
     from ..bench.export import jsonl, samples
-    from ..bench.store import load_run, write_file
+    from ..bench.store import is_run_file, load_run, write_file
+    from ..userfile import check_write_target
 
+    out = getattr(args, "out", None)
+    if out:  # refused before the run is read: nothing is written
+        if is_run_file(Path(out)):
+            raise ConfigError(
+                f"--out {out} is a file of a run directory, which export would overwrite; "
+                "write the samples to a file of their own."
+            )
+        check_write_target(out, what="export", error=ConfigError, link_ok=True)
     config, records = load_run(run_dir)
     text = jsonl(samples(config, records, fmt=args.format, which=args.which, threshold=args.threshold))
-    out = getattr(args, "out", None)
     if out:
-        write_file(Path(out), text)
+        write_file(Path(out), text, "export")
         print(f"cctest: wrote {len(records)} samples to {out}.", file=sys.stderr)
     else:
         sys.stdout.write(text)

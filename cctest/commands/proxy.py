@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
     from ..proxy import ProxyConfig
     from ..proxy import run as serve
+    from ..userfile import check_write_target
 
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"port {args.port} is out of range; give a number from 0 to 65535.")
@@ -78,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     settings = settings_from(args)
+    # the defect log is opened at the first repair: a special file there is refused now, not then
+    check_write_target(settings.defect_log_path(), what="defect log", error=ConfigError)
     config = ProxyConfig(args.upstream, provider=args.provider, mode=args.mode, settings=settings)
     try:
         serve(config, args.host, args.port)

@@ -70,6 +70,7 @@ from ..tasks.model import Task
 from ..tasks.oracle import Judgement, OracleSettings
 from ..tasks.render import ChatStyle
 from ..tasks.run import TaskRunConfig, TasksKind, TasksSummary, mode_label, summarize_tasks
+from ..userfile import write_target_problem
 
 
 class OperationalRound(TypedDict):
@@ -246,10 +247,9 @@ def _check_cache_file(path: Path) -> None:
         return
     except OSError as exc:
         raise ConfigError(f"{path} cannot be read: {exc.strerror or exc}.") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ConfigError(f"{path} is a directory; {use}.")
-    if not stat.S_ISREG(st.st_mode):
-        raise ConfigError(f"{path} is not a regular file (a device, a pipe or a socket); {use}.")
+    problem = write_target_problem(st)  # the check of every path cctest writes
+    if problem is not None:
+        raise ConfigError(f"{path} {problem}; {use}.")
     if st.st_size == 0:
         return  # SQLite makes an empty file a database
     try:

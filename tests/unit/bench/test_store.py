@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -146,10 +148,22 @@ def test_summary_json_is_written_whole_and_never_through_a_link(tmp_path: Path) 
     assert outside.read_text() == "mine"  # the link was replaced, not followed
     assert not store.summary_path.is_symlink()
 
-    # a write that fails leaves no temporary file behind
+    # a write that fails (a file-size limit, reached mid-write) leaves no temporary file behind
     store.summary_path.unlink()
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of the signal
+    limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (10, limits[1]))
+    try:
+        with pytest.raises(RunWriteError, match=r"summary.json cannot be written \(the file size limit"):
+            store.write_summary({"counts": {"tasks": 12345}})
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+        signal.signal(signal.SIGXFSZ, handler)
+    assert list(tmp_path.iterdir()) == []
+
+    # a directory there is refused before anything is written
     store.summary_path.mkdir()
     (store.summary_path / "x").write_text("")
-    with pytest.raises(RunWriteError, match="summary.json cannot be written"):
+    with pytest.raises(ConfigError, match="summary.json: it is a directory"):
         store.write_summary({"counts": {}})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["summary.json"]
