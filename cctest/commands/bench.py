@@ -356,6 +356,7 @@ def _report(run_dir: Path) -> int:
 def _compare(a: Path, b: Path, out: Path | None) -> int:
     from ..bench.report import compare_runs
     from ..bench.store import load_run
+    from ..safe_text import for_stream
 
     runs = []
     for d in (a, b):
@@ -366,7 +367,7 @@ def _compare(a: Path, b: Path, out: Path | None) -> int:
     if runs[0][0] == runs[1][0]:
         runs = [(str(a), runs[0][1], runs[0][2]), (str(b), runs[1][1], runs[1][2])]
     table, path = compare_runs(runs, out or a.parent)
-    print(table)
+    print(for_stream(table, sys.stdout))  # run names and settings: escaped on a terminal
     print(f"cctest: wrote {path}.", file=sys.stderr)
     return 0
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..bench.store import REPORT, R, RunStore, StoredConfig
 from ..errors import ConfigError
+from ..safe_text import for_stream
 
 
 def run_in_dir(
@@ -67,5 +68,7 @@ def finish(store: RunStore[R], config: Mapping[str, Any], records: Sequence[R]) 
     """Write the run's summary.json and report.html, and print its terminal report."""
     from ..bench.report import finish_run
 
-    sys.stdout.write(finish_run(store, config, records))
+    # a task id or a skipped template's reason (a benchmark's text) may hold a screen clear or a
+    # title change: escaped on a terminal, as the log lines are; exact to a pipe or a file
+    sys.stdout.write(for_stream(finish_run(store, config, records), sys.stdout))
     print(f"cctest: wrote {store.summary_path} and {store.path / REPORT}.", file=sys.stderr)
