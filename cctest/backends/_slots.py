@@ -49,6 +49,7 @@ class Slots:
         self.total: int | None = None  # rows side by side; None: not known
         self.n_ctx: int | None = None  # each slot's context, in tokens
         self.wanted = False
+        self.llama = False  # the server answered /props as llama.cpp's does
         self._asked_at: float | None = None
         self._told: int | None = None  # the slot count a line was logged for
         self._fits: int | None = None  # rows that ran side by side without overflowing (``measured``)
@@ -80,15 +81,17 @@ class Slots:
         now = asyncio.get_running_loop().time()
         return self.wanted and (self._asked_at is None or now - self._asked_at >= ASK_EVERY_S)
 
-    async def ask(self, session: aiohttp.ClientSession, url: URL, headers: Mapping[str, str]) -> int | None:
-        """``GET /props`` at ``url`` (the server's base): its ``total_slots`` and a slot's
-        ``n_ctx``; a server that does not answer them leaves them unknown."""
+    async def ask(
+        self, session: aiohttp.ClientSession, url: URL, headers: Mapping[str, str], wait: float = 2.0
+    ) -> int | None:
+        """``GET /props`` at ``url`` (the server's base), waiting ``wait`` seconds at most: its
+        ``total_slots`` and a slot's ``n_ctx``; a server that does not answer them leaves them
+        unknown. One that does is llama.cpp's (``llama``), asked again when ``due``."""
         self._asked_at = asyncio.get_running_loop().time()
+        props_url = url.with_path(url.path.rstrip("/") + "/props")
         try:
-            async with asyncio.timeout(2.0):
-                async with session.get(
-                    url.with_path(url.path.rstrip("/") + "/props"), headers=headers
-                ) as resp:
+            async with asyncio.timeout(max(0.001, wait)):
+                async with session.get(props_url, headers=headers) as resp:
                     data = json.loads(await resp.content.read(1024 * 1024)) if resp.status == 200 else None
         except (aiohttp.ClientError, TimeoutError, ValueError, RecursionError):
             data = None
@@ -98,6 +101,8 @@ class Slots:
         settings = props.get("default_generation_settings")
         n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
         self.n_ctx = n_ctx if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0 else None
+        self.llama = self.total is not None and isinstance(settings, dict)
+        self.wanted = self.wanted or self.llama
         return self.total
 
     def tell(self, rows: int) -> bool:

@@ -114,6 +114,16 @@ class StreamFormat:
         return body if self.path is not None else {**body, "stream": True}
 
 
+def _infill_piece(data: Any) -> tuple[str, str | None]:
+    text = data.get("content", "")
+    if not isinstance(text, str):
+        raise TypeError("content is not a string")
+    return text, (data.get("stop_type") or "stop") if data.get("stop") else None
+
+
+# llama.cpp's server's /infill: events {"content", "stop"}, the last with "stop": true
+INFILL_STREAM = StreamFormat("sse", _infill_piece)
+
 STREAM_FORMATS = {
     "openai": StreamFormat("sse", _openai_piece),
     "ollama": StreamFormat("ndjson", _ollama_piece),
@@ -299,6 +309,7 @@ async def decide_over_streams(
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "INFILL_STREAM",
     "STREAM_FORMATS",
     "Row",
     "StreamFormat",

@@ -80,6 +80,7 @@ from ..safe_text import model_text
 from ._slots import MORE_SLOTS, Slots, overflowed
 from ._stop import BoundaryStopper
 from ._streams import (
+    INFILL_STREAM,
     STREAM_FORMATS,
     Row,
     StreamRefused,
@@ -227,6 +228,34 @@ def tgi_response(data: Any) -> str:
     text = data["generated_text"]
     if not isinstance(text, str):
         raise TypeError("generated_text is not a string")
+    return text
+
+
+INFILL = "/infill (llama.cpp's server)"  # the fim mode that asks llama.cpp's server's /infill
+
+
+def infill_request(prefix: str, suffix: str, opts: GenerationOptions) -> dict[str, Any]:
+    """A fill-in-the-middle request for llama.cpp's server's ``/infill``, which lays the code out
+    in the model's own FIM tokens (its ``/v1/completions`` takes a ``suffix`` field and ignores it)."""
+    body: dict[str, Any] = {
+        "input_prefix": prefix,
+        "input_suffix": suffix,
+        "n_predict": opts.max_new_tokens,
+        "temperature": opts.temperature,
+        "top_p": opts.top_p,
+        "stream": False,
+    }
+    if opts.stop:
+        body["stop"] = list(opts.stop)
+    if _sampling_seed(opts) is not None:
+        body["seed"] = opts.seed
+    return body
+
+
+def infill_response(data: Any) -> str:
+    text = data["content"]
+    if not isinstance(text, str):
+        raise TypeError("content is not a string")
     return text
 
 
@@ -406,6 +435,7 @@ class HTTPBackend(Backend):
         for tail in (PROVIDER_TABLE[provider].path, "/v1"):
             path = path[: -len(tail)] if path.endswith(tail) else path
         self._base_url = self.url.with_path(path or "/").with_query(None)  # the server's, for /props
+        self._infill_url = self._base_url.with_path(path + "/infill")
         self.provider = PROVIDER_TABLE[provider]
         if provider == "ollama" and not model_name:
             raise ConfigError("the ollama provider needs the model's name; pass --model-name NAME.")
@@ -434,6 +464,8 @@ class HTTPBackend(Backend):
         self._stream_refused = False  # the server answers whole completions only
         self._window_chars: int | None = None  # a row's prompt at most, once a refusal told the context
         self._slots = Slots()  # the server's rows side by side, where it says (``_fit_slots``)
+        self._known = False  # the server was asked what it is (``_know_server``), once
+        self._infill = False  # rows with a suffix go to llama.cpp's /infill (``_check_suffix``)
         self._closed = False
 
     @classmethod
@@ -579,6 +611,10 @@ class HTTPBackend(Backend):
             suffixes = None
         own = self._closed
         session = self._new_session() if own else self._get_session()
+        heads = (
+            [t if t.strip() else None for t in suffixes] if suffixes is not None else [None] * len(prompts)
+        )
+        await self._know_server(session, prompts, heads, deadline)
         if await self._fit_slots(session, len(prompts)):  # fewer slots than rows: whole, slots at a time
             if own:
                 await session.close()
@@ -662,7 +698,8 @@ class HTTPBackend(Backend):
     ) -> None:
         """Row ``row``'s stream, read into it until it ends (``Row.add``); cancelled, it closes the
         connection, which is what makes the server stop writing the row."""
-        fmt = STREAM_FORMATS[self.provider.name]
+        url, _, parse, expects = self._job(body)
+        fmt = INFILL_STREAM if url == self._infill_url else STREAM_FORMATS[self.provider.name]
         headers = self._headers() | {
             "Accept": "text/event-stream, application/x-ndjson, application/json",
             "Accept-Encoding": "identity",  # events are read as they come, never unpacked
@@ -670,13 +707,13 @@ class HTTPBackend(Backend):
         remaining = deadline - asyncio.get_running_loop().time()
         try:
             async with session.post(
-                fmt.url(self.url),
+                fmt.url(url),
                 json=fmt.body(without_stop(body)),
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=max(remaining, 0.001)),
             ) as resp:
                 try:
-                    await self._read_stream(resp, fmt, row, after)
+                    await self._read_stream(resp, fmt, row, after, parse, expects)
                     await hold(row)
                 except asyncio.CancelledError:
                     resp.close()  # the connection, not kept for reuse: the server sees it closed
@@ -693,7 +730,15 @@ class HTTPBackend(Backend):
             row.end(BackendUnavailable(f"the stream from {self._shown_url} broke ({type(exc).__name__})."))
         row.end()
 
-    async def _read_stream(self, resp: aiohttp.ClientResponse, fmt: Any, row: Row, after: int) -> None:
+    async def _read_stream(
+        self,
+        resp: aiohttp.ClientResponse,
+        fmt: Any,
+        row: Row,
+        after: int,
+        parse: Callable[[Any], str],
+        expects: str,
+    ) -> None:
         if resp.status != 200:
             payload = await self._read(resp)
             error = self._status_error(resp.status, resp.reason or "", payload)
@@ -704,7 +749,7 @@ class HTTPBackend(Backend):
                 row.end(StreamRefused(str(error)) if resp.status in STREAM_REFUSALS else error)
             return
         if not is_stream(resp.headers.get(aiohttp.hdrs.CONTENT_TYPE, ""), fmt.framing):
-            text = self._parse(await self._read(resp), self.provider.parse, self.provider.expects)
+            text = self._parse(await self._read(resp), parse, expects)
             row.whole = True
             row.add(text, "stop", after)
             return
@@ -723,12 +768,17 @@ class HTTPBackend(Backend):
     @property
     def fim_mode(self) -> str:
         """How the code after the cursor reaches the server: ``suffix`` (the server's field),
-        a client-side template's description, or ``none``."""
+        a client-side template's description (a named one is used up front), ``INFILL`` (a
+        server that ignores the field and has llama.cpp's /infill), or ``none``."""
         if self.fim == "off":
             return "none"
+        if self.template is not None:  # named: the user's layout, from the first request on
+            return self.template.describe()
+        if self._infill:
+            return INFILL
         if not self._suffix_refused and self.provider.suffix is not None:
             return "suffix"
-        return self.template.describe() if self.template is not None else "none"
+        return "none"
 
     def fim_used(self) -> str | None:
         mode = self.fim_mode
@@ -753,6 +803,8 @@ class HTTPBackend(Backend):
             body = p.build(prompt, opts, self.model_name)
             p.suffix(body, suffix)
             return body
+        if mode == INFILL and suffix is not None:
+            return infill_request(prompt, suffix, opts)
         if mode != "none" and self.template is not None and suffix is not None:
             return p.build(self.template.prompt(prompt, suffix), opts, self.model_name)
         if suffix is not None:
@@ -815,12 +867,12 @@ class HTTPBackend(Backend):
         deadline: float,
         seeds: Sequence[int] | None = None,
     ) -> list[Outcome]:
-        p = self.provider
-        await self._fit_slots(session, len(prompts))
         # a row without code after its cursor is asked without a suffix, as it is alone
         tails: Sequence[str | None] = (
             [t if t.strip() else None for t in suffixes] if suffixes is not None else [None] * len(prompts)
         )
+        await self._know_server(session, prompts, tails, deadline)
+        await self._fit_slots(session, len(prompts))
         asked_suffix = suffixes is not None and self.fim_mode == "suffix"
         opts = round_options(self.options, [f"{x}\0{s}" for x, s in zip(prompts, tails, strict=True)])
         if seeds is not None:
@@ -832,7 +884,7 @@ class HTTPBackend(Backend):
             made = self._body(*sent[i], opts[i])
             return made if seeds is None else put_seed(made, seeds[i])
 
-        jobs = [(self.url, body(i), p.parse, p.expects) for i in range(len(prompts))]
+        jobs = [self._job(body(i)) for i in range(len(prompts))]
         out = await self._send_all(session, jobs, deadline, list(prompts))
         refused = [i for i, o in enumerate(out) if isinstance(o, _SuffixRefused)]
         if asked_suffix and refused:
@@ -840,7 +892,7 @@ class HTTPBackend(Backend):
             # answered (an error that was not about the field leaves the field in use)
             self._suffix_refused = True
             logged, self._fim_note_logged = self._fim_note_logged, True  # said below, if it holds
-            again = [(self.url, body(i), p.parse, p.expects) for i in refused]
+            again = [self._job(body(i)) for i in refused]
             self._fim_note_logged = logged
             answers = await self._send_all(session, again, deadline, [prompts[i] for i in refused])
             if any(isinstance(o, str) for o in answers):
@@ -860,7 +912,7 @@ class HTTPBackend(Backend):
         if exceeded and self._learn_window([(out[i], sent[i][0]) for i in exceeded]):
             for i in exceeded:
                 sent[i] = self._windowed(prompts[i], tails[i])
-            again = [(self.url, body(i), p.parse, p.expects) for i in exceeded]
+            again = [self._job(body(i)) for i in exceeded]
             answers = await self._send_all(session, again, deadline, [prompts[i] for i in exceeded])
             for i, o in zip(exceeded, answers, strict=True):
                 out[i] = o
@@ -872,7 +924,7 @@ class HTTPBackend(Backend):
         if failed:
             self._slots.measured(len(prompts) - len(failed))
         if failed and await self._fit_slots(session, len(prompts)):  # they overflowed its slots
-            again = [(self.url, body(i), p.parse, p.expects) for i in failed]
+            again = [self._job(body(i)) for i in failed]
             answers = await self._send_all(session, again, deadline, [prompts[i] for i in failed])
             for i, o in zip(failed, answers, strict=True):
                 out[i] = o
@@ -898,6 +950,86 @@ class HTTPBackend(Backend):
                 MORE_SLOTS,
             )
         return True
+
+    def _job(self, body: dict[str, Any]) -> tuple[URL, dict[str, Any], Callable[[Any], str], str]:
+        """Where a row's body goes and how its answer is read (``/infill``'s own shape)."""
+        if "input_prefix" in body:
+            return self._infill_url, body, infill_response, "content"
+        return self.url, body, self.provider.parse, self.provider.expects
+
+    async def _know_server(
+        self,
+        session: aiohttp.ClientSession,
+        prompts: Sequence[str],
+        tails: Sequence[str | None],
+        deadline: float,
+    ) -> None:
+        """Once, before the first completions: whether the server is llama.cpp's (``/props``: its
+        slots and context), and if so whether it honours the suffix field (``_check_suffix``)."""
+        if self._known:
+            return
+        self._known = True
+        left = deadline - asyncio.get_running_loop().time()
+        await self._slots.ask(session, self._base_url, self._headers(), min(2.0, left / 4))
+        row = next((i for i, t in enumerate(tails) if t is not None), None)
+        if self._slots.llama and row is not None and self.fim_mode == "suffix":
+            await self._check_suffix(session, prompts[row], tails[row] or "", deadline)
+
+    async def _check_suffix(
+        self, session: aiohttp.ClientSession, prompt: str, suffix: str, deadline: float
+    ) -> None:
+        """Whether the server reads the suffix field: the prompt tokens it reports for one token
+        of ``prompt`` with the field and without it. The same count means it ignores the field
+        (llama.cpp's server's /v1/completions does): rows with a suffix then go to its /infill,
+        checked the same way; where that is refused too, they go without (one line says so)."""
+        one = replace(self.options, max_new_tokens=1, stop=())
+        for _ in range(2):  # once more, cut to fit, when the prompt was too long for the server
+            x, s = self._windowed(prompt, suffix)
+            plain = self.provider.build(x, one, self.model_name)
+            with_field = {**plain, "suffix": s}
+            infill = infill_request(x, s or "", one)
+            got = await asyncio.gather(
+                *(self._prompt_tokens(session, u, b, deadline) for u, b in
+                  ((self.url, plain), (self.url, with_field), (self._infill_url, infill)))
+            )  # fmt: skip
+            refused = [(c, x) for c in got if isinstance(c, ContextExceeded)]
+            if not refused or not self._learn_window(refused):
+                break
+        counts = [c if isinstance(c, int) else None for c in got]
+        if counts[0] is None or counts[1] is None or counts[1] > counts[0]:
+            return  # read, or not told
+        if counts[2] is not None and counts[2] > counts[0]:
+            self._infill = True
+            log.warning(
+                "%s ignores the suffix field (the prompt tokens it reports are the same without it); "
+                "rows with code after the cursor go to its /infill",
+                self._shown_url,
+            )
+            return
+        self._suffix_refused = True
+        self._note_fim("ignores the suffix field and fills in the middle nowhere else")
+
+    async def _prompt_tokens(
+        self, session: aiohttp.ClientSession, url: URL, body: dict[str, Any], deadline: float
+    ) -> int | ContextExceeded | None:
+        """The prompt tokens a server reports for one request (OpenAI's ``usage.prompt_tokens``,
+        llama.cpp's ``tokens_evaluated``); its refusal of a prompt too long for it; None when it
+        fails otherwise or does not say."""
+        try:
+            status, reason, _, payload = await self._post(
+                session, body, deadline - asyncio.get_running_loop().time(), url
+            )
+            told = context_refusal(status, payload)
+            if told is not None:
+                return ContextExceeded(str(self._status_error(status, reason, payload)), *told)
+            data = json.loads(payload) if status == 200 else None
+        except (BackendError, TimeoutError, ValueError, RecursionError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        usage = data.get("usage")
+        count = usage.get("prompt_tokens") if isinstance(usage, dict) else data.get("tokens_evaluated")
+        return count if isinstance(count, int) and not isinstance(count, bool) else None
 
     def _windowed(self, prompt: str, suffix: str | None) -> tuple[str, str | None]:
         """A row as it is sent: cut around the cursor to the context the server gives a row, once

@@ -14,8 +14,9 @@ what is copied):
   (an error event in a stream, a 500 whole);
 * streamed, text that may be the start of a stop sequence is held back, and at the token limit it
   is never sent (the whole answer keeps it);
-* ``interrupt`` (llama-cpp-python's server's default ``interrupt_requests``): a request that has
-  to wait ends the row that is streaming with ``[DONE]`` and no finish reason.
+* ``interrupt`` (llama-cpp-python's server's default ``interrupt_requests``; ``props`` False, it
+  has no ``/props``): a request that has to wait ends the row that is streaming with ``[DONE]``
+  and no finish reason.
 
 A token is four characters (the last one shorter).
 """
@@ -51,6 +52,7 @@ class LlamaLike:
     n_ctx: int = 1024  # each slot's context
     shared_ctx: int | None = None  # one context the slots share (llama-server's default layout)
     interrupt: bool = False
+    props: bool = True  # GET /props answered (llama-cpp-python's server has none)
     step_s: float = 0.002
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     _ids: Any = field(default_factory=itertools.count)
@@ -65,7 +67,8 @@ class LlamaLike:
         app = web.Application()
         app.router.add_post("/v1/completions", self._completions)
         app.router.add_post("/infill", self._infill)
-        app.router.add_get("/props", self._props)
+        if self.props:
+            app.router.add_get("/props", self._props)
         return app
 
     async def _props(self, request: web.Request) -> web.Response:

@@ -69,21 +69,21 @@ async def test_ollama_sends_the_suffix_field_without_raw() -> None:
     assert bodies[1]["raw"] is True and "suffix" not in bodies[1]
 
 
-async def test_a_refused_suffix_falls_back_to_the_configured_template(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+async def test_a_named_template_is_used_from_the_first_request(caplog: pytest.LogCaptureFixture) -> None:
+    """``--fim NAME`` lays the rows out in that template up front, not only once a server has
+    refused the suffix field (a server may take the field and ignore it)."""
     bodies: list[dict[str, Any]] = []
-    async with server({"/v1/completions": recorder(bodies, refuse_suffix=True)}) as url:
+    async with server({"/v1/completions": recorder(bodies)}) as url:
         async with (backend := HTTPBackend(url, fim="starcoder")):
+            assert backend.fim_mode == "starcoder (psm)"
             with caplog.at_level(logging.WARNING, logger="cctest.backends.http"):
                 assert await backend.complete(PREFIXES[:1], suffixes=SUFFIXES[:1]) == ["3.14 * r * r\n"]
                 assert await backend.complete(PREFIXES[1:], suffixes=SUFFIXES[1:]) == ["3.14 * r * r\n"]
-            assert backend.fim_mode == "starcoder (psm)"
-    # asked once with the field, refused, then the template, and later calls go straight there
-    assert [("suffix" in b) for b in bodies] == [True, False, False]
-    assert bodies[1]["prompt"] == FAMILIES["starcoder"].prompt(PREFIXES[0], SUFFIXES[0])
-    assert bodies[2]["prompt"] == FAMILIES["starcoder"].prompt(PREFIXES[1], SUFFIXES[1])
-    assert len([r for r in caplog.records if "refused the suffix" in r.getMessage()]) == 1
+            assert backend.fim_used() == "starcoder (psm)"
+    assert [("suffix" in b) for b in bodies] == [False, False]
+    assert bodies[0]["prompt"] == FAMILIES["starcoder"].prompt(PREFIXES[0], SUFFIXES[0])
+    assert bodies[1]["prompt"] == FAMILIES["starcoder"].prompt(PREFIXES[1], SUFFIXES[1])
+    assert not caplog.records
 
 
 async def test_a_refused_suffix_without_a_template_is_dropped_with_one_warning(
@@ -122,7 +122,7 @@ def test_only_a_client_side_spm_template_reads_the_suffix_first() -> None:
     url = "http://127.0.0.1:9"
     # a server's suffix field may lay the code out either way: not known, so not suffix-first
     assert not HTTPBackend(url).reads_suffix_first
-    assert not HTTPBackend(url, fim="starcoder-spm").reads_suffix_first  # the field is tried first
+    assert HTTPBackend(url, fim="starcoder-spm").reads_suffix_first  # a named template: used up front
     assert HTTPBackend(url, provider="tgi", fim="starcoder-spm").reads_suffix_first
     assert not HTTPBackend(url, provider="tgi", fim="starcoder").reads_suffix_first
     assert not HTTPBackend(url, provider="tgi", fim="off").reads_suffix_first
