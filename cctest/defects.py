@@ -43,7 +43,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import DefectLogError
+from .errors import DefectLogBusy, DefectLogError
 from .redact import redact_settings
 from .types import EngineResult
 from .userfile import write_target_problem
@@ -323,6 +323,14 @@ def _create_private_file(path: Path) -> None:
     os.close(fd)
 
 
+def _sql_error(exc: sqlite3.Error, what: str) -> DefectLogError:
+    """``what`` failed with ``exc``, in one sentence: ``DefectLogBusy`` when another process held
+    the log locked past the connection's wait (worth trying again), ``DefectLogError`` otherwise."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    busy = code is not None and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return (DefectLogBusy if busy else DefectLogError)(f"{what}: {exc}.")
+
+
 def _is_defect_log(db: sqlite3.Connection) -> bool:
     """The database has cctest's ``defects`` table, with every column this version reads."""
     columns = {row[1] for row in db.execute("PRAGMA table_info(defects)")}
@@ -379,11 +387,15 @@ class DefectStore:
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA foreign_keys=ON")
             if create:
-                db.executescript("BEGIN;" + _SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION};COMMIT;")
+                # IMMEDIATE: the write lock is taken (waited for, as long as the connection's timeout)
+                # at BEGIN; a deferred transaction that reads first is refused at once when it would
+                # write while another process holds the lock
+                script = _SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION};"
+                db.executescript("BEGIN IMMEDIATE;" + script + "COMMIT;")
         except sqlite3.Error as exc:
             if db is not None:
                 db.close()
-            raise DefectLogError(f"cannot open the defect log {self.path}: {exc}.") from exc
+            raise _sql_error(exc, f"cannot open the defect log {self.path}") from exc
         except BaseException:
             if db is not None:
                 db.close()
@@ -469,7 +481,7 @@ class DefectStore:
                     )
                 return record_id
         except sqlite3.Error as exc:
-            raise DefectLogError(f"cannot write the defect log {self.path}: {exc}.") from exc
+            raise _sql_error(exc, f"cannot write the defect log {self.path}") from exc
 
     @staticmethod
     def _verdict(result: EngineResult) -> dict[str, Any]:
@@ -542,7 +554,7 @@ class DefectStore:
                     (request_id, when, uri, int(suspect), int(repaired), defect_id),
                 )
         except sqlite3.Error as exc:
-            raise DefectLogError(f"cannot write the defect log {self.path}: {exc}.") from exc
+            raise _sql_error(exc, f"cannot write the defect log {self.path}") from exc
         return defect_id
 
     def settle(self, record_id: int | None, result: EngineResult, *, accepted: Sequence[str] = ()) -> bool:
@@ -569,7 +581,7 @@ class DefectStore:
                 if accepted:
                     self._verdict_of_acceptances(db, result, "", accepted, link=None)
         except sqlite3.Error as exc:
-            raise DefectLogError(f"cannot write the defect log {self.path}: {exc}.") from exc
+            raise _sql_error(exc, f"cannot write the defect log {self.path}") from exc
         return found
 
     def clear(self) -> int:
@@ -580,7 +592,7 @@ class DefectStore:
                 db.execute("DELETE FROM acceptances")
                 db.execute("DELETE FROM defects")
         except sqlite3.Error as exc:
-            raise DefectLogError(f"cannot clear the defect log {self.path}: {exc}.") from exc
+            raise _sql_error(exc, f"cannot clear the defect log {self.path}") from exc
         return int(n)
 
     # -- reading --------------------------------------------------------------------------------

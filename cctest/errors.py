@@ -15,6 +15,7 @@
     ├── DatasetError                 a benchmark dataset that is missing or malformed
     │   └── TaskError                a coding task that is malformed, or whose reference fails its own checks
     └── DefectLogError               the defect log cannot be opened or written
+        └── DefectLogBusy            another process holds the log locked past the wait: try again later
 
 Every message is one sentence a user can act on; the CLI prints it to stderr and exits with 2.
 """
@@ -80,3 +81,8 @@ class TaskError(DatasetError):
 
 class DefectLogError(CCTestError):
     """The defect log cannot be opened or written."""
+
+
+class DefectLogBusy(DefectLogError):
+    """Another process held the defect log locked for longer than the wait: a passing state, so
+    the next write tries again."""

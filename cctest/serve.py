@@ -70,11 +70,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import errno
 import itertools
 import json
 import logging
-import math
 import reprlib
 import signal
 import sys
@@ -87,6 +85,17 @@ from typing import Any
 
 from aiohttp import web
 
+from .admission import (
+    LOG_EVERY,
+    REQUEST_TIMEOUT,
+    Limits,
+    LoopErrors,
+    Site,
+    default_max_connections,
+    open_file_limit,
+    url,
+)
+from .admission import Connection as _Connection
 from .backends.base import PLAIN_CHAT_STOP, GenerationOptions, Message
 from .backends.hf import Generation, HFBackend, OnStep
 from .config import SPECS
@@ -97,67 +106,6 @@ log = logging.getLogger(__name__)
 
 MAX_PROMPTS = 256  # per request
 MAX_BODY_BYTES = 8 * 1024 * 1024
-REQUEST_TIMEOUT = 30.0  # seconds for a request's headers, and as long again for its body
-MAX_PER_ADDRESS = 256  # connections open at a time from one client address
-FD_RESERVE = 64  # open files kept free under the limit: the model, logs, accepting to refuse
-LOG_EVERY = 10.0  # seconds between two log lines about refused or failed connections
-
-
-def open_file_limit() -> int | None:
-    """The process's soft limit on open files, or None where there is none to read."""
-    try:
-        import resource
-    except ImportError:  # not on this platform
-        return None
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    return None if soft == resource.RLIM_INFINITY else int(soft)
-
-
-def default_max_connections(limit: int | None = None) -> int:
-    """Connections the server keeps open at most by default: the open-file limit less a reserve
-    (a tenth of it, at least ``FD_RESERVE``), so that it can always accept a connection, answer
-    or refuse it, and keep its own files; 10,000 where the limit cannot be read."""
-    limit = open_file_limit() if limit is None else limit
-    if limit is None:
-        return 10_000
-    return max(1, limit - max(FD_RESERVE, limit // 10))
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The bounds on clients' connections (``cctest serve``'s ``--request-timeout``,
-    ``--max-connections`` and ``--max-connections-per-address``)."""
-
-    request_timeout: float = REQUEST_TIMEOUT
-    max_connections: int = dataclasses.field(default_factory=default_max_connections)
-    max_per_address: int = MAX_PER_ADDRESS
-
-    def __post_init__(self) -> None:
-        if not 0 < self.request_timeout < math.inf:
-            raise ConfigError(
-                f"--request-timeout must be a number of seconds above 0, not {self.request_timeout}."
-            )
-        if self.max_connections < 1 or self.max_per_address < 1:
-            raise ConfigError("--max-connections and --max-connections-per-address must be at least 1.")
-
-
-class EveryFewSeconds:
-    """One log line per ``every`` seconds about an event that may come thousands of times a
-    second (a refused connection, a failed accept): the first at once, then the count since."""
-
-    def __init__(self, every: float = LOG_EVERY) -> None:
-        self.every = every
-        self.count = 0
-        self.next = 0.0
-
-    def __call__(self, message: str, *args: object) -> None:
-        self.count += 1
-        now = time.monotonic()
-        if now < self.next:
-            return
-        log.warning(message + " (%d in the last %g s)", *args, self.count, self.every)
-        self.count = 0
-        self.next = now + self.every
 
 
 class BadRequest(ValueError):
@@ -563,6 +511,11 @@ def _error(
     return web.json_response(
         {"error": {"message": message, "type": kind, "param": param, "code": code}}, status=status
     )
+
+
+def _shape(status: int, message: str, kind: str, code: str) -> web.Response:
+    """``_error`` as ``cctest.admission`` asks for it (connections refused, malformed HTTP)."""
+    return _error(status, message, kind, code=code)
 
 
 def _http_error(request: web.Request, exc: web.HTTPException) -> web.Response:
@@ -992,7 +945,7 @@ def create_app(
     async def lifecycle(app: web.Application) -> Any:
         loop = asyncio.get_running_loop()
         before = loop.get_exception_handler()
-        loop.set_exception_handler(_LoopErrors(before))
+        loop.set_exception_handler(LoopErrors(before))
         batcher.start()
         chat.start()
         yield
@@ -1006,173 +959,6 @@ def create_app(
     app.router.add_get("/v1/models", models)
     app.router.add_get("/health", health)
     return app
-
-
-def _url(host: str, port: int) -> str:
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-
-
-_ACCEPT_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
-
-
-class _LoopErrors:
-    """The event loop's exception handler while serving: an accept that fails for want of file
-    descriptors or memory (asyncio then pauses accepting for a second and tries again) is logged
-    in one line per ``LOG_EVERY`` seconds, not with a traceback each time; anything else goes to
-    the handler that was there before (asyncio's own by default). A retry that finds the server
-    stopped meanwhile (asyncio retries on the closed socket, a ValueError) is logged at debug."""
-
-    def __init__(self, before: Any) -> None:
-        self.before = before
-        self.accepts = EveryFewSeconds()
-
-    def __call__(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-        exc = context.get("exception")
-        if isinstance(exc, OSError) and exc.errno in _ACCEPT_ERRNOS:
-            self.accepts(
-                "cannot accept connections: %s; new connections wait until some close",
-                exc.strerror or exc,
-            )
-        elif isinstance(exc, (OSError, ValueError)) and "_start_serving" in repr(context.get("handle")):
-            log.debug("a retried accept found the server stopped: %s", exc)
-        elif self.before is not None:
-            self.before(loop, context)
-        else:
-            loop.default_exception_handler(context)
-
-
-class _Gate:
-    """The connections open now, in total and per client address, under ``limits``' caps."""
-
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-        self.total = 0
-        self.per_address: dict[str, int] = {}
-        self.refused = EveryFewSeconds()
-
-    def admit(self, address: str) -> bytes | None:
-        """Count a new connection in, or the whole answer (a 503 or 429) that refuses it."""
-        if self.total >= self.limits.max_connections:
-            status, kind = 503, "server_error"
-            message = (
-                f"the server has its limit of {self.limits.max_connections} connections open; "
-                "try again shortly."
-            )
-        elif self.per_address.get(address, 0) >= self.limits.max_per_address:
-            status, kind = 429, "rate_limit_error"
-            message = (
-                f"{address[:64]} has the limit of {self.limits.max_per_address} connections "
-                "per client address open; reuse them or close some."
-            )
-        else:
-            self.total += 1
-            self.per_address[address] = self.per_address.get(address, 0) + 1
-            return None
-        self.refused("refused a connection from %s: %s", address[:64], message)
-        body = json.dumps(
-            {"error": {"message": message, "type": kind, "param": None, "code": "too_many_connections"}}
-        ).encode()
-        reason = "Service Unavailable" if status == 503 else "Too Many Requests"
-        head = (
-            f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json; charset=utf-8\r\n"
-            f"Content-Length: {len(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
-        )
-        return head.encode() + body
-
-    def release(self, address: str) -> None:
-        self.total -= 1
-        left = self.per_address.get(address, 1) - 1
-        if left > 0:
-            self.per_address[address] = left
-        else:
-            self.per_address.pop(address, None)
-
-
-def _address(peer: Any) -> str:
-    """The client's address (without its port) from a transport's ``peername``."""
-    if isinstance(peer, (tuple, list)) and peer:
-        return str(peer[0])
-    return str(peer)
-
-
-class _Connection(web.RequestHandler):
-    """aiohttp's handler of one connection, counted by the ``_Gate`` (refused past its caps) and
-    answering the requests aiohttp's parser refuses in OpenAI's shape, logged in one line."""
-
-    def __init__(self, gate: _Gate, manager: web.Server, **options: Any) -> None:
-        super().__init__(manager, **options)
-        self.gate = gate
-        self.address: str | None = None
-        self.on_lost: list[Callable[[], None]] = []  # called once the client has gone
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        address = _address(transport.get_extra_info("peername"))
-        refusal = self.gate.admit(address)
-        if refusal is not None:
-            assert isinstance(transport, asyncio.Transport)
-            transport.write(refusal)
-            transport.close()
-            return
-        self.address = address
-        super().connection_made(transport)
-
-    def connection_lost(self, exc: BaseException | None) -> None:
-        if self.address is not None:
-            self.gate.release(self.address)
-            self.address = None
-        lost, self.on_lost = self.on_lost, []
-        for call in lost:
-            call()
-        super().connection_lost(exc)
-
-    def handle_error(
-        self,
-        request: web.BaseRequest,
-        status: int = 500,
-        exc: BaseException | None = None,
-        message: str | None = None,
-    ) -> web.StreamResponse:
-        if request.writer.output_size > 0:  # an answer has begun: nothing more can be said
-            raise ConnectionError("an answer was being sent when the request failed")
-        if status >= 500:
-            log.error("a request from %s failed", request.remote, exc_info=exc)
-            text, kind = "the server failed on this request; see its log.", "server_error"
-        else:
-            detail = " ".join(str(message or exc or "bad request").split())[:200]
-            log.info("a request from %s: %d %s", request.remote, status, detail)
-            text, kind = f"the request is not valid HTTP: {detail}", "invalid_request_error"
-        response = _error(status, text, kind, code="bad_http" if status < 500 else "server_error")
-        response.force_close()
-        return response
-
-
-class _Site(web.BaseSite):
-    """A TCP site whose connections are ``_Connection`` s under one ``_Gate``."""
-
-    def __init__(self, runner: web.AppRunner, host: str, port: int, limits: Limits) -> None:
-        super().__init__(runner)
-        self.host, self.port, self.limits = host, port, limits
-        self.runner = runner
-
-    @property
-    def name(self) -> str:
-        return _url(self.host, self.port)
-
-    async def start(self) -> None:
-        await super().start()
-        server = self.runner.server
-        assert server is not None
-        loop = asyncio.get_running_loop()
-        gate = _Gate(self.limits)
-        options = {
-            "loop": loop,
-            "access_log": None,
-            # aiohttp closes a connection waiting for its next request's headers after this long
-            "keepalive_timeout": self.limits.request_timeout,
-        }
-        self._server = await loop.create_server(
-            lambda: _Connection(gate, server, **options), self.host, self.port
-        )
 
 
 async def start_server(
@@ -1189,10 +975,10 @@ async def start_server(
     app = create_app(backend, request_timeout=limits.request_timeout, **app_options)
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
-    site = _Site(runner, host, port, limits)
+    site = Site(runner, host, port, limits, _shape)
     await site.start()
     bound = runner.addresses[0]
-    return runner, _url(host, int(bound[1]))
+    return runner, url(host, int(bound[1]))
 
 
 def run(
@@ -1207,7 +993,7 @@ def run(
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        loop.set_exception_handler(_LoopErrors(None))  # until the end, the stopping included
+        loop.set_exception_handler(LoopErrors(None))  # until the end, the stopping included
         runner, url = await start_server(backend, host, port, limits=limits, **app_options)
         stop = asyncio.Event()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -1244,6 +1030,7 @@ def run(
 
 
 __all__ = [
+    "LOG_EVERY",
     "MAX_PROMPTS",
     "BadRequest",
     "Batcher",

@@ -1,8 +1,9 @@
 """The server's defect recorder: opens the defect log, writes suspect answers to it, stores acceptances.
 
-``DefectRecorder`` opens the log lazily at the path the current settings name (once a path failed,
-it says so once and records nothing until the path changes), writes records in a worker thread
-after the answer is sent (``maybe_record``), replaces a record's verdict with a later one
+``DefectRecorder`` opens the log lazily, in a worker thread, at the path the current settings name
+(once a path failed, it says so once and records nothing until the path changes; a log another
+process held locked past the wait is tried again at the next record), writes records in a worker
+thread after the answer is sent (``maybe_record``), replaces a record's verdict with a later one
 (``settled``), stores acceptances (``accepted``), and answers the requests that read or change the
 log (``records``, ``export``, ``clear``) once the writes already under way are done. Each answer's
 ``Ticket`` remembers what an acceptance needs about it, and chains the writes of its record, so
@@ -25,7 +26,7 @@ from cctest.backends.base import Backend
 from cctest.cache import LRU
 from cctest.config import Settings
 from cctest.defects import DefectRecord, DefectStore
-from cctest.errors import DefectLogError
+from cctest.errors import DefectLogBusy, DefectLogError
 from cctest.types import EngineResult
 
 from . import defect_queries
@@ -81,24 +82,52 @@ class DefectRecorder:
         self._backend = backend
         self._served = served  # request id -> (uri, ticket)
         self._store: DefectStore | None = None
-        self._store_error: str | None = None
+        self._store_error: str | None = None  # why the path cannot be used, until it changes
+        self._busy: str | None = None  # why the last opening failed when the log was only busy
+        self._opening = asyncio.Lock()
+        self._path_changes = 0
 
-    def store(self) -> DefectStore | None:
-        """The open log (opened now if need be); None when its path cannot be opened."""
-        if self._store is None and self._store_error is None:
-            path = self._settings().defect_log_path()
-            try:
-                self._store = DefectStore(path)
-            except DefectLogError as exc:
-                self._store_error = str(exc)
-                self._report(f"cctest: defects will not be recorded: {exc}", lsp.MessageType.Error)
-        return self._store
+    async def store(self) -> DefectStore | None:
+        """The open log (opened now, in a worker thread, if need be); None when it cannot be opened.
 
-    def open_store(self) -> DefectStore:
+        A path that cannot be used is said once, and not tried again until the path changes. A log
+        another process held locked past the wait (``DefectLogBusy``) is a passing state: said once,
+        and tried again at the next use, so the server records again once the lock is gone."""
+        async with self._opening:
+            while self._store is None and self._store_error is None:
+                changes = self._path_changes
+                try:
+                    store = await asyncio.to_thread(DefectStore, self._settings().defect_log_path())
+                except DefectLogBusy as exc:
+                    if self._busy is None:
+                        self._report(
+                            f"cctest: defects are not recorded while another process holds the log: {exc}",
+                            lsp.MessageType.Warning,
+                        )
+                    self._busy = str(exc)
+                    return None
+                except DefectLogError as exc:
+                    self._busy = None
+                    if changes == self._path_changes:
+                        self._store_error = str(exc)
+                        self._report(f"cctest: defects will not be recorded: {exc}", lsp.MessageType.Error)
+                    continue  # (the path changed meanwhile: the new one is opened instead)
+                if changes != self._path_changes:  # the path changed while it was opened
+                    await asyncio.to_thread(store.close)
+                    continue
+                if self._busy is not None:
+                    self._report(
+                        "cctest: the defect log is free again; defects are recorded.", lsp.MessageType.Info
+                    )
+                self._store, self._busy = store, None
+            return self._store
+
+    async def open_store(self) -> DefectStore:
         """The open log, for a request that needs it: InvalidParams when it is unavailable."""
-        store = self.store()
+        store = await self.store()
         if store is None:
-            raise JsonRpcInvalidParams(message=f"the defect log is unavailable: {self._store_error}")
+            why = self._store_error or self._busy
+            raise JsonRpcInvalidParams(message=f"the defect log is unavailable: {why}")
         return store
 
     def reopen(self) -> None:
@@ -107,6 +136,8 @@ class DefectRecorder:
             self._spawn(self._close(self._store))  # after the writes already under way
         self._store = None
         self._store_error = None
+        self._busy = None
+        self._path_changes += 1
 
     async def _close(self, store: DefectStore) -> None:
         await self._drain()
@@ -151,7 +182,7 @@ class DefectRecorder:
         async def write(record_id: int | None) -> int | None:
             if record_id is None and log_it:
                 return await self._record(result, request_id, uri, settings, mode, ticket)
-            store = self.store()
+            store = await self.store()
             if store is None or (record_id is None and not ticket.accepted):
                 return record_id
             try:
@@ -189,7 +220,7 @@ class DefectRecorder:
     async def _record(
         self, result: EngineResult, request_id: str, uri: str, settings: Settings, mode: str, ticket: Ticket
     ) -> int | None:
-        store = self.store()
+        store = await self.store()
         if store is None:
             return None
         backend = self._backend()
@@ -217,29 +248,29 @@ class DefectRecorder:
         """``cctest/defects``: the records a ``defect_queries.list_query`` asks for, after the writes
         already under way."""
         await self._drain()
-        return await defect_queries.list_records(self.open_store(), query)
+        return await defect_queries.list_records(await self.open_store(), query)
 
     async def export(self, path: str, fmt: str) -> int:
         """``cctest.exportDefects``: the whole log written to ``path``; the number of records."""
         await self._drain()
-        return await defect_queries.export(self.open_store(), path, fmt)
+        return await defect_queries.export(await self.open_store(), path, fmt)
 
     async def clear(self) -> int:
         """``cctest.clearDefects``: delete every record; how many there were."""
         await self._drain()
-        return await asyncio.to_thread(self.open_store().clear)
+        return await asyncio.to_thread((await self.open_store()).clear)
 
-    def log_stats(self) -> dict[str, Any] | None:
+    async def log_stats(self) -> dict[str, Any] | None:
         """The log's own numbers for ``cctest/stats`` (None: no log; an error: its message)."""
-        store = self.store()
+        store = await self.store()
         try:
-            return store.stats() if store is not None else None
+            return await asyncio.to_thread(store.stats) if store is not None else None
         except DefectLogError as exc:
             return {"error": str(exc)}
 
     async def accepted(self, ident: Any) -> dict[str, Any]:
         """Store that the user accepted a completion (by request id, or by defect record id)."""
-        store = self.open_store()
+        store = await self.open_store()
         if isinstance(ident, str) and (entry := self._served.get(ident)) is not None:
             uri, ticket = entry
             if ident not in ticket.accepted:

@@ -268,7 +268,7 @@ class CCTestServer(LanguageServer):
             "backend": self.backends.describe(),
             "settings": redact_settings(wire.to_wire(self.settings)),
             "defectLog": str(self.settings.defect_log_path()),
-            "log": self.recorder.log_stats(),
+            "log": await self.recorder.log_stats(),
         }
 
 

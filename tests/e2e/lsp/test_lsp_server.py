@@ -8,6 +8,7 @@ prompt, which, as mutants rename NAME away, makes the original completion an out
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import stat
@@ -35,6 +36,7 @@ from pytest_lsp import client_capabilities
 
 from cctest.backends.rules import RuleBackend
 from cctest.config import Settings
+from cctest.defects import DefectStore
 from cctest.engine import Engine
 
 pytestmark = pytest.mark.timeout(120)
@@ -466,6 +468,60 @@ async def test_an_unacceptable_defect_log_path_is_reported_and_the_server_keeps_
     assert (stat.S_IMODE(text.stat().st_mode), text.read_bytes()) == (0o644, b"not a database\n")
     assert link.is_symlink() and stat.S_ISFIFO(fifo.lstat().st_mode)
     assert stat.S_IMODE(fifo.lstat().st_mode) == 0o644
+
+
+# a second process holding the defect log locked (BEGIN EXCLUSIVE) until a line on its stdin
+_LOCKER = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.readline()
+db.execute("COMMIT")
+"""
+
+
+async def test_a_server_started_while_the_log_is_locked_records_once_the_lock_is_gone(tmp_path: Path) -> None:
+    """The server's first record came while another process held the log locked: it said so, and
+    then never recorded again, the lock long gone. It tries again at the next record."""
+    db = tmp_path / "defects.sqlite3"
+    with DefectStore(db):  # an existing log (in WAL mode), as a server made it
+        pass
+    locker = subprocess.Popen(
+        [sys.executable, "-c", _LOCKER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert locker.stdout is not None and locker.stdout.readline() == "locked\n"
+        async with session(rules_options(tmp_path, logAll=True, defectLog=str(db)), tmp_path) as client:
+            [item] = (await inline(client, 1, 4)).items  # answered; its record waits for the log
+            assert item.insert_text == "return a + b"
+            for _ in range(600):  # until the server says the log is locked (after its wait)
+                said = [m.message for m in client.log_messages if "database is locked" in m.message]
+                if said:
+                    break
+                await asyncio.sleep(0.1)
+            assert said, [m.message for m in client.log_messages]
+            assert locker.stdin is not None
+            locker.stdin.write("\n")
+            locker.stdin.close()
+            assert locker.wait(timeout=30) == 0  # the lock is gone
+            await inline(client, 5, 10)
+            for _ in range(300):
+                with contextlib.suppress(JsonRpcException):  # the log unavailable: not yet
+                    page = as_dict(await custom(client, "cctest/defects"))
+                    if page["total"]:
+                        break
+                await asyncio.sleep(0.1)
+            else:
+                pytest.fail(
+                    f"nothing recorded after the lock was gone: {[m.message for m in client.log_messages]}"
+                )
+            assert [r["line"] for r in page["records"]] == [5]
+    finally:
+        locker.kill()
+        locker.wait()
+    listed = _cli("--db", str(db), "list")
+    assert listed.returncode == 0 and f"{URI}:6:11" in listed.stdout
 
 
 async def test_stats_show_the_model_url_without_its_credentials(tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ def test_a_suspect_answer_is_recorded_and_its_acceptance_found_by_request_id(tmp
         return answer
 
     answer = asyncio.run(scenario())
-    record = h.recorder.open_store().get(answer["record"])
+    record = asyncio.run(h.recorder.open_store()).get(answer["record"])
     assert record is not None and record.request_id == "req-1" and record.line == 1
     assert h.counters["suspect"] == 1 and h.counters["recorded"] == 1 and h.counters["accepted"] == 1
 
@@ -100,7 +100,7 @@ def test_a_clean_answer_is_written_only_with_log_all(tmp_path: Path) -> None:
 
     asyncio.run(scenario())
     assert h.counters["suspect"] == 0 and h.counters["recorded"] == 1
-    records, total = h.recorder.open_store().list(limit=10)
+    records, total = asyncio.run(h.recorder.open_store()).list(limit=10)
     assert total == 1 and records[0].request_id == "r2"
 
 
@@ -119,7 +119,7 @@ def test_an_acceptance_is_stored_with_the_early_verdict_and_takes_the_settled_on
         h.recorder.maybe_record(_result(True), ticket, "repair", "req-1", "file:///a.py", h.settings)
         h.served.put("req-1", ("file:///a.py", ticket))
         answer = await h.recorder.accepted("req-1")  # no settled verdict yet: it does not wait for one
-        early = h.recorder.open_store().get(answer["record"])
+        early = (await h.recorder.open_store()).get(answer["record"])
         assert early is not None and early.accepted and early.suspect
         assert _acceptances(tmp_path / "defects.db")[0][2:] == (1, 1, answer["record"])
         h.recorder.settled(_result(False), ticket, "repair", "req-1", "file:///a.py", h.settings)
@@ -127,7 +127,7 @@ def test_an_acceptance_is_stored_with_the_early_verdict_and_takes_the_settled_on
         return answer
 
     answer = asyncio.run(scenario())
-    store = h.recorder.open_store()
+    store = asyncio.run(h.recorder.open_store())
     [record], total = store.list(limit=10)
     assert total == 1 and record.id == answer["record"] and record.request_id == "req-1"
     assert not record.suspect and record.outliers == [] and record.accepted  # settled, still accepted
@@ -158,7 +158,7 @@ def test_an_answer_accepted_before_it_was_recorded_gets_its_settled_verdict(
         await h.drain()
 
     asyncio.run(scenario())
-    records, _ = h.recorder.open_store().list(limit=10)
+    records, _ = asyncio.run(h.recorder.open_store()).list(limit=10)
     [(request_id, when, suspect, repaired, defect_id)] = _acceptances(tmp_path / "defects.db")
     assert (request_id, suspect, repaired) == ("req-2", int(settles_suspect), 1)
     if settles_suspect:
@@ -182,7 +182,7 @@ def test_monitor_mode_an_answer_accepted_before_its_check_is_linked_to_the_recor
         await h.drain()
 
     asyncio.run(scenario())
-    [record], _ = h.recorder.open_store().list(limit=10)
+    [record], _ = asyncio.run(h.recorder.open_store()).list(limit=10)
     [(request_id, when, suspect, repaired, defect_id)] = _acceptances(tmp_path / "defects.db")
     assert record.accepted and record.accepted_time == when and defect_id == record.id
     assert (request_id, suspect, repaired) == ("req-1", 1, 1)
@@ -207,7 +207,7 @@ def test_a_settled_verdict_after_the_log_path_changed_leaves_the_new_logs_record
         await h.drain()
 
     asyncio.run(scenario())
-    [record], _ = h.recorder.open_store().list(limit=10)
+    [record], _ = asyncio.run(h.recorder.open_store()).list(limit=10)
     assert record.request_id == "req-2" and record.suspect  # untouched: req-1's record is in a.db
 
 
@@ -225,10 +225,10 @@ def test_an_unopenable_log_is_reported_once_and_the_path_change_reopens(tmp_path
     blocker = tmp_path / "file"
     blocker.write_text("not a directory", encoding="utf-8")
     h = _Harness(blocker / "defects.db")
-    assert h.recorder.store() is None and h.recorder.store() is None
+    assert asyncio.run(h.recorder.store()) is None and asyncio.run(h.recorder.store()) is None
     assert len(h.messages) == 1 and "will not be recorded" in h.messages[0]
     with pytest.raises(JsonRpcInvalidParams, match="unavailable"):
-        h.recorder.open_store()
+        asyncio.run(h.recorder.open_store())
     h.settings = Settings(defect_log=str(tmp_path / "ok.db"))
     h.recorder.reopen()
-    assert h.recorder.store() is not None
+    assert asyncio.run(h.recorder.store()) is not None
