@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from ..config import Settings
 from ._common import add_setting
@@ -25,6 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     p.add_argument("--port", type=int, default=8787, help="port (default 8787; 0: any free port, printed)")
     add_setting(p, "timeout", help="seconds the server has to answer a request (default {default})")
+    add_bounds(p)
     add_setting(p, "defect_log")
     add_setting(p, "log_all")
     # the engine's options, those of ``cctest complete`` (the model's own, such as the length and
@@ -40,6 +42,64 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "(default {default}; 0: every row completed whole before choosing)",
     )
     add_setting(g, "completion_scope", help="line, block (default) or auto")
+
+
+def add_bounds(p: argparse.ArgumentParser) -> None:
+    """The bounds on clients (as ``cctest serve``'s) and on what a repair may hold."""
+    g = p.add_argument_group("bounds")
+    g.add_argument(
+        "--request-timeout",
+        type=float,
+        default=None,
+        help="seconds a request's headers may take to arrive, and its body after them; an idle "
+        "connection is closed after as long (default 30)",
+    )
+    g.add_argument(
+        "--max-connections",
+        type=int,
+        default=None,
+        help="most connections open at a time; more get a 503 (default: the open-file limit less "
+        "a tenth, at least 64, kept free)",
+    )
+    g.add_argument(
+        "--max-connections-per-address",
+        type=int,
+        default=None,
+        help="most connections open at a time from one client address; more get a 429 (default 256)",
+    )
+    g.add_argument(
+        "--max-prompt-chars",
+        type=int,
+        default=None,
+        help="code before and after the cursor repaired at most; a longer prompt passes through "
+        "unrepaired (default 262144)",
+    )
+    g.add_argument(
+        "--max-repairs",
+        type=int,
+        default=None,
+        help="repairs in flight at once; more requests pass through unrepaired (default 8)",
+    )
+
+
+def bounds_from(args: argparse.Namespace) -> dict[str, Any]:
+    """``ProxyConfig``'s bounds from the command line (those given; checked where they are kept)."""
+    from ..admission import Limits
+
+    given = {
+        name: value
+        for name, value in (
+            ("request_timeout", args.request_timeout),
+            ("max_connections", args.max_connections),
+            ("max_per_address", args.max_connections_per_address),
+        )
+        if value is not None
+    }
+    out: dict[str, Any] = {"limits": Limits(**given)}
+    for name in ("max_prompt_chars", "max_repairs"):
+        if getattr(args, name) is not None:
+            out[name] = getattr(args, name)
+    return out
 
 
 # the settings the command line sets, each a setting of the same name (``--scheme``: ``schemes``)
@@ -81,7 +141,9 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     # the defect log is opened at the first repair: a special file there is refused now, not then
     check_write_target(settings.defect_log_path(), what="defect log", error=ConfigError)
-    config = ProxyConfig(args.upstream, provider=args.provider, mode=args.mode, settings=settings)
+    config = ProxyConfig(
+        args.upstream, provider=args.provider, mode=args.mode, settings=settings, **bounds_from(args)
+    )
     try:
         serve(config, args.host, args.port)
     except OSError as exc:

@@ -41,12 +41,20 @@ from typing import Any
 
 from aiohttp import web
 
+from ..admission import EveryFewSeconds, Limits, LoopErrors, Site
 from ..backends.stop import trim_completion
 from ..config import Settings
 from ..defects import DefectStore
 from ..demutate import demutate
 from ..engine import Engine, Prepared
-from ..errors import BackendError, BackendTimeout, BackendUnavailable, ConfigError, DefectLogError
+from ..errors import (
+    BackendError,
+    BackendResponseError,
+    BackendTimeout,
+    BackendUnavailable,
+    ConfigError,
+    DefectLogError,
+)
 from ..fit import fit_completion
 from ..safe_text import model_json, model_text
 from ..types import EngineResult, Prompt
@@ -58,6 +66,8 @@ log = logging.getLogger(__name__)
 MODES = ("repair", "monitor", "off")
 MAX_BACKGROUND = 2  # monitor-mode checks running at once; more are skipped (and counted)
 MAX_BODY_BYTES = 8 * 1024 * 1024  # a completion request's body, read whole to be looked at
+MAX_PROMPT_CHARS = 256 * 1024  # code before and after the cursor repaired at most; more: passed through
+MAX_REPAIRS = 8  # repairs in flight at once; more are passed through
 
 
 @dataclass(frozen=True)
@@ -70,8 +80,13 @@ class ProxyConfig:
     mode: str = "repair"
     settings: Settings = field(default_factory=Settings)
     record: bool = True  # write the defect log (tests and benchmarks may turn it off)
+    limits: Limits = field(default_factory=Limits)  # slow and greedy clients (``cctest.admission``)
+    max_prompt_chars: int = MAX_PROMPT_CHARS  # a longer prompt (before and after the cursor) passes through
+    max_repairs: int = MAX_REPAIRS  # repairs in flight at once; more pass through
 
     def __post_init__(self) -> None:
+        if self.max_prompt_chars < 1 or self.max_repairs < 1:
+            raise ConfigError("--max-prompt-chars and --max-repairs must be at least 1.")
         if self.provider not in APIS:
             raise ConfigError(f"unknown provider '{self.provider}'; choose {', '.join(APIS)}.")
         if self.mode not in MODES:
@@ -116,6 +131,23 @@ def chosen_failure(rows: Rows) -> BackendError | None:
     return rows.streams[chosen].error
 
 
+def original_failure(result: EngineResult) -> BackendError | None:
+    """The original row's failure: a repair then answers the plain row (``Proxy._unrepaired``)."""
+    error = result.completions[0].error if result.completions else None
+    return BackendResponseError(error) if error else None
+
+
+def ending(first: Any, latest: Any) -> Any:
+    """What a stream's last event is built on: the upstream's answer as it ended (its usage, its
+    finish reason), under the ids the stream began with."""
+    if isinstance(first, dict) and isinstance(latest, dict):
+        return {**latest, **{k: first[k] for k in ("id", "created") if k in first}}
+    return latest if latest is not None else first
+
+
+RAW = web.RequestKey("cctest_raw", bytes)  # a repaired request's body, as the plugin sent it
+
+
 class Proxy:
     """The proxy's state: the upstream, the API it speaks, the defect log, background checks."""
 
@@ -128,6 +160,8 @@ class Proxy:
         self._store: DefectStore | None = None
         self._store_failed = False
         self._background: set[asyncio.Task[None]] = set()
+        self.repairs = 0  # in flight now
+        self._busy = EveryFewSeconds()
 
     # -- the one handler ------------------------------------------------------------------------
 
@@ -135,7 +169,9 @@ class Proxy:
         self.counters["requests"] += 1
         if self.config.mode == "off" or request.method != "POST" or request.path not in self.api.paths:
             return await self._forward(request, None)
-        raw = await request.read()
+        raw = await self._body(request)
+        if isinstance(raw, web.Response):
+            return raw
         try:  # a lone surrogate ("\\ud800", which JSON allows) made safe where it enters
             body = model_json(json.loads(raw))
         except (ValueError, RecursionError):
@@ -149,17 +185,68 @@ class Proxy:
             return await self._forward(request, raw)
         if self.config.mode == "monitor":
             return await self._monitor(request, raw, ask)
-        return await self._repair(request, raw, ask)
+        size = len(ask.prefix) + len(ask.suffix)
+        if size > self.config.max_prompt_chars:
+            self.counters["too_long"] += 1
+            log.warning(
+                "a prompt of %d characters is over --max-prompt-chars (%d): passed through unrepaired",
+                size,
+                self.config.max_prompt_chars,
+            )
+            return await self._forward(request, raw)
+        if self.repairs >= self.config.max_repairs:
+            self.counters["busy"] += 1
+            self._busy(
+                "%d repairs in flight (--max-repairs): a request passed through unrepaired", self.repairs
+            )
+            return await self._forward(request, raw)
+        self.repairs += 1
+        try:
+            return await self._repair(request, raw, ask)
+        finally:
+            self.repairs -= 1
+
+    async def _body(self, request: web.Request) -> bytes | web.Response:
+        """A completion request's body, read whole; else the answer that says why not, in the
+        API's shape: a 413 for a body over ``MAX_BODY_BYTES`` (at once for a ``Content-Length``
+        over it, before any of it is read), a 408 for one that has not come within the request
+        timeout of its headers (the connection closed either way)."""
+        length = request.content_length
+        timeout = self.config.limits.request_timeout
+        too_large = f"the request body is larger than the proxy's limit of {MAX_BODY_BYTES} bytes."
+        try:
+            if length is not None and length > MAX_BODY_BYTES:
+                raise web.HTTPRequestEntityTooLarge(max_size=MAX_BODY_BYTES, actual_size=length)
+            async with asyncio.timeout(timeout):
+                return await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            log.info("%s %s: 413 a body over %d bytes", request.method, request.path[:200], MAX_BODY_BYTES)
+            response = self.api.error(413, too_large, "invalid_request_error")
+        except TimeoutError:
+            log.info(
+                "%s %s: 408 the body did not come within %g s", request.method, request.path[:200], timeout
+            )
+            response = self.api.error(
+                408,
+                f"the request body did not arrive within {timeout:g} s of its headers.",
+                "invalid_request_error",
+            )
+        response.force_close()  # the rest of the body is not read
+        return response
 
     def _deadline(self) -> float:
         return asyncio.get_running_loop().time() + self.settings.timeout
 
     async def _forward(
-        self, request: web.Request, raw: bytes | None, tee: bytearray | None = None
+        self,
+        request: web.Request,
+        raw: bytes | None,
+        tee: bytearray | None = None,
+        deadline: float | None = None,
     ) -> web.StreamResponse:
         self.counters["passed_through"] += 1
         try:
-            return await self.upstream.forward(request, raw, self._deadline(), tee)
+            return await self.upstream.forward(request, raw, deadline or self._deadline(), tee)
         except BackendError as exc:
             return self._failure(exc)
 
@@ -176,9 +263,25 @@ class Proxy:
         kind = "upstream_unavailable" if isinstance(exc, BackendUnavailable) else "bad_upstream_answer"
         return self.api.error(502, str(exc), kind)
 
+    async def _unrepaired(self, request: web.Request, exc: BackendError, rows: Rows) -> web.StreamResponse:
+        """A repair whose original row failed (rows that overflowed the server's slots, a stream
+        the server interrupted, every row failing): the plugin's request passed through as it
+        came, by the same deadline, so it gets what a direct request gets, never an error the
+        repair alone caused. A deadline already spent is a 504."""
+        raw = request.get(RAW)
+        if isinstance(exc, BackendTimeout) or not isinstance(raw, bytes):
+            return self._failure(exc)
+        self.counters["unrepaired"] += 1
+        log.info("the repair failed (%s); the plain request is passed through", exc)
+        return await self._forward(request, raw, deadline=rows.deadline)
+
     # -- repair ---------------------------------------------------------------------------------
 
     async def _repair(self, request: web.Request, raw: bytes, ask: Ask) -> web.StreamResponse:
+        if await self.upstream.rows_at_once(request.headers, 1 + self.settings.mutants) is not None:
+            self.counters["monitored_for_slots"] += 1  # too few slots: answered at once, checked after
+            return await self._monitor(request, raw, ask)
+        request[RAW] = raw  # for the plain answer when the repair fails (``_unrepaired``)
         rows = Rows(self.upstream, self.api, ask, request.headers, self._deadline())
         engine = Engine(rows, self.settings)
         prompt = Prompt(text=ask.prefix, suffix=ask.suffix)
@@ -192,9 +295,9 @@ class Proxy:
         try:
             result = await engine.run(prompt)
         except BackendError as exc:
-            return self._failure(exc)
-        if (cut := chosen_failure(rows)) is not None:
-            return self._failure(cut)
+            return await self._unrepaired(request, exc, rows)
+        if (cut := chosen_failure(rows) or original_failure(result)) is not None:
+            return await self._unrepaired(request, cut, rows)
         self.counters["repaired"] += 1
         self._record(result, ask, rows, "repair")
         source = rows.shape_source()
@@ -238,19 +341,23 @@ class Proxy:
             try:
                 result = await run
             except BackendError as exc:
-                return self._failure(exc)
-            if (cut := chosen_failure(rows)) is not None:
-                return self._failure(cut)
+                return await self._unrepaired(request, exc, rows)
+            if (cut := chosen_failure(rows) or original_failure(result)) is not None:
+                return await self._unrepaired(request, cut, rows)
             self.counters["repaired"] += 1
             self._record(result, ask, rows, "repair")
             return await self._stream(
                 request, ask, rows.shape_source(), chosen_pieces(result), result.completion
             )
+        if rows.streams and rows.streams[0].error is not None:  # the original row failed: no repair
+            run.cancel()
+            await asyncio.gather(run, return_exceptions=True)
+            return await self._unrepaired(request, rows.streams[0].error, rows)
         out = web.StreamResponse(
             status=200, headers={"Content-Type": self.api.stream_type(ask), "Cache-Control": "no-cache"}
         )
         await out.prepare(request)
-        source = self.api.stream_source(ask)
+        source = self.api.stream_source(ask, rows.shape_source())  # the upstream's ids
         sent, n = "", 0
         try:
             while not run.done():
@@ -283,7 +390,7 @@ class Proxy:
         elif len(final) > len(sent):
             n += 1
             await out.write(self.api.stream_piece(ask, source, final[len(sent) :], n))
-        await out.write(self.api.stream_end(ask, source, final, n))
+        await out.write(self.api.stream_end(ask, ending(source, rows.shape_source()), final, n))
         await out.write_eof()
         return out
 
@@ -422,10 +529,19 @@ def create_app(config: ProxyConfig) -> web.Application:
 async def start_proxy(
     config: ProxyConfig, host: str = "127.0.0.1", port: int = 0
 ) -> tuple[web.AppRunner, str]:
-    """Start the proxy on ``host:port`` (0: a free port); returns the runner and its base URL."""
-    runner = web.AppRunner(create_app(config), handler_cancellation=True, access_log=None)
+    """Start the proxy on ``host:port`` (0: a free port); returns the runner and its base URL.
+    Its connections are bounded by ``config.limits`` (``cctest.admission``), and what aiohttp's
+    HTTP parser refuses is answered in the API's error shape."""
+    api = APIS[config.provider]
+
+    def error(status: int, message: str, kind: str, code: str) -> web.Response:
+        return api.error(status, message, kind)
+
+    runner = web.AppRunner(
+        create_app(config), handler_cancellation=True, access_log=None, handle_signals=False
+    )
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
+    site = Site(runner, host, port, config.limits, error)
     await site.start()
     bound = int(runner.addresses[0][1])
     shown = f"[{host}]" if ":" in host else host
@@ -438,6 +554,7 @@ def run(config: ProxyConfig, host: str, port: int) -> None:
     async def main() -> None:
         stop = asyncio.Event()  # the handlers first: once the line is out, a SIGTERM stops cleanly
         loop = asyncio.get_running_loop()
+        loop.set_exception_handler(LoopErrors(None))  # failed accepts in one line, not a traceback each
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         runner, url = await start_proxy(config, host, port)
