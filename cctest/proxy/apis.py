@@ -116,8 +116,8 @@ class Api:
         return "text/event-stream"
 
     # a stream written as the chosen row comes: its ids (one per answer), each piece, the end
-    def stream_source(self, ask: Ask) -> Any:
-        return None
+    def stream_source(self, ask: Ask, data: Any = None) -> Any:
+        return data
 
     def stream_piece(self, ask: Ask, data: Any, piece: str, n: int) -> bytes:
         raise NotImplementedError
@@ -127,6 +127,11 @@ class Api:
 
     def own_text(self, payload: bytes, streamed: bool) -> str | None:
         raise NotImplementedError
+
+    def merge_event(self, kept: Any, event: Any) -> Any:
+        """What a streamed row's events so far say of the answer (``answer`` is built on it):
+        here the last event, which for Ollama holds the answer's fields once it is done."""
+        return event
 
     def error(self, status: int, message: str, kind: str) -> web.Response:
         raise NotImplementedError
@@ -236,8 +241,24 @@ class OpenAI(Api):
         )
         return out
 
-    def stream_source(self, ask: Ask) -> Any:
-        return {"id": f"cmpl-{time.time_ns()}", "created": int(time.time())}
+    def stream_source(self, ask: Ask, data: Any = None) -> Any:
+        """The ids of a stream written as the chosen row comes: the upstream's own (``data``,
+        the original row's events so far), else new ones."""
+        known = data if isinstance(data, dict) else {}
+        head = {k: known[k] for k in ("id", "created", "model", "system_fingerprint") if known.get(k)}
+        return {"id": f"cmpl-{time.time_ns()}", "created": int(time.time()), **head}
+
+    def merge_event(self, kept: Any, event: Any) -> Any:
+        """The ids, model, usage (the last event of llama.cpp's server and vLLM's carries it) and
+        finish reason a row's events gave."""
+        out = dict(kept) if isinstance(kept, dict) else {}
+        if isinstance(event, dict):
+            out.update({k: v for k, v in event.items() if k != "choices" and v is not None})
+            choices = event.get("choices")
+            if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+                if choices[0].get("finish_reason"):
+                    out["choices"] = [{"finish_reason": choices[0]["finish_reason"]}]
+        return out
 
     def stream_piece(self, ask: Ask, data: Any, piece: str, n: int) -> bytes:
         return next(self.stream(ask, data, [piece], piece))
@@ -416,6 +437,11 @@ class TGI(Api):
         out = dict(data) if isinstance(data, dict) else {}
         out["generated_text"] = text
         return out
+
+    def merge_event(self, kept: Any, event: Any) -> Any:
+        if isinstance(event, dict) and isinstance(event.get("details"), dict):
+            return {"details": event["details"]}
+        return kept
 
     def stream_piece(self, ask: Ask, data: Any, piece: str, n: int) -> bytes:
         token = {"id": 0, "text": piece, "logprob": 0.0, "special": False}

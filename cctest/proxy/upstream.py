@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import aiohttp
@@ -32,6 +33,7 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from ..backends.base import Backend, Decide, Decided, Outcome
+from ..backends.slots import MORE_SLOTS, Slots, overflowed
 from ..backends.stop import trim_completion
 from ..backends.streams import (
     STREAM_FORMATS,
@@ -49,6 +51,8 @@ from ..errors import BackendError, BackendResponseError, BackendTimeout, Backend
 from ..redact import redact_url
 from ..safe_text import model_json, model_text
 from .apis import Api, Ask
+
+log = logging.getLogger(__name__)
 
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # an upstream answer to a row, as the http backend bounds it
 CHARS_PER_TOKEN = 64  # a completion is cut at max tokens * this many characters, at least 4096
@@ -131,6 +135,27 @@ class Upstream:
         self.shown = redact_url(str(self.url))
         self.timeout = float(timeout)
         self._session: aiohttp.ClientSession | None = None
+        self.slots = Slots()  # how many rows the server runs side by side, where known
+
+    async def rows_at_once(self, headers: Mapping[str, str], rows: int) -> int | None:
+        """How many rows the server runs side by side when that is fewer than ``rows`` (its
+        ``/props``, asked when due, or the rows that fitted its context last: ``Slots``), with one
+        line saying so and how to give it more; None when they all fit, or nobody knows."""
+        if self.slots.due():
+            await self.slots.ask(self.session(), self.url, forwarded_headers(headers, json_body=True))
+        at_once = self.slots.at_once
+        if at_once is None or at_once >= rows:
+            return None
+        if self.slots.tell(rows):
+            log.warning(
+                "%s runs %d rows side by side, fewer than a repair's %d: repairs answer the plain "
+                "completion at once and check it afterwards (monitor mode); %s",
+                self.shown,
+                at_once,
+                rows,
+                MORE_SLOTS,
+            )
+        return at_once
 
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -262,12 +287,21 @@ class Rows(Backend):
         self, prompts: Sequence[str], *, suffixes: Sequence[str] | None = None
     ) -> list[Outcome]:
         tails = list(suffixes) if suffixes is not None else [""] * len(prompts)
-        requests = self.api.row_requests(self.ask, prompts, tails)
+        at_once = self.upstream.slots.at_once
+        if at_once is not None and at_once < len(prompts):  # one row a request, as many as fit
+            requests = [
+                replace(self.api.row_requests(self.ask, [p], [t])[0], rows=(i,))
+                for i, (p, t) in enumerate(zip(prompts, tails, strict=True))
+            ]
+        else:
+            requests = self.api.row_requests(self.ask, prompts, tails)
         out: list[Outcome] = [BackendError("not asked")] * len(prompts)
+        gate = asyncio.Semaphore(at_once or len(requests) or 1)
 
         async def one(path: str, body: dict[str, Any], rows: tuple[int, ...]) -> None:
             try:
-                data, texts = await self._texts(path, body, len(rows))
+                async with gate:
+                    data, texts = await self._texts(path, body, len(rows))
             except BackendError as exc:
                 for i in rows:
                     out[i] = exc
@@ -277,7 +311,16 @@ class Rows(Backend):
                 out[i] = trim_completion(prompts[i], model_text(text)[: self.max_chars], self.stop)
 
         await asyncio.gather(*(one(r.path, r.body, r.rows) for r in requests))
+        self._measure(out)
         return out
+
+    def _measure(self, outcomes: Sequence[Outcome]) -> None:
+        """Rows that failed because side by side they overflowed the server's context: the
+        others are how many fit (``Slots.measured``)."""
+        failed = [o for o in outcomes if isinstance(o, BackendError) and _overflowed(o)]
+        if failed:
+            self.upstream.slots.noted_failure("context size")
+            self.upstream.slots.measured(len(outcomes) - len(failed))
 
     async def _texts(self, path: str, body: dict[str, Any], n: int) -> tuple[Any, list[str]]:
         answer = await self.upstream.post(path, body, self.headers, self.deadline)
@@ -290,6 +333,7 @@ class Rows(Backend):
             )
         try:
             data = model_json(json.loads(answer.payload))
+            self.upstream.slots.notice(data)
             return data, self.api.texts(data, n)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as exc:
             raise BackendResponseError(f"{self.upstream.shown} answered without a completion.") from exc
@@ -315,7 +359,13 @@ class Rows(Backend):
         requests = [self.api.row_requests(self.ask, [p], [t])[0] for p, t in zip(prompts, tails, strict=True)]
         self.streams = [Row(BoundaryStopper(p, self.stop), self.max_chars) for p in prompts]
 
+        declined: list[BackendError] = []
+
         def deciding(outcomes: list[Outcome]) -> int | None:
+            failed = [o for o in outcomes if isinstance(o, BackendError) and _overflowed(o)]
+            if failed:  # rows side by side overflowed the server's context: nothing is decided
+                declined.append(failed[0])
+                return None
             self.chosen = decide(outcomes)
             self.decided.set()
             self.progress.set()
@@ -362,6 +412,9 @@ class Rows(Backend):
         if got.refused is not None:
             self.streams, self.chosen = [], None
             return Decided(await self.complete(prompts, suffixes=suffixes), None)
+        self._measure(got.outcomes)
+        if declined:  # the repair fails; the plugin gets the plain row (``Proxy._unrepaired``)
+            raise declined[0]
         return Decided(got.outcomes, got.chosen, got.cut)
 
     async def _read_stream(
@@ -391,6 +444,8 @@ class Rows(Backend):
                     f"{self.upstream.shown} sent a stream event without a completion."
                 ) from exc
             self.streamed_pieces += 1
+            self.upstream.slots.notice(data)
+            self.answers[i] = self.api.merge_event(self.answers.get(i), data)
             ended = row.add(piece, finish, after)
             if i == self.chosen:
                 self.progress.set()
@@ -400,10 +455,29 @@ class Rows(Backend):
 
     def shape_source(self) -> Any:
         """The upstream answer the plugin's answer is built on (ids, model name, usage): the
-        original row's, else any row's."""
-        if 0 in self.answers:
-            return self.answers[0]
-        return next(iter(self.answers.values()), None)
+        original row's, else any row's; a streamed row's is what its events said
+        (``Api.merge_event``)."""
+        source = self.answers.get(0)
+        if source is None:
+            return next(iter(self.answers.values()), None)
+        chosen = self.answers.get(self.chosen) if self.chosen else None
+        if (
+            isinstance(source, dict)
+            and "usage" not in source
+            and isinstance(chosen, dict)
+            and "usage" in chosen
+        ):
+            # the original row's stream was closed at the decision, before its usage came: the
+            # chosen row's, whose completion the plugin gets
+            source = {**source, "usage": chosen["usage"]}
+        return source
+
+
+def _overflowed(error: BackendError) -> bool:
+    """Whether a row failed for the server's context (its error body says, for an error status)."""
+    if isinstance(error, UpstreamRefused):
+        return overflowed(error.body[:4096].decode("utf-8", "replace"))
+    return overflowed(str(error))
 
 
 __all__ = [

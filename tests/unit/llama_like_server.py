@@ -11,7 +11,8 @@ what is copied):
 * a prompt of ``n_ctx`` tokens or more is refused with 400 ``exceed_context_size_error``
   ("request (N tokens) exceeds the available context size (M tokens)"); with ``shared_ctx``, the
   slots share one context and a row that overflows it fails with "Context size has been exceeded."
-  (an error event in a stream, a 500 whole);
+  (an error event in a stream, a 500 whole), and so does every row running beside it (llama-server
+  fails the whole batch whose decoding overflowed);
 * streamed, text that may be the start of a stop sequence is held back, and at the token limit it
   is never sent (the whole answer keeps it);
 * ``interrupt`` (llama-cpp-python's server's default ``interrupt_requests``; ``props`` False, it
@@ -59,6 +60,7 @@ class LlamaLike:
     _gate: asyncio.Semaphore | None = None
     _streaming: set[asyncio.Event] = field(default_factory=set)  # a queued request sets them
     _in_use: int = 0  # tokens held in the shared context
+    _active: set[asyncio.Event] = field(default_factory=set)  # the rows running, set when they fail
     most_at_once: int = 0  # rows generating side by side, at most
     props_asked: int = 0
     _running: int = 0
@@ -150,10 +152,11 @@ class LlamaLike:
         oai: bool,
     ) -> web.StreamResponse:
         held = 0  # tokens this row holds in the shared context
-        overflow = False
+        failed = asyncio.Event()  # the shared context overflowed: every row running then fails
+        self._active.add(failed)
         if self.shared_ctx is not None:
             if self._in_use + n_prompt > self.shared_ctx:
-                overflow = True
+                self._overflow()
             else:
                 self._in_use += n_prompt
                 held = n_prompt
@@ -163,14 +166,14 @@ class LlamaLike:
                 for tok in toks:
                     await asyncio.sleep(self.step_s)
                     out += tok
-                    if self.shared_ctx is not None:
-                        if overflow or self._in_use + 1 > self.shared_ctx:
-                            overflow = True
-                            break
-                        self._in_use += 1
-                        held += 1
-                if overflow:
-                    return web.json_response({"error": OVERFLOW}, status=500)
+                    if self.shared_ctx is not None and not failed.is_set():
+                        if self._in_use + 1 > self.shared_ctx:
+                            self._overflow()
+                        else:
+                            self._in_use += 1
+                            held += 1
+                    if failed.is_set():
+                        return web.json_response({"error": OVERFLOW}, status=500)
                 reason = finish
                 for s in stops:
                     if s in out:
@@ -194,12 +197,15 @@ class LlamaLike:
                     if interrupted.is_set():
                         await resp.write(b"data: [DONE]\n\n")
                         return resp
-                    if self.shared_ctx is not None and (overflow or self._in_use + 1 > self.shared_ctx):
+                    if self.shared_ctx is not None and not failed.is_set():
+                        if self._in_use + 1 > self.shared_ctx:
+                            self._overflow()
+                        else:
+                            self._in_use += 1
+                            held += 1
+                    if failed.is_set():
                         await resp.write(b"data: " + json.dumps({"error": OVERFLOW}).encode() + b"\n\n")
                         return resp
-                    if self.shared_ctx is not None:
-                        self._in_use += 1
-                        held += 1
                     generated += tok
                     tail = generated[sent:]
                     hit = next((tail.index(s) for s in stops if s in tail), None)
@@ -221,6 +227,12 @@ class LlamaLike:
                 self._streaming.discard(interrupted)
         finally:
             self._in_use -= held
+            self._active.discard(failed)
+
+    def _overflow(self) -> None:
+        """llama-server fails every row of the batch whose decoding overflowed the context."""
+        for row in self._active:
+            row.set()
 
     async def _event(
         self,
