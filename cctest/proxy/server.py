@@ -41,6 +41,7 @@ from typing import Any
 
 from aiohttp import web
 
+from ..admission import EveryFewSeconds, Limits, LoopErrors, Site
 from ..backends.stop import trim_completion
 from ..config import Settings
 from ..defects import DefectStore
@@ -65,6 +66,8 @@ log = logging.getLogger(__name__)
 MODES = ("repair", "monitor", "off")
 MAX_BACKGROUND = 2  # monitor-mode checks running at once; more are skipped (and counted)
 MAX_BODY_BYTES = 8 * 1024 * 1024  # a completion request's body, read whole to be looked at
+MAX_PROMPT_CHARS = 256 * 1024  # code before and after the cursor repaired at most; more: passed through
+MAX_REPAIRS = 8  # repairs in flight at once; more are passed through
 
 
 @dataclass(frozen=True)
@@ -77,8 +80,13 @@ class ProxyConfig:
     mode: str = "repair"
     settings: Settings = field(default_factory=Settings)
     record: bool = True  # write the defect log (tests and benchmarks may turn it off)
+    limits: Limits = field(default_factory=Limits)  # slow and greedy clients (``cctest.admission``)
+    max_prompt_chars: int = MAX_PROMPT_CHARS  # a longer prompt (before and after the cursor) passes through
+    max_repairs: int = MAX_REPAIRS  # repairs in flight at once; more pass through
 
     def __post_init__(self) -> None:
+        if self.max_prompt_chars < 1 or self.max_repairs < 1:
+            raise ConfigError("--max-prompt-chars and --max-repairs must be at least 1.")
         if self.provider not in APIS:
             raise ConfigError(f"unknown provider '{self.provider}'; choose {', '.join(APIS)}.")
         if self.mode not in MODES:
@@ -152,6 +160,8 @@ class Proxy:
         self._store: DefectStore | None = None
         self._store_failed = False
         self._background: set[asyncio.Task[None]] = set()
+        self.repairs = 0  # in flight now
+        self._busy = EveryFewSeconds()
 
     # -- the one handler ------------------------------------------------------------------------
 
@@ -159,7 +169,9 @@ class Proxy:
         self.counters["requests"] += 1
         if self.config.mode == "off" or request.method != "POST" or request.path not in self.api.paths:
             return await self._forward(request, None)
-        raw = await request.read()
+        raw = await self._body(request)
+        if isinstance(raw, web.Response):
+            return raw
         try:  # a lone surrogate ("\\ud800", which JSON allows) made safe where it enters
             body = model_json(json.loads(raw))
         except (ValueError, RecursionError):
@@ -173,7 +185,54 @@ class Proxy:
             return await self._forward(request, raw)
         if self.config.mode == "monitor":
             return await self._monitor(request, raw, ask)
-        return await self._repair(request, raw, ask)
+        size = len(ask.prefix) + len(ask.suffix)
+        if size > self.config.max_prompt_chars:
+            self.counters["too_long"] += 1
+            log.warning(
+                "a prompt of %d characters is over --max-prompt-chars (%d): passed through unrepaired",
+                size,
+                self.config.max_prompt_chars,
+            )
+            return await self._forward(request, raw)
+        if self.repairs >= self.config.max_repairs:
+            self.counters["busy"] += 1
+            self._busy(
+                "%d repairs in flight (--max-repairs): a request passed through unrepaired", self.repairs
+            )
+            return await self._forward(request, raw)
+        self.repairs += 1
+        try:
+            return await self._repair(request, raw, ask)
+        finally:
+            self.repairs -= 1
+
+    async def _body(self, request: web.Request) -> bytes | web.Response:
+        """A completion request's body, read whole; else the answer that says why not, in the
+        API's shape: a 413 for a body over ``MAX_BODY_BYTES`` (at once for a ``Content-Length``
+        over it, before any of it is read), a 408 for one that has not come within the request
+        timeout of its headers (the connection closed either way)."""
+        length = request.content_length
+        timeout = self.config.limits.request_timeout
+        too_large = f"the request body is larger than the proxy's limit of {MAX_BODY_BYTES} bytes."
+        try:
+            if length is not None and length > MAX_BODY_BYTES:
+                raise web.HTTPRequestEntityTooLarge(max_size=MAX_BODY_BYTES, actual_size=length)
+            async with asyncio.timeout(timeout):
+                return await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            log.info("%s %s: 413 a body over %d bytes", request.method, request.path[:200], MAX_BODY_BYTES)
+            response = self.api.error(413, too_large, "invalid_request_error")
+        except TimeoutError:
+            log.info(
+                "%s %s: 408 the body did not come within %g s", request.method, request.path[:200], timeout
+            )
+            response = self.api.error(
+                408,
+                f"the request body did not arrive within {timeout:g} s of its headers.",
+                "invalid_request_error",
+            )
+        response.force_close()  # the rest of the body is not read
+        return response
 
     def _deadline(self) -> float:
         return asyncio.get_running_loop().time() + self.settings.timeout
@@ -470,10 +529,19 @@ def create_app(config: ProxyConfig) -> web.Application:
 async def start_proxy(
     config: ProxyConfig, host: str = "127.0.0.1", port: int = 0
 ) -> tuple[web.AppRunner, str]:
-    """Start the proxy on ``host:port`` (0: a free port); returns the runner and its base URL."""
-    runner = web.AppRunner(create_app(config), handler_cancellation=True, access_log=None)
+    """Start the proxy on ``host:port`` (0: a free port); returns the runner and its base URL.
+    Its connections are bounded by ``config.limits`` (``cctest.admission``), and what aiohttp's
+    HTTP parser refuses is answered in the API's error shape."""
+    api = APIS[config.provider]
+
+    def error(status: int, message: str, kind: str, code: str) -> web.Response:
+        return api.error(status, message, kind)
+
+    runner = web.AppRunner(
+        create_app(config), handler_cancellation=True, access_log=None, handle_signals=False
+    )
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
+    site = Site(runner, host, port, config.limits, error)
     await site.start()
     bound = int(runner.addresses[0][1])
     shown = f"[{host}]" if ":" in host else host
@@ -486,6 +554,7 @@ def run(config: ProxyConfig, host: str, port: int) -> None:
     async def main() -> None:
         stop = asyncio.Event()  # the handlers first: once the line is out, a SIGTERM stops cleanly
         loop = asyncio.get_running_loop()
+        loop.set_exception_handler(LoopErrors(None))  # failed accepts in one line, not a traceback each
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         runner, url = await start_proxy(config, host, port)
