@@ -26,13 +26,15 @@ from __future__ import annotations
 import codecs
 import gzip
 import io
+import json
 import os
+import re
 import stat
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from .errors import CCTestError, InputError
 
@@ -170,6 +172,11 @@ def _gunzip(p: Path, data: bytes, limit: int | None, what: str, error: type[CCTe
     return out
 
 
+# a run of lines that hold nothing but whitespace (what ``str.isspace`` counts as such in ASCII),
+# up to the last line end of the run
+_BLANK_RUN = re.compile(rb"[\t\n\x0b\x0c\r\x1c-\x1f ]*\n")
+
+
 def iter_user_lines(
     path: str | Path,
     *,
@@ -177,11 +184,16 @@ def iter_user_lines(
     line_limit: int = MAX_LINE_BYTES,
     what: str = "file",
     error: type[CCTestError] = InputError,
+    blank_runs: bool = False,
 ) -> Iterator[bytes]:
     """The lines of the regular file at ``path`` (``.gz``: unpacked), one at a time, each with its
     ``\\n`` (the last one may lack it). Only one line is in memory at a time: a line longer than
     ``line_limit`` bytes (its newline not counted) is ``error`` once ``line_limit`` bytes of it are
-    read, and so is a file (unpacked) over ``limit`` bytes (None: no limit)."""
+    read, and so is a file (unpacked) over ``limit`` bytes (None: no limit).
+
+    ``blank_runs``: lines holding only whitespace come several at once, as one item of whole lines
+    (as much of the run as the reader holds): a file of millions of blank lines costs its reading
+    and a few steps per buffer, not a step per line."""
     p = Path(path)
     packed = str(path).endswith(".gz")
     with _open_checked(p, limit, what, error) as f:
@@ -189,14 +201,15 @@ def iter_user_lines(
         total, number = 0, 0
         while True:
             try:
-                line = stream.readline(line_limit + 1)
+                run = _BLANK_RUN.match(stream.peek(1)) if blank_runs else None  # type: ignore[attr-defined]
+                line = stream.read(run.end()) if run else stream.readline(line_limit + 1)
             except (OSError, EOFError, zlib.error) as exc:
                 if packed:
                     raise error(f"{p} is not a readable gzip file ({exc}).") from None
                 raise error(f"{p} cannot be read: {getattr(exc, 'strerror', None) or exc}.") from None
             if not line:
                 return
-            number += 1
+            number += line.count(b"\n") if run else 1
             if len(line) > line_limit and not line.endswith(b"\n"):
                 raise error(
                     f"{p} line {number} is longer than {human_size(line_limit)}, "
@@ -216,12 +229,23 @@ def read_user_lines(
     line_limit: int = MAX_LINE_BYTES,
     what: str = "file",
     error: type[CCTestError] = InputError,
+    skip_blank: bool = False,
 ) -> Iterator[tuple[int, str]]:
     """``(number, text)`` of each line of a UTF-8 text file a user names, one line in memory at a
     time (``iter_user_lines``: the same bounds), numbered and split as ``read_user_text`` splits
-    (``\\n``, ``\\r\\n`` and a lone ``\\r`` end a line), without its line end."""
+    (``\\n``, ``\\r\\n`` and a lone ``\\r`` end a line), without its line end.
+
+    ``skip_blank``: lines holding only whitespace are not given (the others keep their numbers),
+    and runs of them are passed over a buffer at a time (``iter_user_lines``' ``blank_runs``)."""
     number, offset = 0, 0
-    for raw in iter_user_lines(path, limit=limit, line_limit=line_limit, what=what, error=error):
+    lines = iter_user_lines(
+        path, limit=limit, line_limit=line_limit, what=what, error=error, blank_runs=skip_blank
+    )
+    for raw in lines:
+        if skip_blank and raw.count(b"\n") > 1:  # (a run of blank lines: each line end, each lone \r)
+            number += raw.count(b"\n") + raw.count(b"\r") - raw.count(b"\r\n")
+            offset += len(raw)
+            continue
         start = len(codecs.BOM_UTF8) if offset == 0 and raw.startswith(codecs.BOM_UTF8) else 0
         try:
             text = raw[start:].decode("utf-8")
@@ -234,7 +258,17 @@ def read_user_lines(
             body = body[:-1]
         for piece in body.split("\r"):
             number += 1
-            yield number, piece
+            if not skip_blank or piece.strip():
+                yield number, piece
+
+
+def load_json(text: str | bytes) -> Any:
+    """``json.loads``, with a value nested too deeply for the parser (``[`` a hundred thousand
+    times) a ``json.JSONDecodeError`` like any other malformed JSON, not a ``RecursionError``."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text if isinstance(text, str) else "", 0) from None
 
 
 __all__ = [
@@ -243,6 +277,7 @@ __all__ = [
     "MAX_SOURCE_BYTES",
     "check_write_target",
     "iter_user_lines",
+    "load_json",
     "read_user_bytes",
     "read_user_lines",
     "read_user_text",

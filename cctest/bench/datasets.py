@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DatasetError, InputError
-from ..userfile import MAX_DATA_BYTES, MAX_SOURCE_BYTES, read_user_lines, read_user_text
+from ..userfile import MAX_DATA_BYTES, MAX_SOURCE_BYTES, load_json, read_user_lines, read_user_text
 
 # a function needs this many statements after its docstring to give both a prompt and a ground truth
 MIN_BODY_STATEMENTS = 3
@@ -163,12 +163,12 @@ def load_jsonl(path: Path) -> Dataset:
     """Tasks from a JSONL file; a malformed line is an error naming the line."""
     tasks: list[Problem] = []
     seen: set[str] = set()
-    lines = read_user_lines(path, limit=MAX_DATA_BYTES, what="dataset file (.jsonl)", error=DatasetError)
+    lines = read_user_lines(
+        path, limit=MAX_DATA_BYTES, what="dataset file (.jsonl)", error=DatasetError, skip_blank=True
+    )
     for number, line in lines:  # one line in memory at a time, each within MAX_LINE_BYTES
-        if not line.strip():
-            continue
         try:
-            obj = json.loads(line)
+            obj = load_json(line)
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{path} line {number} is not valid JSON ({exc.msg}).") from exc
         if not isinstance(obj, dict):

@@ -19,6 +19,11 @@ from .datasets import Problem
 from .metrics import t_key
 from .sandbox import Limits, check_program, run_many, unique
 
+# the most draws per prompt ``--samples`` takes: each draw of a batch's prompts is a row of one
+# model call, with its variants, so N multiplies what one call holds; pass@k goes up to k = 100
+# (Chen et al. drew 200 per HumanEval problem)
+MAX_SAMPLES = 1000
+
 
 def draw(result: Any, thresholds: Sequence[float]) -> dict[str, Any]:
     """One more draw of a prompt (an ``EngineResult``, or the exception that ended it): its

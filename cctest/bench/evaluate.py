@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import gzip
 import hashlib
-import json
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
 
 from ..errors import DatasetError
-from ..userfile import MAX_DATA_BYTES, read_user_lines
+from ..userfile import MAX_DATA_BYTES, load_json, read_user_lines
 from . import humaneval_plus as hep
 from .datasets import load_dataset
 from .kinds import RunKind, Table
@@ -154,11 +153,10 @@ def _gzip_damage(p: Path) -> str | None:
 
 def _read_samples(p: Path) -> dict[str, list[Sample]]:
     out: dict[str, list[Sample]] = {}
-    for number, line in read_user_lines(p, limit=MAX_DATA_BYTES, what="samples file", error=DatasetError):
-        if not line.strip():
-            continue
+    lines = read_user_lines(p, limit=MAX_DATA_BYTES, what="samples file", error=DatasetError, skip_blank=True)
+    for number, line in lines:
         try:
-            obj = json.loads(line)
+            obj = load_json(line)
         except ValueError as exc:
             raise DatasetError(f"{p} line {number} is not valid JSON ({exc}).") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("task_id"), str):

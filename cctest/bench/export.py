@@ -65,5 +65,14 @@ def samples(
 
 
 def jsonl(rows: Iterator[Mapping[str, Any]]) -> str:
-    """Rows as JSON lines."""
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    """Rows as JSON lines (a row holding a lone surrogate, which UTF-8 cannot carry, escaped)."""
+    return "".join(_line(row) for row in rows)
+
+
+def _line(row: Mapping[str, Any]) -> str:
+    line = json.dumps(row, ensure_ascii=False) + "\n"
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(row) + "\n"
+    return line

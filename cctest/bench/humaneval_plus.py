@@ -22,7 +22,6 @@ atol``. The first failing input ends a set. ``base`` passes when every base inpu
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DatasetError
+from ..userfile import MAX_DATA_BYTES, load_json, read_user_lines
 from .sandbox import RunResult
 
 PREFIX = "humaneval-plus:"
@@ -67,17 +67,14 @@ def load_humaneval_plus(path: str | Path) -> list[PlusTask]:
             f"{path} is not a file; humaneval-plus:PATH needs EvalPlus's HumanEvalPlus.jsonl(.gz), "
             "downloaded from EvalPlus's releases (cctest downloads nothing)."
         )
-    opener: Any = gzip.open if p.name.endswith(".gz") else open
     tasks: list[PlusTask] = []
     seen: set[str] = set()
-    try:
-        with opener(p, "rt", encoding="utf-8") as f:
-            for number, line in enumerate(f, start=1):
-                if not line.strip():
-                    continue
-                tasks.append(_task(p, number, line, seen))
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"{p} cannot be read ({exc}).") from None
+    # (``.gz``: unpacked a line at a time, within the same bounds as a plain file)
+    lines = read_user_lines(
+        p, limit=MAX_DATA_BYTES, what="HumanEval+ file", error=DatasetError, skip_blank=True
+    )
+    for number, line in lines:
+        tasks.append(_task(p, number, line, seen))
     if not tasks:
         raise DatasetError(f"{p} holds no tasks.")
     return tasks
@@ -85,7 +82,7 @@ def load_humaneval_plus(path: str | Path) -> list[PlusTask]:
 
 def _task(path: Path, number: int, line: str, seen: set[str]) -> PlusTask:
     try:
-        obj = json.loads(line)
+        obj = load_json(line)
     except ValueError as exc:
         raise DatasetError(f"{path} line {number} is not valid JSON ({exc}).") from None
     if not isinstance(obj, dict):
@@ -296,7 +293,7 @@ def interpret(run: RunResult) -> dict[str, Any]:
     for line in run.output.splitlines():
         if line.startswith("@R"):
             try:
-                report = json.loads(line[2:])
+                report = load_json(line[2:])
             except ValueError:
                 report = None
         elif line.startswith(("@B", "@P")):

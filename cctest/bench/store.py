@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 from ..errors import ConfigError
-from ..userfile import MAX_SOURCE_BYTES, check_write_target, iter_user_lines, read_user_text
+from ..userfile import MAX_SOURCE_BYTES, check_write_target, iter_user_lines, load_json, read_user_text
 from .kinds import kind_of
 
 CONFIG = "config.json"
@@ -259,7 +259,7 @@ class RunStore(Generic[R]):
         path = self.config_path
         text = read_user_text(path, limit=MAX_CONFIG_BYTES, what=f"run's {CONFIG}", error=ConfigError)
         try:
-            config = json.loads(text)
+            config = load_json(text)
         except ValueError:
             raise ConfigError(f"{path} is not valid JSON; the run cannot be read from it.") from None
         if not isinstance(config, dict):
@@ -275,7 +275,10 @@ class RunStore(Generic[R]):
         at most one torn line, at the end (``records`` drops it). A write that fails (a full disk)
         is cut off again, so the file ends with the last whole record: ``RunWriteError``."""
         path = self.results_path
-        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        try:
+            line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (a sample's code, say): JSON escapes it
+            line = (json.dumps(record) + "\n").encode("ascii")
         check_write_target(path, what=f"run's {RESULTS}", error=ConfigError, link_ok=True)
         try:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
@@ -321,7 +324,7 @@ class RunStore(Generic[R]):
             if not raw.strip():
                 continue
             try:
-                record = json.loads(raw)
+                record = load_json(raw)
             except ValueError:
                 raise ConfigError(
                     f"{path} line {number} is damaged; the run cannot be read from it."

@@ -272,6 +272,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     from ..bench.datasets import load_dataset
+    from ..bench.draws import MAX_SAMPLES
     from ..bench.runner import RunConfig, run_benchmark, select_tasks
     from ..bench.sandbox import Limits
     from ..mutators import scheme_names
@@ -301,6 +302,12 @@ def _bench(args: argparse.Namespace) -> int:
         raise ConfigError(
             "--samples N draws N completions per prompt: N must be at least 1, and above 1 it needs "
             "--temperature above 0 (greedy decoding repeats itself)."
+        )
+    if args.samples > MAX_SAMPLES:
+        # (every draw of a batch's prompts is a row of one model call, its variants with it)
+        raise ConfigError(
+            f"--samples N draws N completions per prompt in one model call: at most {MAX_SAMPLES:,} "
+            f"(pass@k goes up to pass@100), not {args.samples:,}."
         )
     dataset = load_dataset(args.dataset, infill=args.infill, seed=args.seed)
     tasks = select_tasks(dataset, args.limit, args.seed, args.shuffle)

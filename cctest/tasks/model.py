@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TaskError
-from ..userfile import MAX_DATA_BYTES, read_user_lines
+from ..userfile import MAX_DATA_BYTES, load_json, read_user_lines
 
 FIELDS = (
     "task_id",
@@ -205,14 +205,14 @@ def load_tasks(path: str | Path) -> list[Task]:
     path = Path(path).expanduser()
     if not os.path.lexists(path):
         raise TaskError(f"task file {path} does not exist.")
-    lines = read_user_lines(path, limit=MAX_DATA_BYTES, what="task file (.jsonl)", error=TaskError)
+    lines = read_user_lines(
+        path, limit=MAX_DATA_BYTES, what="task file (.jsonl)", error=TaskError, skip_blank=True
+    )
     objects: list[tuple[str, Any]] = []
     for number, line in lines:  # one line in memory at a time, each within MAX_LINE_BYTES
-        if not line.strip():
-            continue
         where = f"{path} line {number}"
         try:
-            objects.append((where, json.loads(line)))
+            objects.append((where, load_json(line)))
         except json.JSONDecodeError as exc:
             raise TaskError(f"{where} is not valid JSON ({exc.msg}).") from None
     tasks = tasks_from_dicts(objects)
