@@ -91,9 +91,26 @@ OUTPUT_BYTES = 64 * 1024
 STATIC_CHECKS = ("pyflakes", "pylint")
 
 
+INPUT_LIMITS = ("fixed", "reference")
+# Task.meta key of the reference's measured CPU seconds per call (``reference_times``)
+REFERENCE_TIMES = "reference_cpu"
+# the most memory (address space, MB) the reference may use while it is measured: EvalPlus's cap
+REFERENCE_MEMORY_MB = 4096
+# how often an answer over its limit is run again beside the reference, the limit doubling each time
+REJUDGE_ROUNDS = 4
+
+
 @dataclass(frozen=True)
 class OracleSettings:
-    """How answers are judged. ``limits`` bound the whole process that checks one answer."""
+    """How answers are judged. ``limits`` bound the whole process that checks one answer.
+
+    Per-call time limits (a fixed test, or the answer on one generated input): ``fixed``, every
+    call gets ``input_cpu_seconds`` and ``input_wall_seconds``; ``reference``, as EvalPlus sets
+    them, each call's limit follows the reference's own CPU time on that call, measured once per
+    task (``check_and_time``): ``max(input_cpu_seconds, limit_factor * reference's time)`` CPU
+    seconds, and wall-clock seconds in the same ratio as the fixed pair. The reference itself may
+    take up to ``reference_cpu_seconds`` per call (and ``REFERENCE_MEMORY_MB``) while it is
+    measured, so a slow reference is measured instead of dropped."""
 
     inputs: int = 100  # generated inputs per answer (the papers use 100 to 1000)
     seed: int = 0
@@ -105,6 +122,9 @@ class OracleSettings:
     input_cpu_seconds: float = 1.0  # per call of the answer (or the reference) on one input
     input_wall_seconds: float = 2.0
     limits: Limits = field(default_factory=lambda: Limits(wall_seconds=60.0, cpu_seconds=30))
+    input_limits: str = "fixed"  # one of INPUT_LIMITS
+    limit_factor: float = 4.0  # EvalPlus's gt_time_limit_factor
+    reference_cpu_seconds: float = 60.0
 
     def __post_init__(self) -> None:
         if self.inputs < 0:
@@ -115,22 +135,113 @@ class OracleSettings:
             raise ConfigError(f"the static check must be one of {', '.join(STATIC_CHECKS)}.")
         if self.input_cpu_seconds <= 0 or self.input_wall_seconds <= 0:
             raise ConfigError("per-input CPU and wall-clock limits must be positive.")
+        if self.input_limits not in INPUT_LIMITS:
+            raise ConfigError(f"the input limits must be one of {', '.join(INPUT_LIMITS)}.")
+        if not self.limit_factor >= 1 or not self.reference_cpu_seconds > 0:
+            raise ConfigError("the limit factor must be at least 1 and the reference's limit positive.")
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.input_limits == "fixed":  # as a run recorded before relative limits: it still resumes
+            for key in ("input_limits", "limit_factor", "reference_cpu_seconds"):
+                del out[key]
+        return out
 
-    def process_limits(self, tasks: Sequence[Task]) -> Limits:
-        """The limits of the process that checks an answer to any of ``tasks``: ``limits``, raised
-        so that they never cut short what the per-input limits allow: every fixed test, and on each
-        input the reference, the answer and the reference's re-run, each at its own per-input limit
-        (plus one for defining the code). A correct answer on a loaded machine is then stopped by
-        a per-input limit, which the reference's re-run checks, never by the whole process's."""
-        calls = 1 + max((len(t.tests) + (3 * self.inputs if t.generator else 0) for t in tasks), default=0)
+    @property
+    def relative(self) -> bool:
+        return self.input_limits == "reference"
+
+    def fixed_limit(self) -> list[float]:
+        return [self.input_cpu_seconds, self.input_wall_seconds]
+
+    def reference_limit(self) -> list[float]:
+        """The per-call limit of the reference's own calls: while it is measured, and beside an
+        answer (its expected results) when limits are relative; the fixed limit otherwise."""
+        if not self.relative:
+            return self.fixed_limit()
+        cpu = max(self.reference_cpu_seconds, self.input_cpu_seconds)
+        return [cpu, cpu * self.input_wall_seconds / self.input_cpu_seconds]
+
+    def call_limits(self, task: Task) -> tuple[list[list[float]], list[list[float]]]:
+        """``[cpu, wall]`` seconds for each fixed test and each generated input of an answer to
+        ``task``: the fixed pair, or derived from the reference's measured times (a call it was
+        not measured on, e.g. an input on which it raises, gets the fixed pair)."""
+        n_inputs = self.inputs if task.generator is not None else 0
+        floor = self.fixed_limit()
+        times = reference_times(task, self) if self.relative else None
+        if times is None:
+            return [floor] * len(task.tests), [floor] * n_inputs
+        ratio = self.input_wall_seconds / self.input_cpu_seconds
+
+        def one(seconds: float | None) -> list[float]:
+            if seconds is None:
+                return floor
+            cpu = round(max(self.input_cpu_seconds, self.limit_factor * seconds), 3)
+            return [cpu, round(cpu * ratio, 3)]
+
+        return [one(t) for t in times["tests"]], [one(t) for t in times["inputs"][:n_inputs]]
+
+    def process_limits(self, tasks: Sequence[Task], *, measure: bool = False) -> Limits:
+        """The limits of the process that checks an answer to any of ``tasks`` (``measure``: that
+        measures their references): ``limits``, raised so that they never cut short what the
+        per-call limits allow: defining the code, every fixed test and, on each input, the
+        reference, the answer and a re-run of both, each at its own limit, plus one call run again
+        beside the reference with its limit doubling (``REJUDGE_ROUNDS``). A correct answer on a
+        loaded machine is then stopped by a per-call limit, which the re-run checks, never by the
+        whole process's. Measuring, the memory may reach ``REFERENCE_MEMORY_MB``; judging, twice
+        the most a task's reference was measured to use."""
+        cpu_total = wall_total = 0.0
+        memory = self.limits.memory_mb
+        for t in tasks:
+            if measure:
+                ref = self.reference_limit()
+                n = len(t.tests) + (3 * self.inputs if t.generator is not None else 0)
+                cpu, wall = (n + 1) * ref[0], (n + 1) * ref[1]
+                if self.relative:
+                    memory = max(memory, REFERENCE_MEMORY_MB)
+            else:
+                tests, inputs = self.call_limits(t)
+                calls = [*tests, *inputs]
+                rejudge = 2 * (2**REJUDGE_ROUNDS - 1)  # the answer and the reference, doubling
+                cpu = self.input_cpu_seconds + 3 * sum(c for c, _ in calls)
+                cpu += rejudge * max((c for c, _ in calls), default=0.0)
+                wall = self.input_wall_seconds + 3 * sum(w for _, w in calls)
+                wall += rejudge * max((w for _, w in calls), default=0.0)
+                times = reference_times(t, self) if self.relative else None
+                if times is not None and times.get("memory_mb"):
+                    memory = max(memory, 2 * int(times["memory_mb"]))
+            cpu_total, wall_total = max(cpu_total, cpu), max(wall_total, wall)
         return replace(
             self.limits,
-            wall_seconds=max(self.limits.wall_seconds, calls * self.input_wall_seconds),
-            cpu_seconds=max(self.limits.cpu_seconds, math.ceil(calls * self.input_cpu_seconds)),
+            wall_seconds=max(self.limits.wall_seconds, wall_total),
+            cpu_seconds=max(self.limits.cpu_seconds, math.ceil(cpu_total)),
+            memory_mb=memory,
         )
+
+
+def reference_times(task: Task, settings: OracleSettings) -> dict[str, Any] | None:
+    """The reference's measured CPU seconds per call that ``task`` carries (``meta``, key
+    ``REFERENCE_TIMES``: ``tests``, ``inputs`` (None where it raised), ``seed``, ``memory_mb``),
+    or None when it carries none for these settings (another seed, fewer inputs)."""
+    times = task.meta.get(REFERENCE_TIMES)
+    if not isinstance(times, Mapping):
+        return None
+    tests, inputs = times.get("tests"), times.get("inputs")
+    needed = settings.inputs if task.generator is not None else 0
+    if (
+        times.get("seed") != settings.seed
+        or not isinstance(tests, list)
+        or not isinstance(inputs, list)
+        or len(tests) != len(task.tests)
+        or len(inputs) < needed
+    ):
+        return None
+    return dict(times)
+
+
+def with_reference_times(task: Task, times: Mapping[str, Any]) -> Task:
+    """``task`` carrying its reference's measured times (recorded with the task's ``meta``)."""
+    return task.replace(meta={**task.meta, REFERENCE_TIMES: dict(times)})
 
 
 class JudgementFields(TypedDict):
@@ -231,11 +342,14 @@ def pylint_errors(code: str) -> tuple[str, ...]:
 
 
 # The start every sandboxed driver shares (``driver_source``): CFG, ``emit`` (a line on the
-# report's stdout), per-call CPU and wall-clock timers (``timed``), ``classify`` (an exception's
-# category and detail; an OSError whose errno is in the driver's RESOURCE_ERRNOS is resource
-# exhaustion) and ``finish`` (the driver's ``result`` as the last "@R" line, then exit).
+# report's stdout), per-call CPU and wall-clock timers (``timed``; ``limit`` a [cpu, wall] pair, by
+# default CFG's "cpu" and "wall"), ``classify`` (an exception's category and detail; an OSError
+# whose errno is in the driver's RESOURCE_ERRNOS is resource exhaustion) and ``finish`` (the
+# driver's ``result`` as the last "@R" line, then exit). A timer's signal raises only while its
+# call runs: one still pending when the call has ended (both timers ran out together, or a signal
+# came late) is dropped, so that no limit is raised outside the handler of the call it limited.
 _PRELUDE = r"""
-import json, os, signal, sys
+import json, os, signal, sys, time
 CFG = json.loads(%s)
 
 def emit(text):
@@ -244,18 +358,29 @@ def emit(text):
 class _Limit(BaseException):
     pass
 
+_ARMED = [None]  # the [cpu, wall] limit of the call under way; None between calls
+
 def _on_timer(signum, frame):
-    raise _Limit("wall-clock" if signum == signal.SIGALRM else "CPU")
+    limit = _ARMED[0]
+    if limit is None:
+        return
+    _ARMED[0] = None
+    if signum == signal.SIGALRM:
+        raise _Limit("wall-clock", limit[1])
+    raise _Limit("CPU", limit[0])
 
 signal.signal(signal.SIGALRM, _on_timer)
 signal.signal(signal.SIGPROF, _on_timer)
 
-def timed(fn, *args):
-    signal.setitimer(signal.ITIMER_REAL, CFG["wall"])
-    signal.setitimer(signal.ITIMER_PROF, CFG["cpu"])
+def timed(fn, *args, limit=None):
+    cpu, wall = limit if limit is not None else (CFG["cpu"], CFG["wall"])
+    _ARMED[0] = [cpu, wall]
+    signal.setitimer(signal.ITIMER_REAL, wall)
+    signal.setitimer(signal.ITIMER_PROF, cpu)
     try:
         return fn(*args)
     finally:
+        _ARMED[0] = None
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.setitimer(signal.ITIMER_PROF, 0)
 
@@ -263,8 +388,8 @@ RESOURCE_ERRNOS = frozenset()
 
 def classify(exc):
     if isinstance(exc, _Limit):
-        limit = CFG["wall"] if str(exc) == "wall-clock" else CFG["cpu"]
-        return "resource_exhaustion", "ran past the %%s limit of %%g s per input" %% (exc, limit)
+        kind, limit = exc.args
+        return "resource_exhaustion", "ran past the %%s limit of %%g s per input" %% (kind, limit)
     if isinstance(exc, MemoryError):
         return "resource_exhaustion", "MemoryError: the memory limit was reached"
     if isinstance(exc, OSError) and exc.errno in RESOURCE_ERRNOS:
@@ -305,16 +430,23 @@ def driver_report(output: str, marks: tuple[str, ...] = ("@T", "@I")) -> tuple[d
 
 
 def process_category(run: RunResult) -> str:
-    """The category of a driver that reported nothing, from how its process ended."""
-    return "resource_exhaustion" if run.outcome in ("timeout", "resource_limit") else "runtime_error"
+    """The category of a driver that reported nothing, from how its process ended (a per-call
+    limit's own exception, should one ever escape the driver, is resource exhaustion too)."""
+    if run.outcome in ("timeout", "resource_limit") or run.detail.startswith("_Limit"):
+        return "resource_exhaustion"
+    return "runtime_error"
 
 
 # The program that checks one answer. It runs in the sandbox as trusted code and reports on
 # stdout: "@T<i>" before fixed test i, "@I<i>" before input i (so that a process killed mid-way
-# says where), and one JSON line at the end.
+# says where), and one JSON line at the end. Each call has its own [cpu, wall] limit (CFG's
+# "test_limits", "input_limits"; the reference's own calls "ref_limit"). An answer over its limit
+# is run again beside the reference (``rejudge``). Measuring (CFG "measure": the answer is the
+# reference), no call is run again and the CPU seconds of each are reported ("times").
 _DRIVER = r"""
 import copy, errno, math, random
 NAME = CFG["name"]
+MEASURE = CFG["measure"]
 _null = open(os.devnull, "w")
 sys.stdout = sys.stderr = _null  # what the code prints is not the oracle's report
 
@@ -360,105 +492,202 @@ def agrees(expected, got):
         return _multiset_equal(_plain(got), _plain(expected))
     return same(expected, got)
 
-def define(source, filename):
+def define(source, filename, limit=None):
     ns = {"__name__": "answer", "__builtins__": __builtins__}
-    timed(exec, compile(source, filename, "exec"), ns)
+    timed(exec, compile(source, filename, "exec"), ns, limit=limit)
     return ns
 
-def ref_also_slow(call):
-    # the answer ran past a per-input limit: does the reference, run again at once in the same
-    # process and under the same limits, run past it too? Then the limit, not the answer, failed.
+def over(call, limit):
+    # does call run past limit? (how else it ends does not matter here)
     try:
-        timed(call)
+        timed(call, limit=limit)
     except _Limit:
         return True
     except BaseException:
         return False
     return False
 
+def rejudge(answer, reference, limit):
+    # The answer ran past limit: run the reference, then the answer, again, back to back under
+    # the same limit. The answer within it now: the first run was slowed, ("ran", its value).
+    # The answer over it and the reference not: the answer is slow, ("slow", the limit), when
+    # it ran past the CPU limit (CPU time hardly depends on the machine's load) or the rounds are
+    # up; past the wall clock alone, the machine may be what is slow. Otherwise the machine is
+    # slow: again with twice the limit the answer ran past; ("skip", None) when the reference too
+    # runs past the last one. An exception of the answer's other than the limit propagates, as
+    # on its first run.
+    rounds = CFG["rejudge"]
+    for k in range(rounds):
+        reference_over = over(reference, limit)
+        try:
+            return "ran", timed(answer, limit=limit)
+        except _Limit as exc:
+            if not reference_over and (exc.args[0] == "CPU" or k == rounds - 1):
+                return "slow", exc
+            cpu_hit = exc.args[0] == "CPU"
+        limit = [limit[0] * (2 if cpu_hit else 1), limit[1] * (1 if cpu_hit else 2)]
+    return "skip", None
+
+def measured(call, limit):
+    # call's value and the CPU seconds it took, for a call of the reference's: when it runs past
+    # the wall clock the machine is slow, so it runs again with twice the wall-clock limit (the
+    # rounds of rejudge); past the CPU limit, or past the last limit, it raises the limit
+    rounds = CFG["rejudge"]
+    for k in range(rounds):
+        start = time.process_time()
+        try:
+            value = timed(call, limit=limit)
+        except _Limit as exc:
+            if exc.args[0] == "CPU" or k == rounds - 1:
+                raise
+            limit = [limit[0], 2 * limit[1]]
+            continue
+        return value, time.process_time() - start
+
+def peak_memory_mb():
+    # the most address space this process has had (what the sandbox's memory limit bounds)
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmPeak:"):
+                    return int(line.split()[1]) // 1024 + 1
+    except (OSError, ValueError):
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024 + 1
+
 result = {"category": "passed", "detail": "", "tests_passed": 0, "inputs_passed": 0,
           "inputs_skipped": 0, "generator_errors": 0, "failing_input": None, "first_skip": ""}
+TIMES = {"tests": [], "inputs": [], "seed": CFG["seed"]}
+WHERE = [""]
 
-try:
-    ns = define(CFG["code"], "answer.py")
-except BaseException as exc:
-    finish(*classify(exc))
-fn = ns.get(NAME)
-if not callable(fn):
-    finish("runtime_error", "running the answer does not define a function %%s" %% NAME)
+def skip(why):
+    result["inputs_skipped"] += 1
+    result["first_skip"] = result["first_skip"] or why
 
-ref = gen = None
-if CFG["reference"] is not None:
+def run_test(i, test, fn, ref):
+    def call(f):
+        return lambda: exec(compile(test, "test_%%d.py" %% i, "exec"),
+                            {"__name__": "test", "__builtins__": __builtins__, NAME: f})
+    limit = CFG["test_limits"][i]
     try:
-        ref = define(CFG["reference"], "reference.py")[NAME]
-        if CFG["generator"] is not None:
-            gen = define(CFG["generator"], "generator.py")["generate"]
-    except BaseException as exc:
-        finish("task_error", "the task's reference or generator cannot be defined: %%s" %% classify(exc)[1])
-
-for i, test in enumerate(CFG["tests"]):
-    emit("@T%%d" %% i)
-    try:
-        timed(exec, compile(test, "test_%%d.py" %% i, "exec"),
-              {"__name__": "test", "__builtins__": __builtins__, NAME: fn})
+        if MEASURE:
+            TIMES["tests"].append(round(measured(call(fn), limit)[1], 4))
+            return True
+        try:
+            timed(call(fn), limit=limit)
+        except _Limit:
+            if ref is None:
+                raise
+            verdict, value = rejudge(call(fn), call(ref), limit)
+            if verdict == "slow":
+                raise value
+            if verdict == "skip":
+                skip("fixed test %%d: the reference too ran past the limit" %% i)
+                return False
     except AssertionError as exc:
         finish("assertion_error", ("fixed test %%d failed: %%s %%s" %% (i, test.strip()[:200], exc)).strip())
     except BaseException as exc:
-        category, detail = classify(exc)
-        if isinstance(exc, _Limit) and ref is not None and ref_also_slow(
-                lambda: exec(compile(test, "test_%%d.py" %% i, "exec"),
-                             {"__name__": "test", "__builtins__": __builtins__, NAME: ref})):
-            result["inputs_skipped"] += 1
-            why = "fixed test %%d: the reference too %%s" %% (i, detail)
-            result["first_skip"] = result["first_skip"] or why
-            continue
-        finish(category, "fixed test %%d: %%s" %% (i, detail))
-    result["tests_passed"] += 1
+        finish(classify(exc)[0], "fixed test %%d: %%s" %% (i, classify(exc)[1]))
+    return True
 
-if gen is not None:
-    for i in range(CFG["inputs"]):
-        emit("@I%%d" %% i)
-        try:
-            args = timed(gen, random.Random(CFG["seed"] * 1000003 + i))
-        except BaseException as exc:
-            result["generator_errors"] += 1
-            result["first_skip"] = result["first_skip"] or "the generator raised " + classify(exc)[1]
-            continue
-        args = args if isinstance(args, tuple) else (args,)
-        try:
-            expected = timed(ref, *copy.deepcopy(args))
-        except BaseException as exc:
-            result["inputs_skipped"] += 1
-            if not result["first_skip"]:
-                result["first_skip"] = "%%s%%s raised %%s" %% (NAME, short(args), classify(exc)[1])
-            continue
-        try:
-            got = timed(fn, *copy.deepcopy(args))
-        except BaseException as exc:
-            if isinstance(exc, _Limit) and ref_also_slow(lambda: ref(*copy.deepcopy(args))):
-                # the reference runs past the same limit now: the machine is slow, not the answer
-                result["inputs_skipped"] += 1
-                why = "input %%d: the reference too ran past the limit" %% i
-                result["first_skip"] = result["first_skip"] or why
-                continue
+def run_input(i, fn, ref, gen):
+    try:
+        args = timed(gen, random.Random(CFG["seed"] * 1000003 + i), limit=CFG["ref_limit"])
+    except BaseException as exc:
+        result["generator_errors"] += 1
+        result["first_skip"] = result["first_skip"] or "the generator raised " + classify(exc)[1]
+        TIMES["inputs"].append(None)
+        return
+    args = args if isinstance(args, tuple) else (args,)
+    try:
+        expected, ref_seconds = measured(lambda: ref(*copy.deepcopy(args)), CFG["ref_limit"])
+    except BaseException as exc:
+        if MEASURE and isinstance(exc, _Limit):  # the reference is too slow for its limit
             result["failing_input"] = i
-            category, detail = classify(exc)
-            finish(category, "input %%d, %%s%%s: %%s" %% (i, NAME, short(args), detail))
+            finish(classify(exc)[0], "input %%d, %%s%%s: %%s" %% (i, NAME, short(args), classify(exc)[1]))
+        TIMES["inputs"].append(None)
+        skip("%%s%%s raised %%s" %% (NAME, short(args), classify(exc)[1]))
+        return
+    limit = CFG["input_limits"][i] if i < len(CFG["input_limits"]) else CFG["ref_limit"]
+    answer = lambda: fn(*copy.deepcopy(args))
+    try:
         try:
-            agree = timed(agrees, expected, got)
+            if MEASURE:
+                got, seconds = measured(answer, limit)
+                TIMES["inputs"].append(round(min(seconds, ref_seconds), 4))
+            else:
+                got = timed(answer, limit=limit)
+        except _Limit:
+            if MEASURE:
+                raise
+            verdict, got = rejudge(answer, lambda: ref(*copy.deepcopy(args)), limit)
+            if verdict == "slow":
+                raise got
+            if verdict == "skip":
+                skip("input %%d: the reference too ran past the limit" %% i)
+                return
+    except BaseException as exc:
+        result["failing_input"] = i
+        category, detail = classify(exc)
+        finish(category, "input %%d, %%s%%s: %%s" %% (i, NAME, short(args), detail))
+    try:
+        agree = timed(agrees, expected, got, limit=CFG["ref_limit"])
+    except BaseException:
+        agree = False
+    if not agree:
+        result["failing_input"] = i
+        finish("fuzzing_failure", "input %%d, %%s%%s returned %%s, expected %%s"
+               %% (i, NAME, short(args), short(got), short(expected)))
+    result["inputs_passed"] += 1
+
+def main():
+    try:
+        ns = define(CFG["code"], "answer.py", CFG["ref_limit"] if MEASURE else None)
+    except BaseException as exc:
+        finish(*classify(exc))
+    fn = ns.get(NAME)
+    if not callable(fn):
+        finish("runtime_error", "running the answer does not define a function %%s" %% NAME)
+    ref = gen = None
+    if CFG["reference"] is not None:
+        try:
+            ref = define(CFG["reference"], "reference.py", CFG["ref_limit"])[NAME]
+            if CFG["generator"] is not None:
+                gen = define(CFG["generator"], "generator.py", CFG["ref_limit"])["generate"]
         except BaseException as exc:
-            agree = False
-        if not agree:
-            result["failing_input"] = i
-            finish("fuzzing_failure", "input %%d, %%s%%s returned %%s, expected %%s"
-                   %% (i, NAME, short(args), short(got), short(expected)))
-        result["inputs_passed"] += 1
+            why = "the task's reference or generator cannot be defined: " + classify(exc)[1]
+            finish("task_error", why)
+    for i, test in enumerate(CFG["tests"]):
+        WHERE[0] = "fixed test %%d" %% i
+        emit("@T%%d" %% i)
+        if run_test(i, test, fn, ref):
+            result["tests_passed"] += 1
+    if gen is not None:
+        for i in range(CFG["inputs"]):
+            WHERE[0] = "input %%d" %% i
+            emit("@I%%d" %% i)
+            run_input(i, fn, ref, gen)
+
+try:
+    main()
+    if MEASURE:
+        TIMES["memory_mb"] = peak_memory_mb()
+        result["times"] = TIMES
+except BaseException as exc:  # nothing a stage lets through ends the process unreported
+    category, detail = classify(exc)
+    finish(category, "%%s: %%s" %% (WHERE[0], detail) if WHERE[0] else detail)
 finish()
 """
 
 
-def driver_program(task: Task, code: str, settings: OracleSettings) -> str:
-    """The sandboxed program that checks ``code`` (an answer's program) against ``task``."""
+def driver_program(task: Task, code: str, settings: OracleSettings, *, measure: bool = False) -> str:
+    """The sandboxed program that checks ``code`` (an answer's program) against ``task``;
+    ``measure``: ``code`` is the reference, whose CPU seconds per call it reports."""
+    tests, inputs = settings.call_limits(task)
+    reference = settings.reference_limit()
+    if measure:
+        tests, inputs = [reference] * len(tests), [reference] * len(inputs)
     cfg = {
         "name": task.name,
         "code": code,
@@ -472,6 +701,11 @@ def driver_program(task: Task, code: str, settings: OracleSettings) -> str:
         "compare": task.rules.get("compare", "ordered"),
         "cpu": settings.input_cpu_seconds,
         "wall": settings.input_wall_seconds,
+        "test_limits": tests,
+        "input_limits": inputs,
+        "ref_limit": reference,
+        "rejudge": REJUDGE_ROUNDS,
+        "measure": measure,
     }
     return driver_source(_DRIVER, cfg)
 
@@ -569,9 +803,13 @@ def judge_many(
 ) -> list[Judgement]:
     """Judge ``(task, answer, prompt)`` triples; ``prompt`` is the stub a completion continued
     (None for a chat answer). Identical programs for the same task run once; at most ``workers``
-    sandboxed processes at a time. Judgements come back in the order given."""
+    sandboxed processes at a time. Judgements come back in the order given. With relative limits
+    (``input_limits="reference"``), a task that carries no measured times of its reference is
+    measured first (``check_and_time``)."""
     settings = settings or OracleSettings()
     static_check = settings.static_check
+    if settings.relative:
+        items = timed_items(items, settings, workers)
     out = run_judged(
         items,
         settings,
@@ -587,6 +825,28 @@ def judge_many(
     return out
 
 
+def timed_items(
+    items: Sequence[tuple[Task, str, str | None]], settings: OracleSettings, workers: int = 2
+) -> list[tuple[Task, str, str | None]]:
+    """``items`` with every task carrying its reference's measured times (``with_reference_times``),
+    each task lacking them measured once; ``TaskError`` for a reference that cannot be measured."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    lacking: dict[str, Task] = {}
+    for task, _, _ in items:
+        if task.reference is not None and reference_times(task, settings) is None:
+            lacking.setdefault(task.task_id, task)
+    if not lacking:
+        return list(items)
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        found = pool.map(lambda t: check_and_time(t, settings)[1], lacking.values())
+        times = {tid: t for tid, t in zip(lacking, found, strict=True) if t is not None}
+    return [
+        (with_reference_times(task, times[task.task_id]) if task.task_id in times else task, answer, prompt)
+        for task, answer, prompt in items
+    ]
+
+
 def judge(
     task: Task, answer: str, prompt: str | None = None, settings: OracleSettings | None = None
 ) -> Judgement:
@@ -600,6 +860,17 @@ def check_reference(task: Task, settings: OracleSettings | None = None) -> Judge
     The reference must define the function, pass the task's fixed tests and return on at least
     one generated input (inputs on which it raises are skipped when answers are judged).
     """
+    return check_and_time(task, settings)[0]
+
+
+def check_and_time(
+    task: Task, settings: OracleSettings | None = None
+) -> tuple[Judgement, dict[str, Any] | None]:
+    """``check_reference``, and with relative limits the reference's CPU seconds on each fixed
+    test and generated input (``None`` where it raised), its peak memory and the seed, measured
+    in the same run, to be carried by the task (``with_reference_times``); ``None`` for fixed
+    limits. The reference runs under its own limit (``OracleSettings.reference_limit``), and is
+    not run again when it runs past it: it is too slow for the limits (``TaskError``)."""
     settings = settings or OracleSettings()
     if task.reference is None:
         raise TaskError(f"task '{task.task_id}' has no reference to check.")
@@ -608,8 +879,9 @@ def check_reference(task: Task, settings: OracleSettings | None = None) -> Judge
         raise TaskError(
             f"task '{task.task_id}': the reference is unusable ({found.category}: {found.detail})."
         )
-    program = driver_program(task, found.code, settings)
-    run = run_many([program], settings.process_limits([task]), workers=1, output_bytes=OUTPUT_BYTES)[0]
+    program = driver_program(task, found.code, settings, measure=True)
+    limits = settings.process_limits([task], measure=True)
+    run = run_many([program], limits, workers=1, output_bytes=OUTPUT_BYTES)[0]
     judgement, report = interpret(run, found.code)
     if judgement.category != "passed":
         raise TaskError(
@@ -621,4 +893,5 @@ def check_reference(task: Task, settings: OracleSettings | None = None) -> Judge
             f"task '{task.task_id}': the reference raises on every one of its {settings.inputs} generated "
             f"inputs ({report.get('first_skip', '')})."
         )
-    return judgement
+    times = report.get("times") if settings.relative else None
+    return judgement, (dict(times) if isinstance(times, dict) else None)

@@ -43,7 +43,7 @@ from ..bench.store import RunStore
 from ..config import Settings
 from ..errors import BackendError, ConfigError, ModelLoadError, TaskError
 from .model import Task
-from .oracle import CATEGORIES, Judgement, OracleSettings, check_reference, judge_many
+from .oracle import CATEGORIES, Judgement, OracleSettings, check_and_time, judge_many, with_reference_times
 from .render import ChatStyle, chat_messages, completion_prompt
 
 log = logging.getLogger(__name__)
@@ -212,10 +212,13 @@ def check_tasks(
     workers: int = 2,
     *,
     skip_broken: Callable[[Task], str] | None = None,
+    measured: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, str]:
     """``check_reference`` on every task with a reference, ``workers`` at a time. Tasks that
     differ only in their wording (a suite's variants) share one check: the reference, inputs and
-    tests are what is run.
+    tests are what is run. With relative limits (``OracleSettings.input_limits``) the same run
+    measures the reference's time on each call (``check_and_time``): given a ``measured`` dict,
+    each sound task's id maps there to its reference's times (``with_reference_times``).
 
     Without ``skip_broken`` the first broken task raises its ``TaskError``. With it (a task's
     group, e.g. its template), nothing raises: the result maps each group holding a broken task to
@@ -223,31 +226,41 @@ def check_tasks(
     """
     distinct: dict[tuple[Any, ...], Task] = {}
     groups: dict[tuple[Any, ...], list[str]] = {}
+    task_ids: dict[tuple[Any, ...], list[str]] = {}
     for t in tasks:
         if t.reference is not None:
             rules = json.dumps(dict(t.rules), sort_keys=True)
             key = (t.name, t.args, t.arity, t.reference, t.generator, t.tests, t.abs_tol, t.rel_tol, rules)
             distinct.setdefault(key, t)
+            task_ids.setdefault(key, []).append(t.task_id)
             if skip_broken is not None:
                 groups.setdefault(key, []).append(skip_broken(t))
 
-    def one(t: Task) -> str | None:
+    times: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def one(key: tuple[Any, ...], t: Task) -> str | None:
         try:
-            check_reference(t, oracle)
+            found = check_and_time(t, oracle)[1]
         except TaskError as exc:
             if skip_broken is None:
                 raise
             why = " ".join(str(exc).split())  # one line: the message quotes the failing test
             return why if len(why) <= 400 else why[:397] + "..."
+        if found is not None:
+            times[key] = found
         return None
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        found = list(pool.map(one, distinct.values()))
+        found = list(pool.map(one, distinct, distinct.values()))
     broken: dict[str, str] = {}
     for key, reason in zip(distinct, found, strict=True):
         if reason:
             for group in groups[key]:
                 broken.setdefault(group, reason)
+    if measured is not None:
+        for key, ids in task_ids.items():
+            if key in times:
+                measured.update(dict.fromkeys(ids, times[key]))
     return broken
 
 
@@ -333,9 +346,14 @@ async def run_tasks(
     if not todo:
         return in_task_order(records, tasks)
     if check:
+        measured: dict[str, dict[str, Any]] = {}
         broken = await asyncio.to_thread(
-            check_tasks, [t for _, t in todo], oracle, workers, skip_broken=skip_broken
+            check_tasks, [t for _, t in todo], oracle, workers, skip_broken=skip_broken, measured=measured
         )
+        # relative limits: each task carries its reference's times, recorded with its meta
+        todo = [
+            (i, with_reference_times(t, measured[t.task_id]) if t.task_id in measured else t) for i, t in todo
+        ]
         for name, reason in broken.items():
             log.warning("cctest bench %s: skipping %s; %s", config.kind, name, reason)
         if broken and skip_broken is not None:

@@ -177,11 +177,18 @@ def f(x):
 def test_a_correct_answer_is_not_resource_exhaustion_when_its_reference_is_as_slow():
     gen = "def generate(rng):\n    return (1,)\n"
     settings = OracleSettings(inputs=1, input_wall_seconds=0.3, input_cpu_seconds=0.3)
-    loaded = _task(_SLOW.format(when=">= 2"), gen)  # the machine slows down after the reference's call
+    # the machine slows down after the reference's call: the answer and the reference are run
+    # again, the limit doubling while both run past it, and the input is judged, not skipped
+    loaded = _task(_SLOW.format(when=">= 2"), gen)
     judged = judge_many([(loaded, _SLOW.format(when=">= 2") + "\n# answer\n", None)], settings)[0]
-    assert judged.category == "passed" and judged.inputs_skipped == 1
-    slow_answer = _task(_SLOW.format(when="== 2"), gen)  # only the answer's own call is slow
-    judged = judge_many([(slow_answer, _SLOW.format(when="== 2") + "\n# answer\n", None)], settings)[0]
+    assert judged.category == "passed" and (judged.inputs_passed, judged.inputs_skipped) == (1, 0)
+    # only the answer's first call is slowed: run again beside the reference, it passes
+    once = _task(_SLOW.format(when="== 2"), gen)
+    judged = judge_many([(once, _SLOW.format(when="== 2") + "\n# answer\n", None)], settings)[0]
+    assert judged.category == "passed" and judged.inputs_passed == 1
+    # an answer slow on every run, the reference not: resource_exhaustion
+    slow = "import time\ndef f(x):\n    time.sleep(30)\n    return x\n"
+    judged = judge_many([(once, slow, None)], settings)[0]
     assert judged.category == "resource_exhaustion"
 
 
