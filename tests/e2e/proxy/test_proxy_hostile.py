@@ -324,3 +324,64 @@ async def test_a_path_that_climbs_stays_under_the_upstreams_base_path(path: str)
         assert answer.startswith(b"HTTP/1.1 200"), answer[:300]
     (arrived,) = seen
     assert arrived.startswith("/base/pt/echo"), arrived
+
+
+# -- F7: what repairs may hold -----------------------------------------------------------------
+
+
+async def test_a_prompt_over_the_size_bound_passes_through_with_one_log_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    seen = Seen()
+    s = _settings(tmp_path)
+    long_before = "x = 1\n" * 400 + BEFORE  # 2,463 characters before the cursor
+    body = {"model": "m", "prompt": long_before, "suffix": AFTER, "max_tokens": 16}
+    async with (
+        serving(openai_app(seen, odd={long_before})) as up,
+        proxying(up, settings=s, max_prompt_chars=2000) as (url, proxy),
+        aiohttp.ClientSession() as session,
+    ):
+        async with session.post(f"{url}/v1/completions", json=body) as r:
+            status, answer = r.status, await r.json()
+        await proxy.drain()
+    assert status == 200 and answer["choices"][0]["text"] != GOOD  # the upstream's own answer
+    assert seen.bodies("/v1/completions") == [body]  # the plugin's request, alone, as it came
+    lines = [r for r in caplog.records if "--max-prompt-chars" in r.getMessage()]
+    assert len(lines) == 1
+    assert not s.defect_log_path().exists() and proxy.counters["too_long"] == 1
+
+
+async def test_repairs_past_the_bound_in_flight_pass_through(tmp_path: Path) -> None:
+    """One repair in flight (its rows' streams stall upstream): the next completion request passes
+    through, answered by the upstream at once, until the first is over."""
+    seen = Seen()
+    stalled = asyncio.Event()
+
+    async def completions(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        seen.requests.append((request.method, request.path, body, dict(request.headers)))
+        if body.get("stream"):  # a row of the repair in flight: it never comes
+            stalled.set()
+            await asyncio.sleep(3600)
+        return web.json_response({"id": "own", "choices": [{"index": 0, "text": "passed\n"}]})
+
+    app = web.Application()
+    app.router.add_post("/v1/completions", completions)
+    body = {"model": "m", "prompt": BEFORE, "suffix": AFTER, "max_tokens": 16}
+    s = _settings(tmp_path, timeout=3600)
+    async with (
+        serving(app) as up,
+        proxying(up, settings=s, max_repairs=1) as (url, proxy),
+        aiohttp.ClientSession() as session,
+    ):
+        first = asyncio.create_task(session.post(f"{url}/v1/completions", json={**body, "stream": True}))
+        await asyncio.wait_for(stalled.wait(), WAIT)
+        async with asyncio.timeout(WAIT), session.post(f"{url}/v1/completions", json=body) as r:
+            assert r.status == 200
+            answer = await r.json()
+        first.cancel()
+        await asyncio.gather(first, return_exceptions=True)
+    assert answer["id"] == "own" and answer["choices"][0]["text"] == "passed\n"
+    assert proxy.counters["busy"] == 1
+    assert seen.bodies("/v1/completions")[-1] == body  # the plugin's request as it came
