@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ._stop import BoundaryStopper
 from ._streams import (
+    INFILL_STREAM,
     STREAM_FORMATS,
     Row,
     Streamed,
@@ -22,6 +23,7 @@ from ._streams import (
 )
 
 __all__ = [
+    "INFILL_STREAM",
     "STREAM_FORMATS",
     "BoundaryStopper",
     "Row",

@@ -59,6 +59,7 @@ from ..fit import fit_completion
 from ..safe_text import model_json, model_text
 from ..types import EngineResult, Prompt
 from .apis import APIS, Api, Ask, BadAsk, pieces
+from .layout import SUFFIX_FIELD
 from .upstream import Rows, Upstream, UpstreamRefused
 
 log = logging.getLogger(__name__)
@@ -282,6 +283,8 @@ class Proxy:
             self.counters["monitored_for_slots"] += 1  # too few slots: answered at once, checked after
             return await self._monitor(request, raw, ask)
         request[RAW] = raw  # for the plain answer when the repair fails (``_unrepaired``)
+        if self.api.name == "openai" and ask.layout.kind == SUFFIX_FIELD:
+            await self.upstream.check_suffix(request.headers, ask, self._deadline())
         rows = Rows(self.upstream, self.api, ask, request.headers, self._deadline())
         engine = Engine(rows, self.settings)
         prompt = Prompt(text=ask.prefix, suffix=ask.suffix)

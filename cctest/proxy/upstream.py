@@ -36,6 +36,7 @@ from ..backends.base import Backend, Decide, Decided, Outcome
 from ..backends.slots import MORE_SLOTS, Slots, overflowed
 from ..backends.stop import trim_completion
 from ..backends.streams import (
+    INFILL_STREAM,
     STREAM_FORMATS,
     BoundaryStopper,
     Row,
@@ -50,7 +51,8 @@ from ..backends.streams import (
 from ..errors import BackendError, BackendResponseError, BackendTimeout, BackendUnavailable
 from ..redact import redact_url
 from ..safe_text import model_json, model_text
-from .apis import Api, Ask
+from .apis import Api, Ask, RowRequest
+from .layout import SUFFIX_FIELD
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +138,52 @@ class Upstream:
         self.timeout = float(timeout)
         self._session: aiohttp.ClientSession | None = None
         self.slots = Slots()  # how many rows the server runs side by side, where known
+        self.infill = False  # a suffix field is ignored there: rows go to its /infill (``check_suffix``)
+        self._suffix_checked = False
+
+    async def check_suffix(self, headers: Mapping[str, str], ask: Ask, deadline: float) -> None:
+        """Once, for a server that answered ``/props`` as llama.cpp's does: whether its
+        ``/v1/completions`` reads the ``suffix`` field, by the prompt tokens it reports for one
+        token with the field and without it. The same count means it ignores the field (this
+        version of llama-server does): rows with a suffix then go to its ``/infill``, when that
+        reports the suffix's tokens among the prompt's (one line says so)."""
+        if self._suffix_checked or not self.slots.llama:
+            return
+        self._suffix_checked = True
+        sent = forwarded_headers(headers, json_body=True)
+        plain = {"prompt": ask.prefix, "max_tokens": 1, "temperature": 0, "stream": False}
+        if ask.model:
+            plain["model"] = ask.model
+        probes = (
+            ("/v1/completions", plain),
+            ("/v1/completions", {**plain, "suffix": ask.suffix}),
+            ("/infill", infill_body({**plain, "suffix": ask.suffix})),
+        )
+
+        async def tokens(path: str, body: dict[str, Any]) -> int | None:
+            try:
+                answer = await self.post(path, body, sent, deadline)
+                data = json.loads(answer.payload) if answer.status == 200 else None
+            except (BackendError, ValueError, RecursionError):
+                return None
+            usage = (
+                infill_answer(data) if path == "/infill" else data if isinstance(data, dict) else {}
+            ).get("usage")
+            count = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+            return count if isinstance(count, int) and not isinstance(count, bool) else None
+
+        counts = await asyncio.gather(*(tokens(path, body) for path, body in probes))
+        plain_n, field_n, infill_n = counts
+        if plain_n is None or field_n is None or field_n > plain_n:
+            return  # the field is read, or nothing is told
+        if infill_n is None or infill_n <= plain_n:
+            return  # /infill does not fill in either: as the server answers it directly
+        self.infill = True
+        log.warning(
+            "%s ignores the suffix field (the prompt tokens it reports are the same without it); "
+            "completions with code after the cursor are asked at its /infill",
+            self.shown,
+        )
 
     async def rows_at_once(self, headers: Mapping[str, str], rows: int) -> int | None:
         """How many rows the server runs side by side when that is fewer than ``rows`` (its
@@ -257,6 +305,8 @@ class Rows(Backend):
         self.headers = forwarded_headers(headers, json_body=True)
         self.answers: dict[int, Any] = {}  # row -> the upstream's JSON answer that carried it
         self.max_chars = max(MIN_COMPLETION_CHARS, CHARS_PER_TOKEN * ask.max_tokens)
+        # the rows go to llama.cpp's /infill, where the server ignores the suffix field
+        self.infill = upstream.infill and api.name == "openai" and ask.layout.kind == SUFFIX_FIELD
         stops = ask.layout.template.stops if ask.layout.template is not None else ()
         self.stop = (*ask.stop, *stops)
         # the early decision (``complete_deciding``): the streamed rows, the chosen one, and an
@@ -288,11 +338,8 @@ class Rows(Backend):
     ) -> list[Outcome]:
         tails = list(suffixes) if suffixes is not None else [""] * len(prompts)
         at_once = self.upstream.slots.at_once
-        if at_once is not None and at_once < len(prompts):  # one row a request, as many as fit
-            requests = [
-                replace(self.api.row_requests(self.ask, [p], [t])[0], rows=(i,))
-                for i, (p, t) in enumerate(zip(prompts, tails, strict=True))
-            ]
+        if self.infill or (at_once is not None and at_once < len(prompts)):  # one row a request
+            requests = [self._one_row(p, t, i) for i, (p, t) in enumerate(zip(prompts, tails, strict=True))]
         else:
             requests = self.api.row_requests(self.ask, prompts, tails)
         out: list[Outcome] = [BackendError("not asked")] * len(prompts)
@@ -314,6 +361,11 @@ class Rows(Backend):
         self._measure(out)
         return out
 
+    def _one_row(self, prompt: str, suffix: str, i: int) -> RowRequest:
+        """Row ``i`` as a request of its own (at ``/infill`` where the server ignores the field)."""
+        request = replace(self.api.row_requests(self.ask, [prompt], [suffix])[0], rows=(i,))
+        return replace(request, path="/infill", body=infill_body(request.body)) if self.infill else request
+
     def _measure(self, outcomes: Sequence[Outcome]) -> None:
         """Rows that failed because side by side they overflowed the server's context: the
         others are how many fit (``Slots.measured``)."""
@@ -334,6 +386,8 @@ class Rows(Backend):
         try:
             data = model_json(json.loads(answer.payload))
             self.upstream.slots.notice(data)
+            if path == "/infill":
+                return infill_answer(data), [data["content"]]
             return data, self.api.texts(data, n)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as exc:
             raise BackendResponseError(f"{self.upstream.shown} answered without a completion.") from exc
@@ -355,8 +409,8 @@ class Rows(Backend):
         if after <= 0 or not 1 < len(prompts) <= MAX_STREAMS:
             return Decided(await self.complete(prompts, suffixes=suffixes), None)
         tails = list(suffixes) if suffixes is not None else [""] * len(prompts)
-        fmt = STREAM_FORMATS[self.api.name]
-        requests = [self.api.row_requests(self.ask, [p], [t])[0] for p, t in zip(prompts, tails, strict=True)]
+        fmt = INFILL_STREAM if self.infill else STREAM_FORMATS[self.api.name]
+        requests = [self._one_row(p, t, i) for i, (p, t) in enumerate(zip(prompts, tails, strict=True))]
         self.streams = [Row(BoundaryStopper(p, self.stop), self.max_chars) for p in prompts]
 
         declined: list[BackendError] = []
@@ -432,9 +486,10 @@ class Rows(Backend):
             return
         if not is_stream(resp.headers.get("Content-Type", ""), fmt.framing):
             data = model_json(json.loads(await resp.content.read(MAX_RESPONSE_BYTES)))
-            self.answers[i] = data
+            infill = fmt is INFILL_STREAM
+            self.answers[i] = infill_answer(data) if infill else data
             row.whole = True
-            row.add(self.api.texts(data, 1)[0], "stop", after)
+            row.add(data["content"] if infill else self.api.texts(data, 1)[0], "stop", after)
             return
         async for data in events(resp, fmt.framing, MAX_RESPONSE_BYTES):
             try:
@@ -445,7 +500,10 @@ class Rows(Backend):
                 ) from exc
             self.streamed_pieces += 1
             self.upstream.slots.notice(data)
-            self.answers[i] = self.api.merge_event(self.answers.get(i), data)
+            if fmt is INFILL_STREAM:
+                self.answers[i] = infill_answer(data) if data.get("stop") else self.answers.get(i)
+            else:
+                self.answers[i] = self.api.merge_event(self.answers.get(i), data)
             ended = row.add(piece, finish, after)
             if i == self.chosen:
                 self.progress.set()
@@ -471,6 +529,40 @@ class Rows(Backend):
             # chosen row's, whose completion the plugin gets
             source = {**source, "usage": chosen["usage"]}
         return source
+
+
+def infill_body(body: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI completion row's body as a request to llama.cpp's ``/infill``: the prompt and
+    suffix as ``input_prefix`` and ``input_suffix``, ``max_tokens`` as ``n_predict``; the sampling
+    options as they are (the server takes the same names)."""
+    out = {k: v for k, v in body.items() if k not in ("prompt", "suffix", "max_tokens", "n", "best_of")}
+    out["input_prefix"] = body.get("prompt", "")
+    out["input_suffix"] = body.get("suffix", "")
+    if "max_tokens" in body:
+        out["n_predict"] = body["max_tokens"]
+    return out
+
+
+def infill_answer(data: Any) -> dict[str, Any]:
+    """What an OpenAI answer is built on, from llama.cpp's ``/infill`` answer (or its last
+    event): its model, its usage (``tokens_evaluated``, ``tokens_predicted``), its finish reason.
+
+    >>> infill_answer({"content": "x", "model": "m", "tokens_evaluated": 9, "tokens_predicted": 2,
+    ...                "stop_type": "limit"})["usage"]
+    {'prompt_tokens': 9, 'completion_tokens': 2, 'total_tokens': 11}
+    """
+    if not isinstance(data, dict):
+        return {}
+    out: dict[str, Any] = {
+        "choices": [{"finish_reason": "length" if data.get("stop_type") == "limit" else "stop"}]
+    }
+    if isinstance(data.get("model"), str):
+        out["model"] = data["model"]
+    evaluated, predicted = data.get("tokens_evaluated"), data.get("tokens_predicted")
+    if isinstance(evaluated, int) and isinstance(predicted, int):
+        out["usage"] = {"prompt_tokens": evaluated, "completion_tokens": predicted,
+                        "total_tokens": evaluated + predicted}  # fmt: skip
+    return out
 
 
 def _overflowed(error: BackendError) -> bool:

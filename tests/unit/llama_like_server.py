@@ -183,7 +183,11 @@ class LlamaLike:
                 if oai:
                     choice = {"text": out, "index": 0, "logprobs": None, "finish_reason": reason}
                     return web.json_response({**head, "choices": [choice], "usage": usage, "timings": {}})
-                return web.json_response({"content": out, "stop": True, "tokens_evaluated": n_prompt})
+                return web.json_response(
+                    {"content": out, "stop": True, "model": head["model"], "tokens_evaluated": n_prompt,
+                     "tokens_predicted": len(toks), "stop_type": "limit" if reason == "length" else "eos",
+                     "timings": {}}
+                )  # fmt: skip
             resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
             await resp.prepare(request)
             interrupted = asyncio.Event()
@@ -254,6 +258,9 @@ class LlamaLike:
                                   "total_tokens": sum(usage)}  # fmt: skip
         else:
             event = {"content": text, "stop": finish is not None}
+            if usage is not None:
+                event.update(model=head["model"], tokens_evaluated=usage[0], tokens_predicted=usage[1],
+                             stop_type="limit" if finish == "length" else "eos", timings={})  # fmt: skip
         await resp.write(b"data: " + json.dumps(event).encode() + b"\n\n")
 
 

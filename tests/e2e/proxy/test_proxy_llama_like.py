@@ -92,3 +92,35 @@ async def test_the_answer_carries_the_upstreams_id_model_and_usage(stream: bool)
     assert usage and usage[-1]["prompt_tokens"] > 0
     text = "".join(c["text"] for e in events for c in e.get("choices", []))
     assert text == "total += 1\n"
+
+
+def fills(prefix: str, suffix: str) -> str:
+    """The model: fills in the middle when it is shown the code after the cursor."""
+    return "total += item\n" if suffix else "pass\n"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_suffix_field_the_server_ignores_goes_to_its_infill(
+    stream: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """llama-server's /v1/completions ignores the suffix field: once the proxy knows the server
+    (its answers carry llama.cpp's timings, its /props answers), a request with a suffix is
+    repaired over rows asked at /infill, and the answer's usage counts the suffix's tokens."""
+    server = LlamaLike(fills, slots=8)
+    with_suffix = {**BODY, "suffix": "\n    return total\n", "stream": stream}
+    async with llama_like(server) as up, proxying(up, settings=Settings(mutants=3)) as (url, _):
+        with caplog.at_level(logging.INFO):
+            status, plain = await post(url, BODY)  # the proxy learns whose server it is
+            async with aiohttp.ClientSession() as s, s.post(f"{url}/v1/completions", json=with_suffix) as r:
+                assert r.status == 200 and status == 200
+                raw = await r.text()
+    events = [json.loads(x[5:]) for x in raw.splitlines() if x.startswith("data:") and x != "data: [DONE]"]
+    answers = events if stream else [json.loads(raw)]
+    assert "".join(c["text"] for e in answers for c in e.get("choices", [])) == "total += item\n"
+    assert plain["choices"][0]["text"] == "pass\n"
+    infilled = [b for path, b in server.requests if path == "/infill" and b.get("n_predict") == 16]
+    assert len(infilled) == 4  # the prompt and its three mutants
+    assert all(b["input_suffix"] and "prompt" not in b for b in infilled)
+    assert len([r for r in caplog.records if "ignores the suffix field" in r.getMessage()]) == 1
+    if not stream:
+        assert answers[0]["usage"]["prompt_tokens"] > plain["usage"]["prompt_tokens"]
