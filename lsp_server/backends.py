@@ -89,6 +89,12 @@ class BackendHolder:
     def describe(self) -> str | None:
         return self.current.describe() if self.current is not None else None
 
+    async def aclose(self) -> None:
+        """Close the current backend (the server is ending); a later ``get`` builds a new one."""
+        backend, self.current, self._key = self.current, None, None
+        if backend is not None:
+            await close(backend)
+
     async def _build(self, settings: Settings, key: tuple[Any, ...]) -> Backend:
         label = model_label(settings) if self.tell is not None else None
         self._tell(label)

@@ -36,9 +36,11 @@ async def session(
     *,
     open_source: str | None = SOURCE,
     capabilities: lsp.ClientCapabilities | None = None,
+    server_args: tuple[str, ...] = (),
 ) -> AsyncIterator[LanguageClient]:
-    """A started, initialized server; ``open_source`` is opened as ``URI`` when given."""
-    config = ClientServerConfig(server_command=SERVER, server_env=server_env(tmp_path))
+    """A started, initialized server (``server_args`` added to its command line); ``open_source``
+    is opened as ``URI`` when given."""
+    config = ClientServerConfig(server_command=[*SERVER, *server_args], server_env=server_env(tmp_path))
     client = await config.start()
     assert isinstance(client, LanguageClient)
     verdicts: list[Any] = []

@@ -100,3 +100,30 @@ async def test_down_slow_and_back(tmp_path: Path) -> None:
     finally:
         if http.runner is not None:
             await http.runner.cleanup()
+
+
+async def test_a_clean_shutdown_closes_the_http_backend_s_connections(tmp_path: Path) -> None:
+    """Every clean shutdown (``shutdown``, then ``exit``) of a server on the http backend logged
+    aiohttp's "Unclosed client session" and "Unclosed connector": the backend's connection pool
+    was left to the garbage collector. The server closes it when asked to shut down."""
+    port = free_port()
+    http = CompletionServer(port)
+    await http.start()
+    log = tmp_path / "server.log"
+    opts = {
+        "backend": "http",
+        "model": f"http://127.0.0.1:{port}",
+        "mutants": 2,
+        "defectLog": str(tmp_path / "d.sqlite3"),
+    }
+    try:
+        async with session(opts, tmp_path, open_source=TEXT, server_args=("--log-file", str(log))) as client:
+            [item] = (await inline(client, 1, 4)).items  # the backend's pool now holds a connection
+            assert item.insert_text == "return a + b" and http.requests >= 1
+            await asyncio.wait_for(client.shutdown_session(), 60)  # shutdown, exit, and the process ends
+            assert client._server is not None and client._server.returncode == 0
+    finally:
+        await http.stop()
+    text = log.read_text()
+    assert "backend ready: http" in text  # the log is the server's
+    assert "Unclosed" not in text, text
