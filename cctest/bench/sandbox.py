@@ -36,7 +36,8 @@ namespaces in a container, not root in CI) leaves the others in place:
    it), the few files in ``/etc`` the dynamic loader reads, the interpreter's own ``lib``
    directory, the ``site-packages`` directories (read-only; of the directories leading to them,
    as of those leading to the interpreter, only the way through shows, not what lies beside it),
-   fresh ``/proc`` and ``/dev``, and its own directory, writable; nothing else exists for it: no
+   fresh ``/proc`` and ``/dev`` (read-only, with a sized ``/dev/shm`` of its own), and its own
+   directory, writable; nothing else exists for it: no
    ``/root``, no ``/home`` (but such a way through), no other ``/tmp`` entry, no ``/etc/shadow``.
    Bubblewrap also gives it new network, pid, IPC and UTS namespaces, and kills it when cctest
    dies. Where bubblewrap cannot run, one warning is logged and the sample sees the host's files
@@ -63,6 +64,12 @@ namespaces in a container, not root in CI) leaves the others in place:
    create internet sockets or connect/bind, to start programs (``subprocess``, ``os.system``,
    ``exec``, ``spawn``), to load native libraries through ``ctypes``, to signal other processes,
    and to write, create, delete, rename or change files outside the sample's directory.
+7. **Landlock** (where the kernel has it): the same bound on writes, enforced by the kernel for
+   every process of the sample whatever it calls (a program started with
+   ``_posixsubprocess.fork_exec``, which raises no audit event; SQLite's own ``open``): it may
+   change nothing but the worker's directory, ``/dev/null`` and its kin and a private ``/dev/shm``;
+   no TCP; no signal beyond its own processes. Without the view the worker's directory and
+   ``/dev/shm`` are sized memory file systems of the worker's own, as in the view.
 
 The threat model is code written by a model that may be wrong or careless (an endless loop, a fork
 bomb, a huge list, a stray ``open('/x', 'w')``, a read of a file it has no business with), not an
@@ -199,11 +206,50 @@ if not ROOT and libc.unshare(CLONE_NEWUSER | CLONE_NEWPID) == 0:
         libc.unshare(CLONE_NEWNS) == 0
         and libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) == 0
         and libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0)
+# Without the view, the worker's directory and /dev/shm are memory file systems of its own,
+# sized, in a mount namespace of its own (as root, made now; without root, the one made above),
+# as bubblewrap's view gives them: whatever a sample's processes write there, by whatever call,
+# is bounded, and the host's /dev/shm, writable by everyone, is out of their sight
+PRIVATE_SHM = bwrap and cfg["shm_private"]
+if not bwrap and (NSROOT if not ROOT else libc.unshare(CLONE_NEWNS) == 0 and libc.mount(
+        b"none", b"/", None, MS_REC | MS_PRIVATE, None) == 0):
+    libc.mount(b"tmpfs", AREA.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
+               b"size=%dm,mode=755" % cfg["area_mb"])
+    PRIVATE_SHM = os.path.isdir("/dev/shm") and libc.mount(
+        b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV, b"size=%dm,mode=755" % cfg["shm_mb"]) == 0
 # whether a mount made in a copy of this mount namespace could reach the original (a shared
 # mount: the host's, with systemd; bubblewrap's view has none): then a sample's copy is made
 # private before its /proc is mounted (own_proc)
 with open("/proc/self/mountinfo") as f:
     SHARED_MOUNTS = " shared:" in f.read()
+# Landlock (where the kernel has it): a ruleset made once, which each sample's process enforces on
+# itself before its program runs: of the file system it may change only the worker's directory
+# (its own, with nothing else in it while it runs), /dev/null and its kin, and a private /dev/shm;
+# no TCP; no signal or abstract socket beyond its own processes. The kernel enforces it for every
+# process it starts, whatever it calls (the audit hook sees only Python's own calls)
+LL_FS_WRITES = [(1, 0x1ff2), (2, 0x2000), (3, 0x4000)]  # (ABI, rights): write, remove, make; refer; truncate
+LANDLOCK = -1
+LL_ABI = libc.syscall(444, None, 0, 1)  # landlock_create_ruleset(NULL, 0, VERSION)
+if LL_ABI >= 1:
+    fs = sum(bits for abi, bits in LL_FS_WRITES if LL_ABI >= abi)
+    attr = (ctypes.c_uint64 * 3)(fs, 0x3 if LL_ABI >= 4 else 0, 0x3 if LL_ABI >= 6 else 0)
+    LANDLOCK = libc.syscall(444, attr, 8 * (3 if LL_ABI >= 6 else 2 if LL_ABI >= 4 else 1), 0)
+    class Beneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed", ctypes.c_uint64), ("fd", ctypes.c_int32)]
+    places = [(AREA, fs)] + [(d, fs & 0x4002) for d in ("/dev/null", "/dev/zero", "/dev/full")]
+    places += [("/dev/shm", fs)] if PRIVATE_SHM else []
+    for place, allowed in places if LANDLOCK >= 0 else ():
+        try:
+            fd = os.open(place, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            continue
+        rule = Beneath(allowed, fd)
+        if libc.syscall(445, LANDLOCK, 1, ctypes.byref(rule), 0) != 0 and place == AREA:
+            os.close(LANDLOCK); LANDLOCK = -1  # (without its own directory a sample could not run)
+        os.close(fd)
+        if LANDLOCK < 0:
+            break
 # every process a sample leaves behind is re-parented to the worker, which kills it (clean_up)
 libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 if not NSROOT:
@@ -390,7 +436,7 @@ def child(req_fd, result_fd, made, mnt):
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0); os.dup2(null, 1); os.dup2(null, 2)
     low = 3  # every descriptor but these goes (close_range: one system call a gap)
-    for fd in sorted({req_fd, result_fd, *PATH_FDS.values()}):
+    for fd in sorted({req_fd, result_fd, *PATH_FDS.values(), *([LANDLOCK] if LANDLOCK >= 0 else [])}):
         os.closerange(low, fd)
         low = fd + 1
     os.closerange(low, 1 << 20)
@@ -580,6 +626,12 @@ def run_sample(req, result_fd, iso, existing, userns, pidns):
     resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write then fails with EFBIG
+    # what it may change, enforced by the kernel (with no_new_privs, set above)
+    iso["writes"] = "audit hook"
+    if LANDLOCK >= 0:
+        if libc.syscall(446, LANDLOCK, 0) == 0:
+            iso["writes"] = "landlock (ABI %d)" % LL_ABI
+        os.close(LANDLOCK)
 
     # the audit hook (defined once, in the worker, for the directory set now)
     global SAMPLE_DIR
@@ -655,7 +707,7 @@ def clean_up(spare=()):
                 pass
 
 def clean_shm():
-    # without root the sample could write in the view's /dev/shm (its user owns it)
+    # without root the sample could write in the worker's own /dev/shm (its user owns it)
     for name in os.listdir("/dev/shm") if os.path.isdir("/dev/shm") else ():
         p = os.path.join("/dev/shm", name)
         try:
@@ -828,7 +880,7 @@ def run(req):
             dying.append(init)
     else:
         clean_up(spare=(warm[0], warm[1]) if warm else ())
-    if not ROOT:
+    if PRIVATE_SHM and not ROOT:
         clean_shm()
     os.set_blocking(r, False)
     raw = b""
@@ -1098,7 +1150,12 @@ def view_args(workdir: str, die_with_parent: bool = True, area_mb: int = 0) -> l
             args += ["--size", str(area_mb << 20), "--tmpfs", path]
         else:
             args += ["--bind", path, path]
-    args += ["--proc", "/proc", "--dev", "/dev", "--chdir", workdir]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    if area_mb and _bwrap_sizes_tmpfs():
+        # its own /dev/shm, sized (bubblewrap's is a directory of /dev, the view's user's to fill)
+        args += ["--size", str(SHM_MB << 20), "--tmpfs", "/dev/shm"]
+    # /dev read-only (its devices still work): without root, the view's user owns it
+    args += ["--remount-ro", "/dev", "--chdir", workdir]
     return [*args, "--remount-ro", "/"]
 
 
@@ -1219,6 +1276,10 @@ _IDLE_MAX = 16  # idle workers kept for the next samples; more are stopped
 # removing a sample's files costs no journal (measured: 8% more samples a second, 14 interleaved
 # runs of 246 HumanEval samples, twice). Without the view the directory is on disk.
 AREA_MB = 256
+# The samples' /dev/shm, a memory file system of the view's own (or of the worker's, without the
+# view), of at most this many MiB, emptied after each sample; a sample's user may write in it only
+# without root (as root it is root's).
+SHM_MB = 64
 _pool_lock = threading.Lock()
 _idle: list[_Worker] = []
 _busy: set[_Worker] = set()  # workers running a sample now
@@ -1245,6 +1306,9 @@ class _Worker:
             "view": "bwrap" if bwrap else "host",
             "preload": list(_PRELOAD),
             "area": self.area,
+            "area_mb": AREA_MB,
+            "shm_mb": SHM_MB,
+            "shm_private": bool(bwrap and _bwrap_sizes_tmpfs()),
         }
         command = [_python(), "-I", "-S", "-c", _WORKER, json.dumps(cfg)]
         if bwrap:

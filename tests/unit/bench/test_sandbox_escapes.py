@@ -1,0 +1,145 @@
+"""What a sample's processes can write, whatever they call: a program started past the audit hook
+(``_posixsubprocess.fork_exec``), SQLite's and dbm's own C-level opens. Bounded by the kernel:
+Landlock (writes only in the worker's directory), a read-only ``/dev`` in the view, a private and
+sized ``/dev/shm``; as root and as an ordinary user, with bubblewrap's view and without."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from cctest.bench import sandbox
+
+BENCH = str(Path(__file__).parents[3] / "cctest" / "bench")
+
+
+def _landlock_abi() -> int:
+    libc = ctypes.CDLL(None, use_errno=True)
+    return int(libc.syscall(444, None, 0, 1))  # landlock_create_ruleset(NULL, 0, VERSION)
+
+
+# A sample that writes outside its directory by every way the audit hook does not see: a shell
+# started with _posixsubprocess.fork_exec (no audit event), SQLite and dbm (C-level opens), and
+# fills /dev/shm. It prints what it found, one JSON line, and passes.
+ESCAPE = r"""
+import dbm, json, os, sqlite3, _posixsubprocess
+TARGET = %(target)r
+def sh(cmd):
+    r, w = os.pipe()
+    pid = _posixsubprocess.fork_exec(["/bin/sh", "-c", cmd], [b"/bin/sh"], True, (), None, None,
+        -1, -1, -1, w, -1, w, r, w, True, False, -1, None, None, None, -1, None, False)
+    os.close(w)
+    out = b""
+    while chunk := os.read(r, 65536):
+        out += chunk
+    os.waitpid(pid, 0)
+    return out.decode(errors="replace")
+said = {}
+said["sh"] = sh("echo escaped >> %%s/.profile; echo escaped > /dev/cctest-escape; echo $?" %% TARGET)
+for name, opener in (("sqlite", lambda p: sqlite3.connect(p).execute("create table t(x)")),
+                     ("dbm", lambda p: dbm.open(p, "c"))):
+    try:
+        opener(os.path.join(TARGET, name))
+        said[name] = "opened"
+    except Exception as exc:
+        said[name] = repr(exc)
+# /dev/shm: files of 15 MiB each (under the file-size limit), more than it holds
+said["shm"] = sh("for i in 1 2 3 4 5 6; do head -c 15728640 /dev/zero > /dev/shm/f$i || break; done; "
+                 "du -sk /dev/shm 2>/dev/null | cut -f1")
+print("@" + json.dumps(said))
+"""
+
+LIMITS = sandbox.Limits(wall_seconds=60, cpu_seconds=10, memory_mb=512, file_mb=16, processes=8)
+
+NOBODY_SCRIPT = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import sandbox
+if sys.argv[3] == "host":
+    sandbox._probed = (None,)
+L = sandbox.Limits(wall_seconds=60, cpu_seconds=10, memory_mb=512, file_mb=16, processes=8)
+first, after = sandbox.run_many([sys.argv[2], "import os\nprint(os.listdir('/dev/shm'))\n"], L, workers=1,
+                                output_bytes=8192)
+print(json.dumps([first.to_dict(), after.to_dict()]))
+"""
+
+
+@pytest.fixture
+def target() -> Iterator[Path]:
+    """A directory every user may write in (as /tmp, or an ordinary user's home, is to it)."""
+    path = Path(tempfile.mkdtemp(prefix="cctest-test-escape-"))
+    path.chmod(0o777)
+    yield path
+    shutil.rmtree(path)
+
+
+def _said(output: str) -> dict[str, str]:
+    lines = [line for line in output.splitlines() if line.startswith("@")]
+    assert lines, output
+    return json.loads(lines[-1][1:])  # type: ignore[no-any-return]
+
+
+def _check(result: dict[str, object], after: dict[str, object], target: Path, view: str) -> None:
+    assert result["outcome"] == "passed", result
+    isolation = result["isolation"]
+    assert isinstance(isolation, dict)
+    assert (view == "bwrap") == ("bubblewrap" in str(isolation["filesystem"])), isolation
+    assert str(isolation["writes"]).startswith("landlock"), isolation
+    said = _said(str(result["output"]))
+    # nothing came out where the sample may not write, by the shell, SQLite or dbm
+    assert sorted(os.listdir(target)) == [], (os.listdir(target), said)
+    assert "opened" not in (said["sqlite"], said["dbm"]), said
+    assert not os.path.lexists("/dev/cctest-escape")
+    # its /dev/shm holds what its size allows at most, and is emptied for the next sample
+    assert int(said["shm"].split()[-1] or 0) <= sandbox.SHM_MB * 1024, said
+    assert after["outcome"] == "passed" and "f1" not in str(after["output"]), after
+
+
+@pytest.mark.parametrize("view", ["bwrap", "host"])
+def test_a_started_program_sqlite_and_dbm_write_only_in_the_sample_s_directory(
+    view: str, target: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the invoking user (root here: the sample has a user of its own, so a directory writable
+    by everyone is what it could write in)."""
+    if _landlock_abi() < 1:
+        pytest.skip("this kernel has no Landlock: the audit hook alone keeps Python's own writes in")
+    if view == "host":
+        monkeypatch.setattr(sandbox, "_probed", (None,))
+    elif sandbox.bubblewrap() is None:
+        pytest.skip("no private view here")
+    shm_before = set(os.listdir("/dev/shm"))
+    first, after = sandbox.run_many(
+        [ESCAPE % {"target": str(target)}, "import os\nprint(os.listdir('/dev/shm'))\n"],
+        LIMITS,
+        workers=1,
+        output_bytes=8192,
+    )
+    _check(first.to_dict(), after.to_dict(), target, view)
+    assert set(os.listdir("/dev/shm")) <= shm_before  # the host's /dev/shm was never the sample's
+
+
+@pytest.mark.parametrize("view", ["bwrap", "host"])
+def test_as_an_ordinary_user_too(
+    view: str, target: Path, as_nobody: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    """As ``nobody``: the sample is that user, so its own files (here a directory it owns, as its
+    home would be) are what it could write; with the view, /dev is its user's too."""
+    if _landlock_abi() < 1:
+        pytest.skip("this kernel has no Landlock: the audit hook alone keeps Python's own writes in")
+    os.chown(target, 65534, 65534)
+    shm_before = set(os.listdir("/dev/shm"))
+    proc = as_nobody(NOBODY_SCRIPT, BENCH, ESCAPE % {"target": str(target)}, view)
+    assert proc.returncode == 0, proc.stderr
+    first, after = json.loads(proc.stdout)
+    if view == "bwrap" and "bubblewrap" not in first["isolation"]["filesystem"]:
+        pytest.skip("this kernel gives an ordinary user no private view")
+    _check(first, after, target, view)
+    assert set(os.listdir("/dev/shm")) <= shm_before
