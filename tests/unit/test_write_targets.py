@@ -67,7 +67,9 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = base / "data.jsonl"
     data.write_text(
         "".join(
-            json.dumps({"task_id": f"t{i}", "prompt": f"def f{i}(a, b):\n", "ground_truth": "    return a + b\n"})
+            json.dumps(
+                {"task_id": f"t{i}", "prompt": f"def f{i}(a, b):\n", "ground_truth": "    return a + b\n"}
+            )
             + "\n"
             for i in range(2)
         )
@@ -94,7 +96,9 @@ def test_bench_export_out_refuses_a_special_file(
     node = _node(tmp_path / "samples.jsonl", kind)
     assert main(["bench", "export", str(run), "--format", "humaneval", "--out", str(node)]) == 2
     sentence = _one_sentence(capsys.readouterr().err)
-    assert f"cannot write the export {node}: it is not a regular file (a device, a pipe or a socket)" in sentence
+    assert (
+        f"cannot write the export {node}: it is not a regular file (a device, a pipe or a socket)" in sentence
+    )
     assert _intact(node, kind)
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
@@ -111,7 +115,9 @@ def test_bench_export_out_refuses_a_file_of_a_run_directory(
         assert f"--out {out} is a file of a run directory, which export would overwrite" in sentence
     assert _files(run) == before
     # a file of its own beside the run's is written
-    assert main(["bench", "export", str(run), "--format", "evalplus", "--out", str(run / "samples.jsonl")]) == 0
+    assert (
+        main(["bench", "export", str(run), "--format", "evalplus", "--out", str(run / "samples.jsonl")]) == 0
+    )
     assert len((run / "samples.jsonl").read_text().splitlines()) == 2
 
 
@@ -192,7 +198,9 @@ def test_the_answer_cache_refuses_a_special_file(tmp_path: Path, kind: str) -> N
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_the_proxy_refuses_a_special_file_as_its_defect_log_before_it_listens(tmp_path: Path, kind: str) -> None:
+def test_the_proxy_refuses_a_special_file_as_its_defect_log_before_it_listens(
+    tmp_path: Path, kind: str
+) -> None:
     node = _node(tmp_path / "defects.sqlite3", kind)
     r = subprocess.run(
         [str(CCTEST), "proxy", "--upstream", "http://127.0.0.1:9", "--port", "0", "--defect-log", str(node)],
