@@ -6,6 +6,7 @@
     │   ├── PositionError            a cursor outside the document
     │   └── FormulaError             an equation outside the formula grammar (``cctest.formula``)
     ├── ConfigError                  settings that cannot be used together or are out of range
+    │   └── MissingExtraError        a command needs packages of an extra that is not installed
     ├── BackendError                 a completion backend failed (base of the ones below)
     │   ├── ModelLoadError           a model path that is missing, not a model, or lacks a tokenizer
     │   ├── BackendUnavailable       a server refused the connection or the URL is bad
@@ -45,6 +46,10 @@ class FormulaError(InputError):
 
 class ConfigError(CCTestError):
     """Settings that cannot be used."""
+
+
+class MissingExtraError(ConfigError):
+    """A command needs packages of an extra (``cctest[bench]``, ``cctest[suites]``) that are not installed."""
 
 
 class BackendError(CCTestError):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from ..extras import require
 from ..models import BUNDLED_MODEL
 
 Table = tuple[list[str], list[list[str]]]  # headers, rows
@@ -175,15 +176,22 @@ class Suite:
     # the module of ``cctest bench NAME`` (``add_arguments(group)`` and ``run(args, rest)``);
     # None for the CCTest bench, which is ``cctest bench --dataset`` itself
     command: str | None = None
+    extra: str = "bench"  # the install's extra its run needs (cctest.extras)
 
 
 # name -> its suite; a new suite adds its own line
 SUITES: dict[str, Suite] = {
     "completion": Suite("cctest.bench.completion:CompletionKind"),
-    "tasks": Suite("cctest.tasks.run:TasksKind", "cctest.commands.bench_tasks"),
-    "syntactic": Suite("cctest.suites.syntactic:SyntacticKind", "cctest.commands.bench_syntactic"),
-    "turbulence": Suite("cctest.suites.turbulence:TurbulenceKind", "cctest.commands.bench_turbulence"),
-    "operational": Suite("cctest.suites.operational:OperationalKind", "cctest.commands.bench_operational"),
+    "tasks": Suite("cctest.tasks.run:TasksKind", "cctest.commands.bench_tasks", extra="suites"),
+    "syntactic": Suite(
+        "cctest.suites.syntactic:SyntacticKind", "cctest.commands.bench_syntactic", extra="suites"
+    ),
+    "turbulence": Suite(
+        "cctest.suites.turbulence:TurbulenceKind", "cctest.commands.bench_turbulence", extra="suites"
+    ),
+    "operational": Suite(
+        "cctest.suites.operational:OperationalKind", "cctest.commands.bench_operational", extra="suites"
+    ),
     "evaluate": Suite("cctest.bench.evaluate:EvaluateKind", "cctest.commands.bench_evaluate"),
 }
 
@@ -193,11 +201,18 @@ def suite_commands() -> dict[str, str]:
     return {name: s.command for name, s in SUITES.items() if s.command}
 
 
+def needed_extra(name: str) -> str:
+    """The install's extra that ``cctest bench NAME`` (a suite or an action) needs."""
+    suite = SUITES.get(name)
+    return suite.extra if suite else "bench"
+
+
 def get_kind(name: str) -> RunKind:
-    """The kind registered under ``name``."""
+    """The kind registered under ``name``; ``MissingExtraError`` where its extra is not installed."""
     suite = SUITES.get(name)
     if suite is None:
         raise ConfigError(f"unknown kind of run '{name}' (known: {', '.join(sorted(SUITES))}).")
+    require(suite.extra, f"a '{name}' run")
     module, _, attr = suite.kind.partition(":")
     cls = getattr(importlib.import_module(module), attr)
     kind: RunKind = cls()

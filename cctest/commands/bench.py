@@ -24,8 +24,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..bench.kinds import suite_commands
+from ..bench.kinds import needed_extra, suite_commands
 from ..errors import ConfigError
+from ..extras import require
 from ._common import (
     Options,
     add_backend_arguments,
@@ -238,6 +239,7 @@ def _thresholds(text: str) -> list[float]:
 
 
 def run(args: argparse.Namespace) -> int:
+    require(needed_extra(args.action or "completion"), f"cctest bench {args.action or '--dataset'}")
     if args.action:
         stray = [
             o for o in benchmark_options_given(args) if not (o == "--dataset" and args.action in OWN_DATASET)

@@ -13,6 +13,8 @@ import argparse
 import json
 import sys
 
+from ..extras import require
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="formula_command", metavar="ACTION", parser_class=type(p))
@@ -30,6 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require("suites", "cctest formula")
     from ..formula import parse_equation, reduce, variants
 
     eq = parse_equation(args.equation, variable=args.variable)
