@@ -118,14 +118,16 @@ class BadRequest(ValueError):
 
 
 class _Live:
-    """A streamed request's rows while they are written: each row's text so far and how it ended
+    """A request's rows while they are written: each row's text so far and how it ended
     (``finish_reason``, None while it runs), set on the event loop from the model's thread after
-    every decoding step. ``cancelled`` (the client went away) is read by the model's thread after
-    every token: the request's rows then stop. ``steps``: each row's (text, finish) after every
-    step not yet sent, so a stream that fell behind the model still sends one event per step
-    (a client counting tokens by events, as an early decision does, counts them all)."""
+    every decoding step when the request is ``streamed``. ``cancelled`` (the client went away,
+    streamed or not) is read by the model's thread after every token: the request's rows then
+    stop. ``steps``: each row's (text, finish) after every step not yet sent, so a stream that
+    fell behind the model still sends one event per step (a client counting tokens by events, as
+    an early decision does, counts them all)."""
 
-    def __init__(self, rows: int) -> None:
+    def __init__(self, rows: int, *, streamed: bool = True) -> None:
+        self.streamed = streamed
         self.texts = [""] * rows
         self.ended: list[str | None] = [None] * rows
         self.steps: list[list[tuple[str, str | None]]] = [[] for _ in range(rows)]
@@ -174,9 +176,8 @@ class BatchStats:
     largest: int = 0  # most prompts in one generate call
     sizes: list[int] = field(default_factory=list)
     tokens: int = 0  # new tokens the model wrote, a stopped row's up to where it stopped
-    cancelled: int = 0  # rows stopped because their streamed request's client went away
-    # decoding steps of batches with a streamed request, by how many rows each generated (rows
-    # stopped leave the batch)
+    cancelled: int = 0  # rows stopped because their request's client went away
+    # decoding steps of every batch, by how many rows each generated (rows stopped leave the batch)
     steps: Counter[int] = field(default_factory=Counter)
 
 
@@ -280,10 +281,10 @@ class Batcher:
         return [(item, n) for item, n in zip(group, take, strict=True) if n]
 
     def _watch(self, parts: list[tuple[_Item, int]]) -> tuple[OnStep | None, list[int | None], list[int]]:
-        """What the model's thread calls after every decoding step when a streamed request has
-        rows in this batch (None: none has); per row, once it was stopped because its client
-        went away, the tokens it had written (None: not stopped); and how many rows each step
-        generated."""
+        """What the model's thread calls after every decoding step when a request served over
+        HTTP has rows in this batch (each has a ``_Live``; None: none has); per row, once it was
+        stopped because its client went away, the tokens it had written (None: not stopped); and
+        how many rows each step generated."""
         rows = [(item, item.sent + j) for item, n in parts for j in range(n)]
         stopped: list[int | None] = [None] * len(rows)
         ran: list[int] = []
@@ -306,7 +307,7 @@ class Batcher:
                     running[j] = ended[k] is None and not cancelled
                     if cancelled and ended[k] is None:
                         stopped[j] = written[j]
-                    elif live is not None and not cancelled:
+                    elif live is not None and live.streamed and not cancelled:
                         loop.call_soon_threadsafe(live.update, row, texts[k], ended[k])
                 stop.append(cancelled)
             return stop
@@ -629,12 +630,42 @@ async def _json_body(request: web.Request) -> Any:
 
 
 async def _generations(
-    batcher: Batcher, prompts: list[str], options: GenerationOptions
+    request: web.Request, batcher: Batcher, prompts: list[str], options: GenerationOptions
 ) -> list[Generation] | web.Response:
-    """The generations for ``prompts`` through ``batcher``, or the error response."""
-    task = asyncio.ensure_future(batcher.submit(prompts, options))
-    await asyncio.wait([task])
+    """The generations for ``prompts`` through ``batcher``, or the error response. A client that
+    disconnects stops its rows as a streamed one does (``_Live.cancelled``, set as the connection
+    is lost): nobody would read the answer."""
+    live = _Live(len(prompts), streamed=False)
+    connection = request.protocol if isinstance(request.protocol, _Connection) else None
+    if connection is not None:
+        connection.on_lost.append(live.cancel)
+    task = asyncio.ensure_future(batcher.submit(prompts, options, live))
+    lost = asyncio.ensure_future(live.changed.wait())  # set by the connection's loss alone
+    try:
+        await asyncio.wait([task, lost], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        lost.cancel()
+        if connection is not None and live.cancel in connection.on_lost:
+            connection.on_lost.remove(live.cancel)
+        gone = not task.done()
+        if gone:
+            live.cancelled = True  # the model's thread stops these rows after its next step
+            task.cancel()
+    if gone:
+        log.info("POST %s: the client closed the connection; its rows stop", request.path)
+        return web.Response(status=499)  # nobody reads it
     return _checked(task)
+
+
+def _within_context(batcher: Batcher, options: GenerationOptions) -> None:
+    """BadRequest when ``max_tokens`` is more than the model's context (where it declares one):
+    a row writes at most half of it, the prompt keeping the rest."""
+    context = batcher.backend.context
+    if context and options.max_new_tokens > context:
+        raise BadRequest(
+            f"'max_tokens' is {options.max_new_tokens}, more than this model's context of {context} tokens.",
+            "max_tokens",
+        )
 
 
 def _checked(task: asyncio.Future[list[Generation | BackendError]]) -> list[Generation] | web.Response:
@@ -847,13 +878,14 @@ async def completions(request: web.Request) -> web.StreamResponse:
         return body
     try:
         prompts, options = parse_request(body, request.app[MAX_PROMPTS_KEY])
+        _within_context(request.app[BATCHER_KEY], options)
     except BadRequest as exc:
         log.info("POST %s: 400 %s", request.path, exc)
         return _error(400, str(exc), "invalid_request_error", param=exc.param)
     stream, usage = wants_stream(body)
     if stream:
         return await _stream(request, request.app[BATCHER_KEY], prompts, options, chat=False, usage=usage)
-    gens = await _generations(request.app[BATCHER_KEY], prompts, options)
+    gens = await _generations(request, request.app[BATCHER_KEY], prompts, options)
     if isinstance(gens, web.Response):
         return gens
     return web.json_response(
@@ -877,6 +909,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         return body
     try:
         messages, options = parse_chat_request(body)
+        _within_context(request.app[CHAT_BATCHER_KEY], options)
     except BadRequest as exc:
         log.info("POST %s: 400 %s", request.path, exc)
         return _error(400, str(exc), "invalid_request_error", param=exc.param)
@@ -887,7 +920,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     stream, usage = wants_stream(body)
     if stream:
         return await _stream(request, batcher, [model.chat_prompt(messages)], options, chat=True, usage=usage)
-    gens = await _generations(batcher, [model.chat_prompt(messages)], options)
+    gens = await _generations(request, batcher, [model.chat_prompt(messages)], options)
     if isinstance(gens, web.Response):
         return gens
     return web.json_response(
