@@ -25,6 +25,6 @@ fi
 stamp=.venv/.cctest-installed
 if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
   step "cctest and its development tools" with_heartbeat "installing cctest's dependencies" \
-    .venv/bin/python -m pip install -q -e ".[dev]"
+    .venv/bin/python -m pip install -q -e ".[all,dev]"
   touch "$stamp"
 fi
