@@ -166,13 +166,25 @@ def _sse_events(payload: bytes) -> Iterator[Any]:
                 yield json.loads(item)
 
 
+INFILL = "/infill"  # llama.cpp's server's fill-in-the-middle endpoint (llama.vim, llama.vscode)
+
+
+def is_infill(ask: Ask) -> bool:
+    """Whether ``ask`` came to llama.cpp's ``/infill`` (its answer is ``/infill``'s shape)."""
+    return "input_prefix" in ask.body
+
+
 class OpenAI(Api):
+    """OpenAI's completions, and llama.cpp's server's ``/infill`` beside them."""
+
     name = "openai"
-    paths = ("/v1/completions", "/completions")
+    paths = ("/v1/completions", "/completions", INFILL)
 
     def read(self, path: str, body: Any) -> Ask | None:
         if path not in self.paths or not isinstance(body, dict):
             return None
+        if path == INFILL:
+            return self._read_infill(body)
         prompt = body.get("prompt")
         if isinstance(prompt, list) and len(prompt) == 1:
             prompt = prompt[0]
@@ -201,8 +213,48 @@ class OpenAI(Api):
             model if isinstance(model, str) else None,
         )
 
+    def _read_infill(self, body: dict[str, Any]) -> Ask | None:
+        """An ``/infill`` request: the code before the cursor is ``input_prefix`` and ``prompt``
+        (llama.vim sends the cursor's line up to the cursor there), the code after it
+        ``input_suffix``; ``input_extra`` (other files' chunks) stays with every row."""
+        prefix, suffix, line = body.get("input_prefix"), body.get("input_suffix", ""), body.get("prompt", "")
+        stop = _stops(body.get("stop"))
+        if (
+            not isinstance(prefix, str)
+            or not isinstance(suffix, str)
+            or not isinstance(line, str)
+            or "\n" in line
+            or (line and prefix and not prefix.endswith("\n"))
+            or stop is None
+            or body.get("n_probs")
+        ):
+            return None  # a layout the rows could not be split back into: passed through
+        model = body.get("model")
+        return Ask(
+            body,
+            Layout(SUFFIX_FIELD),
+            prefix + line,
+            suffix,
+            bool(body.get("stream")),
+            stop,
+            _int(body.get("n_predict"), 128),
+            model if isinstance(model, str) else None,
+        )
+
     def row_requests(self, ask: Ask, texts: Sequence[str], suffixes: Sequence[str]) -> list[RowRequest]:
-        """Rows that share their suffix (all of them, when it is in the prompt) in ONE request."""
+        """Rows that share their suffix (all of them, when it is in the prompt) in ONE request;
+        an ``/infill`` request's rows one request each."""
+        if is_infill(ask):
+            rows = []
+            for i, (text, suffix) in enumerate(zip(texts, suffixes, strict=True)):
+                body = {**ask.body, "input_suffix": suffix, "stream": False}
+                if "prompt" in ask.body:  # the cursor's line in ``prompt``, as the plugin laid it out
+                    cut = text.rfind("\n") + 1
+                    body["input_prefix"], body["prompt"] = text[:cut], text[cut:]
+                else:
+                    body["input_prefix"] = text
+                rows.append(RowRequest(INFILL, body, (i,)))
+            return rows
         groups: dict[str | None, list[int]] = {}
         for i, s in enumerate(suffixes):
             key = s if ask.layout.kind == SUFFIX_FIELD and s.strip() else None
@@ -221,6 +273,8 @@ class OpenAI(Api):
         return out
 
     def texts(self, data: Any, n: int) -> list[str]:
+        if "choices" not in data and isinstance(data.get("content"), str):  # /infill's answer
+            return [data["content"]]
         choices = sorted(data["choices"], key=lambda c: c.get("index", 0))
         texts = [c["text"] for c in choices]
         if len(texts) != n or not all(isinstance(t, str) for t in texts):
@@ -229,6 +283,9 @@ class OpenAI(Api):
 
     def answer(self, ask: Ask, data: Any, text: str) -> dict[str, Any]:
         out = dict(data) if isinstance(data, dict) else {}
+        if is_infill(ask):
+            out.update(content=text, stop=True)
+            return out
         choice = dict((out.get("choices") or [{}])[0])
         choice.update(text=text, index=0, logprobs=None)
         choice.setdefault("finish_reason", "stop")
@@ -244,6 +301,8 @@ class OpenAI(Api):
     def stream_source(self, ask: Ask, data: Any = None) -> Any:
         """The ids of a stream written as the chosen row comes: the upstream's own (``data``,
         the original row's events so far), else new ones."""
+        if is_infill(ask):
+            return data
         known = data if isinstance(data, dict) else {}
         head = {k: known[k] for k in ("id", "created", "model", "system_fingerprint") if known.get(k)}
         return {"id": f"cmpl-{time.time_ns()}", "created": int(time.time()), **head}
@@ -268,6 +327,11 @@ class OpenAI(Api):
 
     def stream(self, ask: Ask, data: Any, parts: Sequence[str], text: str) -> Iterator[bytes]:
         whole = self.answer(ask, data, text)
+        if is_infill(ask):  # /infill's events: the content so far, the last with "stop": true
+            for piece in parts:
+                yield _sse({"content": piece, "stop": False})
+            yield _sse({**whole, "content": "", "stop": True})
+            return
         head = {k: whole[k] for k in ("id", "object", "created", "model")}
         for piece in parts:
             yield _sse(
@@ -287,9 +351,13 @@ class OpenAI(Api):
     def own_text(self, payload: bytes, streamed: bool) -> str | None:
         if not streamed:
             return str(self.texts(json.loads(payload), 1)[0])
-        return "".join(
-            str(c.get("text") or "") for event in _sse_events(payload) for c in event.get("choices") or []
-        )
+        out = []
+        for event in _sse_events(payload):
+            if "choices" in event:
+                out.extend(str(c.get("text") or "") for c in event.get("choices") or [])
+            else:  # /infill's events
+                out.append(str(event.get("content") or ""))
+        return "".join(out)
 
     def error(self, status: int, message: str, kind: str) -> web.Response:
         code = {504: "timeout", 502: "upstream_unavailable"}.get(status, kind)

@@ -51,7 +51,7 @@ from ..backends.streams import (
 from ..errors import BackendError, BackendResponseError, BackendTimeout, BackendUnavailable
 from ..redact import redact_url
 from ..safe_text import model_json, model_text
-from .apis import Api, Ask, RowRequest
+from .apis import Api, Ask, RowRequest, is_infill
 from .layout import SUFFIX_FIELD
 
 log = logging.getLogger(__name__)
@@ -305,8 +305,12 @@ class Rows(Backend):
         self.headers = forwarded_headers(headers, json_body=True)
         self.answers: dict[int, Any] = {}  # row -> the upstream's JSON answer that carried it
         self.max_chars = max(MIN_COMPLETION_CHARS, CHARS_PER_TOKEN * ask.max_tokens)
-        # the rows go to llama.cpp's /infill, where the server ignores the suffix field
-        self.infill = upstream.infill and api.name == "openai" and ask.layout.kind == SUFFIX_FIELD
+        # the rows go to llama.cpp's /infill, where the server ignores the suffix field; a request
+        # that came to /infill (``native``) is asked there as it is
+        self.native = is_infill(ask)
+        self.infill = (
+            upstream.infill and api.name == "openai" and ask.layout.kind == SUFFIX_FIELD and not self.native
+        )
         stops = ask.layout.template.stops if ask.layout.template is not None else ()
         self.stop = (*ask.stop, *stops)
         # the early decision (``complete_deciding``): the streamed rows, the chosen one, and an
@@ -387,7 +391,7 @@ class Rows(Backend):
             data = model_json(json.loads(answer.payload))
             self.upstream.slots.notice(data)
             if path == "/infill":
-                return infill_answer(data), [data["content"]]
+                return (data if self.native else infill_answer(data)), [data["content"]]
             return data, self.api.texts(data, n)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as exc:
             raise BackendResponseError(f"{self.upstream.shown} answered without a completion.") from exc
@@ -409,7 +413,7 @@ class Rows(Backend):
         if after <= 0 or not 1 < len(prompts) <= MAX_STREAMS:
             return Decided(await self.complete(prompts, suffixes=suffixes), None)
         tails = list(suffixes) if suffixes is not None else [""] * len(prompts)
-        fmt = INFILL_STREAM if self.infill else STREAM_FORMATS[self.api.name]
+        fmt = INFILL_STREAM if self.infill or self.native else STREAM_FORMATS[self.api.name]
         requests = [self._one_row(p, t, i) for i, (p, t) in enumerate(zip(prompts, tails, strict=True))]
         self.streams = [Row(BoundaryStopper(p, self.stop), self.max_chars) for p in prompts]
 
@@ -487,7 +491,7 @@ class Rows(Backend):
         if not is_stream(resp.headers.get("Content-Type", ""), fmt.framing):
             data = model_json(json.loads(await resp.content.read(MAX_RESPONSE_BYTES)))
             infill = fmt is INFILL_STREAM
-            self.answers[i] = infill_answer(data) if infill else data
+            self.answers[i] = infill_answer(data) if infill and not self.native else data
             row.whole = True
             row.add(data["content"] if infill else self.api.texts(data, 1)[0], "stop", after)
             return
@@ -501,7 +505,8 @@ class Rows(Backend):
             self.streamed_pieces += 1
             self.upstream.slots.notice(data)
             if fmt is INFILL_STREAM:
-                self.answers[i] = infill_answer(data) if data.get("stop") else self.answers.get(i)
+                last = data if self.native else infill_answer(data)
+                self.answers[i] = last if data.get("stop") else self.answers.get(i)
             else:
                 self.answers[i] = self.api.merge_event(self.answers.get(i), data)
             ended = row.add(piece, finish, after)

@@ -124,3 +124,32 @@ async def test_a_suffix_field_the_server_ignores_goes_to_its_infill(
     assert len([r for r in caplog.records if "ignores the suffix field" in r.getMessage()]) == 1
     if not stream:
         assert answers[0]["usage"]["prompt_tokens"] > plain["usage"]["prompt_tokens"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_llama_vims_infill_requests_are_repaired_in_infills_shape(stream: bool) -> None:
+    """llama.vim and llama.vscode ask llama.cpp's /infill (``input_prefix``, the cursor's line up
+    to the cursor in ``prompt``, ``input_suffix``): the proxy repairs it over rows asked there,
+    each laid out as the plugin laid out its own, and answers in /infill's shape."""
+    server = LlamaLike(fills, slots=8)
+    lines = BEFORE.split("\n")
+    body = {"input_prefix": "\n".join(lines[:-1]) + "\n", "prompt": lines[-1], "n_predict": 16,
+            "input_suffix": "\n    return total\n", "temperature": 0, "stream": stream}  # fmt: skip
+    async with llama_like(server) as up, proxying(up, settings=Settings(mutants=3)) as (url, proxy):
+        async with aiohttp.ClientSession() as s, s.post(f"{up}/infill", json={**body, "stream": False}) as r:
+            direct = await r.json()
+        async with aiohttp.ClientSession() as s, s.post(f"{url}/infill", json=body) as r:
+            assert r.status == 200
+            raw = await r.text()
+    if stream:
+        events = [json.loads(x[5:]) for x in raw.splitlines() if x.startswith("data:")]
+        assert events[-1]["stop"] is True and not any(e["stop"] for e in events[:-1])
+        text = "".join(e["content"] for e in events)
+    else:
+        answer = json.loads(raw)
+        assert set(direct) <= set(answer) and answer["stop"] is True
+        text = answer["content"]
+    assert text == direct["content"] == "total += item\n"
+    assert proxy.counters["repaired"] == 1
+    rows = [b for path, b in server.requests if path == "/infill"][1:]
+    assert len(rows) == 4 and all(b["prompt"] == lines[-1] and b["input_prefix"].endswith("\n") for b in rows)
