@@ -65,6 +65,21 @@ def add_task_options(p: argparse.ArgumentParser) -> None:
         help="wall-clock seconds per call on one input (default 2)",
     )
     g.add_argument(
+        "--input-limits",
+        choices=("reference", "fixed"),
+        default=None,
+        help="reference: each call's limit is --limit-factor times the reference's own CPU time on "
+        "it, measured once per task, at least --input-cpu / --input-timeout (EvalPlus's rule; the "
+        "default of cctest bench turbulence); fixed: --input-cpu / --input-timeout for every call "
+        "(the default of the other suites)",
+    )
+    g.add_argument(
+        "--limit-factor",
+        type=float,
+        default=4.0,
+        help="with --input-limits reference: the limit as a multiple of the reference's time (default 4)",
+    )
+    g.add_argument(
         "--instruction",
         default=None,
         help="the chat wording, a template over {description} {name} {signature} {arity}, or @FILE",
@@ -128,6 +143,8 @@ def task_settings(args: argparse.Namespace, default_inputs: int = 100) -> tuple[
         static_check=getattr(args, "static_check", "pyflakes"),  # a suite may ask for Pylint's
         input_cpu_seconds=args.input_cpu,
         input_wall_seconds=args.input_timeout,
+        input_limits=getattr(args, "input_limits", None) or "fixed",  # a suite may default to reference
+        limit_factor=getattr(args, "limit_factor", 4.0),
         limits=Limits(
             wall_seconds=args.test_timeout, cpu_seconds=args.test_cpu, memory_mb=args.test_memory_mb
         ),

@@ -54,10 +54,12 @@ def add_arguments(g: Options) -> None:
     )
     g.add_argument(
         "--prompt",
-        choices=("benchmark", "cctest"),
-        default="benchmark",
-        help="benchmark: the benchmark's own wording (default); cctest: cctest's, which adds the "
-        "function's signature (--instruction overrides both)",
+        choices=("recorded", "benchmark", "cctest"),
+        default="recorded",
+        help="recorded: the prompt the benchmark's published runs recorded, the question between "
+        "its sentences (default); benchmark: the benchmark repository's current harness, the "
+        "question at the end; cctest: cctest's, which adds the function's signature "
+        "(--instruction overrides all three)",
     )
 
 
@@ -102,7 +104,7 @@ def task_set(args: argparse.Namespace) -> TaskSet:
 
 
 def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
-    from ..suites.turbulence import BENCHMARK_INSTRUCTION, instance_of
+    from ..suites.turbulence import DEFAULT_PROMPT, PROMPTS, instance_of
     from .bench_tasks import run_task_set
 
     if rest:
@@ -110,9 +112,13 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     tasks = task_set(args)
     if args.rounds is None:
         args.rounds = DEFAULT_ROUNDS
-    if args.instruction is None and getattr(args, "prompt", "benchmark") == "benchmark":
-        args.instruction = BENCHMARK_INSTRUCTION
+    prompt = getattr(args, "prompt", DEFAULT_PROMPT)
+    if args.instruction is None:
+        args.instruction = PROMPTS[prompt]
     args.static_check = "pylint"  # the paper's static errors: Pylint's error checks
+    if getattr(args, "input_limits", None) is None:
+        # the harness has no time limit: each call's follows the model solution's own time on it
+        args.input_limits = "reference"
     # an instance whose model solution fails its own tests is left out (one sentence), not the
     # template nor the run
     return run_task_set(
@@ -120,6 +126,6 @@ def run(args: argparse.Namespace, rest: Sequence[str]) -> int:
         tasks.tasks,
         kind="turbulence",
         source=tasks.source,
-        suite={**tasks.settings, "prompt": getattr(args, "prompt", "benchmark")},
+        suite={**tasks.settings, "prompt": prompt},
         skip_broken=instance_of,
     )

@@ -52,13 +52,24 @@ BUILTIN = Path(__file__).with_name("turbulence_templates")
 FILES = ("solution.py.template", "tests.py.template", "genparams.py", "gen_function_params.py")
 # the benchmark's (config.json: "seed": "1", a string: random.seed("1") and random.seed(1) differ)
 DEFAULT_PARAM_SEED = "1"
-# The benchmark's own wording of a question instance (its harness's prompt, verbatim): the
-# question alone, with neither the function's signature nor cctest's words around it.
+# The benchmark's own wordings of a question instance, verbatim: the question alone, with neither
+# the function's signature nor cctest's words around it. RECORDED_INSTRUCTION is the prompt the
+# published GPT-4 runs recorded (GPT4_T_0/.../model_specs_prompt.json, "complete_prompt"): the
+# question between the two sentences on the task and those on the code; BENCHMARK_INSTRUCTION is
+# the repository's current harness (open_ai_api.py), which puts the question at the end.
+RECORDED_INSTRUCTION = (
+    "Here is a text specification delimited by angle brackets. Create Python code according to the "
+    "text specification. <{description}> The Python code should not contain any comments. The Python "
+    "code should be delimited only by triple backticks."
+)
 BENCHMARK_INSTRUCTION = (
     "Here is a text specification delimited by angle brackets. Create Python code according to the "
     "text specification. The Python code should not contain any comments. The Python code should be "
     "delimited only by triple backticks. <{description}>"
 )
+# --prompt's choices and the wording of each (cctest: its own, with the signature)
+PROMPTS = {"recorded": RECORDED_INSTRUCTION, "benchmark": BENCHMARK_INSTRUCTION, "cctest": None}
+DEFAULT_PROMPT = "recorded"
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,7 @@ def test_a_reference_slower_than_the_fixed_limit_is_measured_not_dropped():
         assert judged[1].detail.startswith("fixed test 0: ran past the")
 
 
+@pytest.mark.slow
 def test_a_correct_answer_is_never_lost_to_a_busy_machine():
     """Every core filled by a busy process (and what else runs on the machine): a correct answer
     whose calls run past the wall clock under that load is run again beside the reference, the
