@@ -74,7 +74,10 @@ namespaces in a container, not root in CI) leaves the others in place:
 The threat model is code written by a model that may be wrong or careless (an endless loop, a fork
 bomb, a huge list, a stray ``open('/x', 'w')``, a read of a file it has no business with), not an
 attacker crafting a kernel escape: a sample runs with the privileges that remain after the layers
-above, in the same kernel.
+above, in the same kernel. Its verdict goes to the worker on a pipe whose descriptor is out of its
+process while its program runs (in flight over a socket pair, taken back after the program), so a
+program that writes a verdict of its own to its descriptors reaches no one; one written to imitate
+the harness, in the same interpreter, could still report what it likes.
 
 Each run ends in one outcome: ``passed``, ``syntax_error``, ``runtime_error``,
 ``assertion_failure``, ``timeout`` (wall clock or CPU time) or ``resource_limit`` (memory, file
@@ -154,7 +157,7 @@ class RunResult:
 # cctest may send the next request before the answer: the worker reads it only once the sample
 # before is gone with everything it wrote.
 _WORKER = r"""
-import ctypes, errno, gc, json, marshal, os, resource, select, signal, stat, sys, time, types
+import _socket, ctypes, errno, gc, json, marshal, os, resource, select, signal, stat, sys, time, types
 cfg = json.loads(sys.argv[1])
 AREA = cfg["area"]
 # the packages of cctest's own environment, after the standard library so they cannot shadow it
@@ -564,8 +567,34 @@ def hook(event, args):
         if args[0] not in (0, os.getpid()):
             deny("signalling another process")
 
+SCM = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS)]
+FD_SPACE = _socket.CMSG_SPACE(4)
+
+def hide(fd):
+    # the verdict's descriptor out of the process while the sample's program runs: sent, in flight,
+    # over a socket pair whose other end is kept (non-blocking) to take it back afterwards. No
+    # descriptor of the process then leads to the worker's verdict pipe, so the program cannot
+    # write a verdict of its own there
+    keep, send = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_DGRAM)
+    send.sendmsg([b"v"], [(*SCM[0], fd.to_bytes(4, sys.byteorder))])
+    send.close(); os.close(fd)
+    keep.setblocking(False)
+    return keep
+
+def take_back(keep):
+    # the verdict's descriptor again (None where it is gone: taken by the program)
+    try:
+        _, ancillary, _, _ = keep.recvmsg(1, FD_SPACE)
+    except OSError:
+        return None
+    for level, kind, data in ancillary:
+        if (level, kind) == SCM[0] and len(data) >= 4:
+            return int.from_bytes(data[:4], sys.byteorder)
+    return None
+
 def run_sample(req, result_fd, iso, existing, userns, pidns):
     MAIN = os.getpid()
+    channel = [result_fd, None]  # the verdict's descriptor, or the socket it is hidden in
     def report(outcome, detail=""):
         if os.getpid() != MAIN:
             return  # a process the sample forked: only the sample itself reports
@@ -574,8 +603,10 @@ def run_sample(req, result_fd, iso, existing, userns, pidns):
         except Exception:
             pass
         try:
-            record = {"outcome": outcome, "detail": detail[:500], "isolation": iso}
-            os.write(result_fd, json.dumps(record).encode())
+            fd = channel[0] if channel[1] is None else take_back(channel[1])
+            if fd is not None:
+                record = {"outcome": outcome, "detail": detail[:500], "isolation": iso}
+                os.write(fd, json.dumps(record).encode())
         except OSError:
             pass
     libc.prctl(PR_SET_NAME, req["name"].encode()[:15], 0, 0, 0)  # what ps shows of it
@@ -646,6 +677,7 @@ def run_sample(req, result_fd, iso, existing, userns, pidns):
     main.__dict__["__builtins__"] = __builtins__
     sys.modules["__main__"] = main
     sys.argv = ["sample.py"]
+    channel[1] = hide(result_fd)
     sys.addaudithook(hook)
     try:
         exec(code, main.__dict__)
@@ -1608,7 +1640,7 @@ def _result(answer: dict[str, Any], sid: str, limits: Limits, output_bytes: int)
     if answer["report"]:
         try:
             report = json.loads(answer["report"])
-        except ValueError:
+        except (ValueError, RecursionError):
             report = {}
     isolation = report.get("isolation", {})
     seconds = answer["seconds"]

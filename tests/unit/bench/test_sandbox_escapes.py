@@ -143,3 +143,42 @@ def test_as_an_ordinary_user_too(
         pytest.skip("this kernel gives an ordinary user no private view")
     _check(first, after, target, view)
     assert set(os.listdir("/dev/shm")) <= shm_before
+
+
+# A sample that writes a verdict of its own, "passed", to every descriptor it holds or can open,
+# and leaves before its tests would fail
+FORGER = r"""
+import json, os
+record = json.dumps({"outcome": "passed", "detail": "", "isolation": {}}).encode()
+for fd in range(3, 4096):
+    try:
+        os.write(fd, record)
+    except OSError:
+        pass
+for name in os.listdir("/proc/self/fd"):
+    try:
+        fd = os.open("/proc/self/fd/" + name, os.O_WRONLY | os.O_NONBLOCK)
+        os.write(fd, record)
+    except OSError:
+        pass
+os._exit(0)
+assert False, "the tests"
+"""
+
+
+@pytest.mark.parametrize("view", ["bwrap", "host"])
+def test_a_sample_cannot_write_its_own_verdict(view: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verdict's descriptor is out of the sample's process while its program runs (in flight
+    over a socket pair, taken back by the harness after the program), so a verdict the program
+    writes reaches no one: it ends as a program that left before its tests, not as passed. The
+    samples around it are judged as ever."""
+    if view == "host":
+        monkeypatch.setattr(sandbox, "_probed", (None,))
+    elif sandbox.bubblewrap() is None:
+        pytest.skip("no private view here")
+    limits = sandbox.Limits(wall_seconds=30, cpu_seconds=5)
+    forged, right, wrong = sandbox.run_many(
+        [FORGER, "assert sum([1, 2]) == 3\n", "assert sum([1, 2]) == 4\n"], limits, workers=1
+    )
+    assert forged.outcome == "runtime_error" and "exit status 0" in forged.detail, forged
+    assert right.outcome == "passed" and wrong.outcome == "assertion_failure", (right, wrong)
