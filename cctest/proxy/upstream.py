@@ -495,7 +495,8 @@ class Rows(Backend):
             row.whole = True
             row.add(data["content"] if infill else self.api.texts(data, 1)[0], "stop", after)
             return
-        async for data in events(resp, fmt.framing, MAX_RESPONSE_BYTES):
+        async for event in events(resp, fmt.framing, MAX_RESPONSE_BYTES):
+            data = model_json(event)  # its ids and model build the plugin's answer: made safe here
             try:
                 piece, finish = fmt.piece(data)
             except (KeyError, IndexError, TypeError, AttributeError) as exc:
