@@ -245,16 +245,16 @@ class OpenAI(Api):
         """Rows that share their suffix (all of them, when it is in the prompt) in ONE request;
         an ``/infill`` request's rows one request each."""
         if is_infill(ask):
-            rows = []
-            for i, (text, suffix) in enumerate(zip(texts, suffixes, strict=True)):
-                body = {**ask.body, "input_suffix": suffix, "stream": False}
+            each = []
+            for i, (row_text, row_suffix) in enumerate(zip(texts, suffixes, strict=True)):
+                row = {**ask.body, "input_suffix": row_suffix, "stream": False}
                 if "prompt" in ask.body:  # the cursor's line in ``prompt``, as the plugin laid it out
-                    cut = text.rfind("\n") + 1
-                    body["input_prefix"], body["prompt"] = text[:cut], text[cut:]
+                    cut = row_text.rfind("\n") + 1
+                    row["input_prefix"], row["prompt"] = row_text[:cut], row_text[cut:]
                 else:
-                    body["input_prefix"] = text
-                rows.append(RowRequest(INFILL, body, (i,)))
-            return rows
+                    row["input_prefix"] = row_text
+                each.append(RowRequest(INFILL, row, (i,)))
+            return each
         groups: dict[str | None, list[int]] = {}
         for i, s in enumerate(suffixes):
             key = s if ask.layout.kind == SUFFIX_FIELD and s.strip() else None
@@ -351,7 +351,7 @@ class OpenAI(Api):
     def own_text(self, payload: bytes, streamed: bool) -> str | None:
         if not streamed:
             return str(self.texts(json.loads(payload), 1)[0])
-        out = []
+        out: list[str] = []
         for event in _sse_events(payload):
             if "choices" in event:
                 out.extend(str(c.get("text") or "") for c in event.get("choices") or [])

@@ -41,7 +41,7 @@ async def test_a_stream_ended_without_a_finish_reason_is_a_failed_row() -> None:
     """llama-cpp-python's server ends the streaming row with [DONE] and no finish reason when
     another request queues: that row is interrupted, not a (short) finished completion."""
     server = LlamaLike(words, slots=1, interrupt=True, props=False, step_s=0.01)
-    async with llama_like(server) as url, backend(url) as b:
+    async with llama_like(server) as url, (b := backend(url)):
         got = await b.complete_deciding(["a = 1\n", "b = 2\n", "c = 3\n"], after=64, decide=lambda _: 0)
     failed = [o for o in got.outcomes if isinstance(o, BackendError)]
     assert failed and all("without a finish reason" in str(o) for o in failed)
@@ -61,7 +61,7 @@ async def test_a_context_length_refusal_is_not_a_suffix_refusal_and_the_prompt_i
     server = ReadsSuffix(words, n_ctx=64, props=False)  # no /props: nothing asked before the rows
     opts = GenerationOptions(max_new_tokens=8)
     with caplog.at_level(logging.INFO, logger="cctest.backends.http"):
-        async with llama_like(server) as url, backend(url, options=opts) as b:
+        async with llama_like(server) as url, (b := backend(url, options=opts)):
             prompts, tails = [LONG, LONG.replace("result", "total")], ["\nprint(result)\n"] * 2
             if deciding:
                 got = await b.complete_deciding(prompts, suffixes=tails, after=4, decide=lambda _: 0)
@@ -88,7 +88,7 @@ async def test_an_error_that_was_not_about_the_suffix_leaves_the_suffix_field_in
         seen.append("suffix" in await request.json())
         return web.json_response({"error": {"message": "the model is loading"}}, status=400)
 
-    async with server({"/v1/completions": refuse}) as url, backend(url) as b:
+    async with server({"/v1/completions": refuse}) as url, (b := backend(url)):
         out = await b.complete(["x = "], suffixes=["\ny = x\n"])
         assert isinstance(out[0], BackendError) and b.fim_mode == "suffix"
     assert seen == [True, False]
@@ -100,7 +100,7 @@ async def test_the_streamed_and_the_whole_rows_give_the_same_text_under_a_stop_s
     here), so the streamed row is the whole one."""
     server = LlamaLike(lambda prefix, suffix: "x = 1  \ny = 2\n")
     opts = GenerationOptions(max_new_tokens=2, stop=("\n\n",))
-    async with llama_like(server) as url, backend(url, options=opts) as b:
+    async with llama_like(server) as url, (b := backend(url, options=opts)):
         whole = await b.complete(["a = ", "b = "])
         streamed = await b.complete_deciding(["a = ", "b = "], after=64, decide=lambda _: 0)
     assert whole == ["x = 1  \n"] * 2
@@ -120,7 +120,7 @@ async def test_rows_that_overflow_the_servers_shared_context_are_asked_again_as_
     server = LlamaLike(words, slots=4, shared_ctx=20)  # one row of 9 + 7 tokens fits, two do not
     prompts = [ROW + name for name in ("a", "b", "c", "d")]
     with caplog.at_level(logging.INFO, logger="cctest.backends.http"):
-        async with llama_like(server) as url, backend(url) as b:
+        async with llama_like(server) as url, (b := backend(url)):
             if deciding:
                 out = (await b.complete_deciding(prompts, after=3, decide=lambda _: 0)).outcomes
             else:
@@ -148,7 +148,7 @@ async def test_a_server_that_ignores_the_suffix_field_is_asked_at_its_infill(
     server = LlamaLike(fills)
     prompts, tails = ["x = ", "y = "], ["\nprint(x)\n", "\nprint(y)\n"]
     with caplog.at_level(logging.INFO, logger="cctest.backends.http"):
-        async with llama_like(server) as url, backend(url) as b:
+        async with llama_like(server) as url, (b := backend(url)):
             if deciding:
                 out = (
                     await b.complete_deciding(prompts, suffixes=tails, after=2, decide=lambda _: 0)
@@ -168,7 +168,7 @@ async def test_a_server_whose_suffix_field_is_read_keeps_it() -> None:
     """A server that reports more prompt tokens with the suffix field reads it: it is kept."""
 
     server = ReadsSuffix(fills)
-    async with llama_like(server) as url, backend(url) as b:
+    async with llama_like(server) as url, (b := backend(url)):
         await b.complete(["x = "], suffixes=["\nprint(x)\n"])
         assert b.fim_used() == "suffix field"
     assert [p for p, _ in server.requests].count("/infill") == 1  # the check's, no row's
