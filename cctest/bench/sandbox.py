@@ -1628,8 +1628,8 @@ def _lost(worker: _Worker, sid: str, seconds: float, output_bytes: int) -> RunRe
     if _refusing:
         return RunResult("runtime_error", _STOPPED, seconds)
     log.warning("cctest sandbox: a worker stopped answering (%s); it is replaced.", worker.why_not())
-    # (what it printed, where its directory is on disk: in the view's memory file system it went
-    # with the worker)
+    # (what it printed, where its directory is on disk: in a memory file system of the worker's,
+    # the view's or its own, it went with the worker)
     said = _tail(os.path.join(worker.area, sid, ".out"), output_bytes) if output_bytes > 0 else ""
     return RunResult("runtime_error", "the sandbox's worker died", seconds, sandbox_id=sid, output=said)
 

@@ -62,6 +62,7 @@ def test_a_lone_surrogate_in_a_completion_is_judged_recorded_and_reported(
     it) is a syntax error like any program that does not compile; one that only spells one in an
     escape runs as usual; the record keeps the code as given, and the run and its report finish."""
     right = load_humaneval().tasks[1].ground_truth
+    assert right is not None
     samples = _write(
         tmp_path / "samples.jsonl",
         [
