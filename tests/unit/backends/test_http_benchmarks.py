@@ -30,3 +30,9 @@ def test_proxy_latency_repairs_through_the_proxy_and_reuses_nothing() -> None:
 def test_a_bad_option_is_one_sentence_and_exit_code_2() -> None:
     got = run_benchmark_script("http_repair.py", "--positions", "0", timeout=120)
     assert got.returncode == 2 and got.stderr.strip().count("\n") == 0, got.stderr
+
+
+def test_real_server_repair_a_bad_option_is_one_sentence_and_exit_code_2() -> None:
+    got = run_benchmark_script("real_server_repair.py", "--positions", "0", timeout=120)
+    assert got.returncode == 2 and got.stderr.strip().count("\n") == 0, got.stderr
+    assert got.stderr.startswith("--positions")
