@@ -98,6 +98,7 @@ def _check(result: dict[str, object], after: dict[str, object], target: Path, vi
     assert sorted(os.listdir(target)) == [], (os.listdir(target), said)
     assert "opened" not in (said["sqlite"], said["dbm"]), said
     assert not os.path.lexists("/dev/cctest-escape")
+    assert said["sh"].strip().splitlines()[-1] != "0", said  # nor in the view's /dev
     # its /dev/shm holds what its size allows at most, and is emptied for the next sample
     assert int(said["shm"].split()[-1] or 0) <= sandbox.SHM_MB * 1024, said
     assert after["outcome"] == "passed" and "f1" not in str(after["output"]), after
