@@ -3,7 +3,8 @@
 A model's answer is text cctest did not write. JSON allows a lone surrogate (``"\\ud800"``), which no
 UTF-8 file, database or terminal can hold: every backend passes what a model wrote through
 :func:`model_text` where it enters (the HTTP backend's parsed answers and error details, the hf
-backend's decoded tokens), so everything after it (the engine, the suites' records, the defect log,
+backend's decoded tokens; the proxy's parsed requests and upstream answers, through
+:func:`model_json`), so everything after it (the engine, the suites' records, the defect log,
 the terminal) sees valid text.
 
 A model's answer, a task id or a benchmark's exception may also hold control characters (a screen
