@@ -265,6 +265,9 @@ def _client_hello() -> bytes:
     return outgoing.read()
 
 
+AUTH = b"GET /health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "  # a token never echoed or logged
+
+
 @pytest.mark.parametrize(
     ("request_bytes", "detail"),
     [
@@ -273,8 +276,18 @@ def _client_hello() -> bytes:
         (b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"X-Big: a\r\n" * 20_000 + b"\r\n", ""),
         (_client_hello(), "HTTPS"),
         (b"\x00\xff\x01garbage\r\n\r\n", ""),
+        (AUTH + b"sk-secret-77\x01\r\n\r\n", "header"),
+        (AUTH + b"sk-secret-77" * 1000 + b"\r\n\r\n", ""),
     ],
-    ids=["negative-content-length", "200KB-header", "20000-headers", "tls-client-hello", "binary"],
+    ids=[
+        "negative-content-length",
+        "200KB-header",
+        "20000-headers",
+        "tls-client-hello",
+        "binary",
+        "authorization-control-char",
+        "authorization-too-long",
+    ],
 )
 async def test_what_the_http_parser_refuses_is_a_json_400_without_a_traceback(
     model: HFBackend, caplog: pytest.LogCaptureFixture, request_bytes: bytes, detail: str
@@ -289,6 +302,7 @@ async def test_what_the_http_parser_refuses_is_a_json_400_without_a_traceback(
         assert await _health(url) == 200
     assert status == 400 and error["type"] == "invalid_request_error", error
     assert error["message"].startswith("the request is not valid HTTP") and detail in error["message"]
+    assert "sk-secret-77" not in error["message"] and "sk-secret-77" not in caplog.text  # never echoed
     assert "Traceback" not in caplog.text
     assert not [r for r in caplog.records if r.exc_info], caplog.text
 
