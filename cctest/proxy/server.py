@@ -184,10 +184,8 @@ class Proxy:
             return self.api.error(400, str(exc), "invalid_request_error")
         if ask is None or not ask.is_python:
             return await self._forward(request, raw)
-        if self.config.mode == "monitor":
-            return await self._monitor(request, raw, ask)
         size = len(ask.prefix) + len(ask.suffix)
-        if size > self.config.max_prompt_chars:
+        if size > self.config.max_prompt_chars:  # neither repaired nor checked (monitor mode)
             self.counters["too_long"] += 1
             log.warning(
                 "a prompt of %d characters is over --max-prompt-chars (%d): passed through unrepaired",
@@ -195,6 +193,8 @@ class Proxy:
                 self.config.max_prompt_chars,
             )
             return await self._forward(request, raw)
+        if self.config.mode == "monitor":
+            return await self._monitor(request, raw, ask)
         if self.repairs >= self.config.max_repairs:
             self.counters["busy"] += 1
             self._busy(

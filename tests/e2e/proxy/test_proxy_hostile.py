@@ -335,9 +335,11 @@ async def test_a_path_that_climbs_stays_under_the_upstreams_base_path(path: str)
 # -- F7: what repairs may hold -----------------------------------------------------------------
 
 
+@pytest.mark.parametrize("mode", ["repair", "monitor"])
 async def test_a_prompt_over_the_size_bound_passes_through_with_one_log_line(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, mode: str
 ) -> None:
+    """Neither repaired nor, in monitor mode, checked afterwards."""
     caplog.set_level(logging.INFO)
     seen = Seen()
     s = _settings(tmp_path)
@@ -345,7 +347,7 @@ async def test_a_prompt_over_the_size_bound_passes_through_with_one_log_line(
     body = {"model": "m", "prompt": long_before, "suffix": AFTER, "max_tokens": 16}
     async with (
         serving(openai_app(seen, odd={long_before})) as up,
-        proxying(up, settings=s, max_prompt_chars=2000) as (url, proxy),
+        proxying(up, settings=s, mode=mode, max_prompt_chars=2000) as (url, proxy),
         aiohttp.ClientSession() as session,
     ):
         async with session.post(f"{url}/v1/completions", json=body) as r:
