@@ -318,6 +318,22 @@ class Settings:
             "spare a suffix-first model's suffix only as its family's first (the setting near_sites)"
         ),
     )
+    prefill_budget: float = setting(
+        2.0,
+        float,
+        "The most a repair's rows may cost the model to read, as a multiple of the plain prompt's "
+        "tokens (at least 1,024 counted): each mutant costs the tokens after its first difference "
+        "from the prompt, which a batched model reads on its own (a renamed parameter changes the "
+        "`def` line and costs the whole function). Over the budget, the costliest mutants give "
+        "way to cheaper ones, keeping at least 3 scheme families (docs/mutators.md). 0: no bound, "
+        "the schemes' own choice.",
+        minimum=0,
+        maximum=100,
+        backend=False,
+        metavar="X",
+        cli_help="the most the rows may cost to read, times the plain prompt's tokens "
+        "(default {default}; 0: no bound)",
+    )
     threshold: float | None = setting(
         None,
         float,

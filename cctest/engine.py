@@ -9,18 +9,25 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from . import detect, repair
-from .backends.base import Backend, CompletesInGroups, DecidesEarly, FimLayout, Unfinished
+from .backends.base import Backend, CompletesInGroups, DecidesEarly, FimLayout, KnowsContext, Unfinished
 from .config import Settings
 from .demutate import demutate, rename, uses_any
 from .errors import BackendError
 from .fit import fit_completion
-from .mutators import generate_mutants, nearest_the_cursor
-from .types import ORIGINAL, Completion, EngineResult, Mutant, Prompt, Verdict
+from .mutators import MutationOutcome, generate_mutants, nearest_the_cursor
+from .mutators.registry import family
+from .mutators.selection import Costs, Reading, estimate_tokens, prefill_costs, within_budget
+from .types import ORIGINAL, Completion, EngineResult, Mutant, Prefill, Prompt, Verdict
+
+# the prompt a cost is counted within where the backend declares no context (a server's model)
+DEFAULT_HORIZON = 2048
+# candidates drawn, per mutant wanted, when the first k cost more than the budget
+BUDGET_CANDIDATES = 3
 
 
 @dataclass
@@ -35,6 +42,7 @@ class _Request:
     original: str | None  # the original's completion when the caller already had it
     timings: dict[str, float]
     started: float
+    prefill: Prefill | None = None  # what the rows cost to read, and the budget they were chosen in
 
 
 @dataclass(frozen=True)
@@ -254,18 +262,25 @@ class Engine:
 
         k = s.mutants if k is None else k
         spare = self._spared_suffix(prompt)
-        outcome = generate_mutants(
-            prompt.text,
-            schemes=tuple(schemes if schemes is not None else s.schemes),
-            k=k * s.mutant_pool,
-            max_distance=s.max_distance,
-            seed=s.seed,
-            context=prompt.suffix,  # keyword calls after the cursor keep REP off those names
-            spare=spare,
-            near=s.near_sites,
-        )
+
+        def made(n: int) -> MutationOutcome:
+            return generate_mutants(
+                prompt.text,
+                schemes=tuple(schemes if schemes is not None else s.schemes),
+                k=n,
+                max_distance=s.max_distance,
+                seed=s.seed,
+                context=prompt.suffix,  # keyword calls after the cursor keep REP off those names
+                spare=spare,
+                near=s.near_sites,
+            )
+
+        outcome = made(k * s.mutant_pool)
         # the k changed nearest the cursor: the rows share more of the prompt (see mutant_pool)
         mutants: tuple[Mutant, ...] = tuple(nearest_the_cursor(prompt.text, outcome.mutants, k, spare))
+        mutants, prefill, more_dropped = self._within_budget(prompt, mutants, k, made)
+        seen = {m.text for m in outcome.dropped}
+        dropped = (*outcome.dropped, *(m for m in more_dropped if m.text not in seen))
         timings["mutate"], t = _lap(t)
 
         texts = [m.text for m in mutants]
@@ -274,7 +289,52 @@ class Engine:
         if original is None:
             texts.insert(0, prompt.text)
             suffixes.insert(0, prompt.suffix)
-        return _Request(prompt, mutants, tuple(outcome.dropped), texts, suffixes, original, timings, t0)
+        return _Request(prompt, mutants, dropped, texts, suffixes, original, timings, t0, prefill)
+
+    def _within_budget(
+        self,
+        prompt: Prompt,
+        mutants: tuple[Mutant, ...],
+        k: int,
+        made: Callable[[int], MutationOutcome],
+    ) -> tuple[tuple[Mutant, ...], Prefill, tuple[Mutant, ...]]:
+        """``mutants`` when their rows cost the model at most ``prefill_budget`` times the plain
+        prompt's tokens to read; else the k that ``within_budget`` chooses among more candidates
+        (``BUDGET_CANDIDATES`` times k, drawn only then), and the candidates that drawing dropped
+        for their distance. The one choice every face makes: the CLI, the language server, the
+        proxy and ``cctest bench`` all prepare a request here."""
+        budget = self.settings.prefill_budget
+        reading = self._reading(prompt)
+        costs = prefill_costs(prompt.text, mutants, reading)
+        dropped: tuple[Mutant, ...] = ()
+        if budget and mutants and costs.ratio() > budget:
+            texts = {m.text for m in mutants}
+            more = made(BUDGET_CANDIDATES * k)
+            extra = [m for m in more.mutants if m.text not in texts]
+            dropped = tuple(more.dropped)
+            if extra:
+                candidates = (*mutants, *extra)
+                costs = prefill_costs(prompt.text, candidates, reading)
+                chosen = within_budget(costs, [family(m.scheme) for m in candidates], k, budget)
+                mutants = tuple(candidates[i] for i in chosen)
+                costs = Costs(costs.plain, tuple(costs.own[i] for i in chosen))
+        prefill = Prefill(plain=costs.plain, own=costs.own, budget=budget, horizon=reading.horizon)
+        return mutants, prefill, dropped
+
+    def _reading(self, prompt: Prompt) -> Reading:
+        """How the backend's model reads a row (what a mutant's cost counts): the prompt within its
+        context (``DEFAULT_HORIZON`` where the backend declares none), the code after the cursor
+        where a FIM layout shows it, and whether that comes first."""
+        backend = self.backend
+        suffix, first = "", False
+        if prompt.suffix.strip() and isinstance(backend, FimLayout) and backend.fim_used() is not None:
+            suffix = backend.suffix_shown(prompt.text, prompt.suffix)
+            first = backend.reads_suffix_first
+        context = backend.context if isinstance(backend, KnowsContext) else 0
+        if not context:
+            return Reading(DEFAULT_HORIZON, suffix, first)
+        room = context - self.settings.max_new_tokens - (estimate_tokens(suffix) if suffix else 0)
+        return Reading(max(context // 4, room), suffix, first)
 
     def _spared_suffix(self, prompt: Prompt) -> str:
         """The code after the cursor that renames leave alone where they can (``spare_suffix``):
@@ -358,6 +418,7 @@ class Engine:
             verdict=judged.verdict,
             timings_ms=timings,
             decided_after=decided_after,
+            prefill=request.prefill,
         )
 
 

@@ -102,6 +102,33 @@ class Verdict:
 
 
 @dataclass(frozen=True)
+class Prefill:
+    """What a request's rows cost the model to read, in estimated tokens, and the budget the
+    mutants were chosen in (the setting ``prefill_budget``; 0: none)."""
+
+    plain: int  # the prompt's own row, as the model is shown it
+    own: tuple[int, ...]  # per mutant, the tokens after its first difference from the prompt
+    budget: float
+    horizon: int  # the tokens before the cursor the costs are counted within
+
+    @property
+    def ratio(self) -> float:
+        """The batch's prefill over the plain prompt's (this counted as at least 1,024 tokens)."""
+        from .mutators.selection import Costs  # late: the mutators pull in libcst
+
+        return Costs(self.plain, self.own).ratio()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "plain_tokens": self.plain,
+            "mutant_tokens": list(self.own),
+            "ratio": round(self.ratio, 3),
+            "budget": self.budget,
+            "horizon": self.horizon,
+        }
+
+
+@dataclass(frozen=True)
 class EngineResult:
     """Everything one engine request produced, and the time each stage took."""
 
@@ -119,6 +146,8 @@ class EngineResult:
     # completions and the outliers are the whole ones, the chosen completion is still the one the
     # early decision answered with
     settled: bool = False
+    # what the rows cost the model to read (estimated tokens) and the budget they were chosen in
+    prefill: Prefill | None = None
 
     @property
     def outliers(self) -> tuple[int, ...]:
@@ -165,4 +194,5 @@ class EngineResult:
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
             "decided_after": self.decided_after,
             "settled": self.settled,
+            "prefill": self.prefill.to_dict() if self.prefill is not None else None,
         }

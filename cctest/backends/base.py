@@ -17,6 +17,8 @@ a ``typing.Protocol`` a backend has when it has its methods, and that the engine
   a decision (a value the engine hands it) picks; without it, every row is completed whole;
 * ``CompletesInGroups``: ``complete_groups``, a batch of several prompts' rows laid out per
   prompt; without it, ``complete`` of all of them;
+* ``KnowsContext``: ``context``, the most tokens its model is shown; without it, the engine counts
+  a mutant's cost within ``DEFAULT_HORIZON`` tokens before the cursor;
 * ``ChatModel``: ``chat``, answers to conversations; a caller asking a backend without it says
   so in one sentence (``cannot_chat``);
 * ``InstructionModel``: a ``ChatModel`` that knows whether its model is an instruction model
@@ -196,6 +198,17 @@ class CompletesInGroups(Protocol):
         """``complete``, the prompts coming in runs of ``groups``' sizes, each one prompt and its
         mutants; each run is laid out on its own, so that a prompt's completions do not depend on
         the others in the call."""
+        ...
+
+
+@runtime_checkable
+class KnowsContext(Protocol):
+    """A backend that knows its model's context: the most tokens a row is shown (what the engine
+    counts a mutant's cost within)."""
+
+    @property
+    def context(self) -> int:
+        """The model's context in tokens (0: no limit declared)."""
         ...
 
 

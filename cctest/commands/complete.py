@@ -24,7 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="FILE:LINE:COL",
         help="1-based cursor; the cursor sits before the character at COL",
     )
-    for name in ("mutants", "threshold", "relative_threshold", "schemes", "max_distance"):
+    for name in ("mutants", "threshold", "relative_threshold", "schemes", "max_distance", "prefill_budget"):
         add_setting(p, name)
     p.add_argument("--no-suffix", action="store_true", help="do not send the text after the cursor")
     add_setting(p, "decide_after")
@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
         relative_threshold=args.relative_threshold,
         schemes=tuple(args.scheme),
         max_distance=args.max_distance,
+        prefill_budget=args.prefill_budget,
         decide_after=args.decide_after,
     )
     path, line, col = parse_location(args.location)

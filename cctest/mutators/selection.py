@@ -9,8 +9,11 @@ for a local model. Pure functions of the schemes' variants and mutants: no parsi
 
 from __future__ import annotations
 
+import bisect
 import collections
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..demutate import identifiers
 from ..types import Mutant
@@ -159,3 +162,155 @@ def used_names(text: str) -> frozenset[str]:
     ['f', 'k', 'total', 'x']
     """
     return frozenset(text[s:e] for s, e in identifiers(text))
+
+
+# about one token of a code model's tokenizer per word, punctuation mark or run of whitespace
+_TOKEN = re.compile(r"\w+|[^\w\s]|\s+")
+# the least prompt a cost is counted against: below it the decoding steps, not the prefill, are
+# most of a request's work, so a short prompt's rows owning "several times" its tokens cost little
+MIN_PLAIN_TOKENS = 1024
+
+
+def estimate_tokens(text: str) -> int:
+    """About how many tokens a code model reads for ``text`` (a tokenizer-free estimate: one per
+    word, punctuation mark or run of whitespace; within 0.95-1.3x the bundled model's count on
+    standard-library code). The same for every backend, so every face chooses alike.
+
+    >>> estimate_tokens("def f(a, b):\\n    return a + b\\n")
+    19
+    """
+    return sum(1 for _ in _TOKEN.finditer(text))
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How the model reads a row: what a mutant's cost counts.
+
+    ``horizon``: the tokens of the prompt the model is shown before the cursor (the backend's
+    context; 0: all of it). ``suffix``: the code after the cursor the model is shown ("": none, left
+    to right). ``suffix_first``: it is read before the prompt (a suffix-first FIM layout), so a
+    mutant that renames a name it uses parts from the prompt's row at the row's start.
+    """
+
+    horizon: int = 0
+    suffix: str = ""
+    suffix_first: bool = False
+
+
+@dataclass(frozen=True)
+class Costs:
+    """The prefill a request's rows cost, in estimated tokens (``prefill_costs``)."""
+
+    plain: int  # the prompt's own row: what a plain completion prefills
+    own: tuple[int, ...]  # per mutant, the tokens after its first difference from the prompt's row
+
+    def ratio(self, chosen: Sequence[int] | None = None) -> float:
+        """The batch's prefill (the prompt's row, then each mutant's own tokens) over the plain
+        prompt's, of the mutants ``chosen`` (indices; None: all), the plain prompt counted as at
+        least ``MIN_PLAIN_TOKENS``."""
+        own = self.own if chosen is None else [self.own[i] for i in chosen]
+        return 1 + sum(own) / max(self.plain, MIN_PLAIN_TOKENS)
+
+
+def first_difference(a: str, b: str) -> int:
+    """The first index at which ``a`` and ``b`` differ (the length of the shorter when one starts
+    the other), found by halving with slice comparisons, so a long prompt costs microseconds.
+
+    >>> first_difference("abcdef", "abXdef"), first_difference("abc", "abcd")
+    (2, 3)
+    """
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def prefill_costs(prompt: str, mutants: Sequence[Mutant], reading: Reading) -> Costs:
+    """What each mutant's row costs the model beyond the prompt's own row: the tokens after its
+    first difference from the prompt (what a batched model prefills beyond the shared prefix),
+    counted within the prompt the model is shown (``reading.horizon``), plus the code after the
+    cursor where it is read after the prompt. A mutant that renames a name the shown suffix uses,
+    read suffix first, owns its whole row.
+
+    The prompt's tokens are found once; a mutant's own tokens are the prompt's after its first
+    difference, give or take its change in length (at the prompt's characters per token), so the
+    cost of k mutants is k searches, not k tokenizations (it runs on every keystroke).
+    """
+    starts = _token_starts(prompt, reading.horizon)
+    visible = starts[0] if starts else len(prompt)
+    suffix = estimate_tokens(reading.suffix) if reading.suffix else 0
+    plain = len(starts) + suffix
+    per_token = (len(prompt) - visible) / len(starts) if starts else 1.0
+    used = used_names(reading.suffix) if reading.suffix_first and reading.suffix else frozenset()
+    own = []
+    for m in mutants:
+        if used and any(old in used for old in m.renames.values()):
+            own.append(plain)
+            continue
+        at = max(visible, first_difference(prompt, m.text))
+        cost = len(starts) - bisect.bisect_left(starts, at)
+        if at < len(m.text):  # the token the change falls in, and what it adds or takes away
+            cost = max(1, cost + 1 + round((len(m.text) - len(prompt)) / max(per_token, 1.0)))
+        own.append(cost if reading.suffix_first else cost + suffix)
+    return Costs(plain, tuple(own))
+
+
+def _token_starts(prompt: str, horizon: int) -> list[int]:
+    """Where each of the last ``horizon`` estimated tokens of ``prompt`` starts (0: every token)."""
+    start = max(0, len(prompt) - horizon * 16) if horizon > 0 else 0  # a token is seldom 16 characters
+    starts = [m.start() for m in _TOKEN.finditer(prompt, start)]
+    return starts[-horizon:] if horizon > 0 else starts
+
+
+def within_budget(
+    costs: Costs, families: Sequence[str], k: int, budget: float, min_families: int = 3
+) -> list[int]:
+    """Which ``k`` of the candidates to complete: the first ``k`` (the schemes' own order: variety
+    first) when their batch's prefill is within ``budget`` times the plain prompt's
+    (``Costs.ratio``); otherwise, one at a time, the costliest chosen mutant is replaced by the
+    cheapest candidate not chosen that costs less, keeping as many scheme families as before
+    where a candidate allows, and never fewer than ``min_families`` (or as many as the candidates
+    span), until the batch is within the budget or no such swap is left. Indices into
+    ``costs.own``/``families``, in the candidates' order. ``budget`` 0: no bound.
+
+    >>> c = Costs(plain=1000, own=(900, 10, 20, 800, 30, 5))
+    >>> fams = ["REP", "GRA", "FMT", "REP", "INI", "DOC"]
+    >>> within_budget(c, fams, 4, 0), within_budget(c, fams, 4, 1.5)
+    ([0, 1, 2, 3], [1, 2, 4, 5])
+    """
+    n = len(costs.own)
+    chosen = list(range(min(k, n)))
+    if budget <= 0 or costs.ratio(chosen) <= budget:
+        return chosen
+    floor = min(min_families, len(set(families)))
+    rest = sorted((i for i in range(n) if i not in chosen), key=lambda i: costs.own[i])
+    tried: set[int] = set()
+    while costs.ratio(chosen) > budget:
+        out = max((i for i in chosen if i not in tried), key=lambda i: costs.own[i], default=None)
+        if out is None:
+            break
+        tried.add(out)
+        now = len({families[i] for i in chosen})
+        without = [i for i in chosen if i != out]
+        best: int | None = None
+        best_key: tuple[int, int] | None = None
+        for j in rest:
+            if costs.own[j] >= costs.own[out]:
+                break
+            spread = len({families[i] for i in without} | {families[j]})
+            if spread < floor:
+                continue
+            key = (0 if spread >= now else 1, costs.own[j])
+            if best_key is None or key < best_key:
+                best, best_key = j, key
+        if best is None:
+            continue
+        chosen[chosen.index(out)] = best
+        rest.remove(best)
+        rest.append(out)
+        rest.sort(key=lambda i: costs.own[i])
+    return sorted(chosen)
