@@ -49,6 +49,7 @@ def add_bounds(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("bounds")
     g.add_argument(
         "--request-timeout",
+        metavar="SECONDS",
         type=float,
         default=None,
         help="seconds a request's headers may take to arrive, and its body after them; an idle "
@@ -56,6 +57,7 @@ def add_bounds(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--max-connections",
+        metavar="N",
         type=int,
         default=None,
         help="most connections open at a time; more get a 503 (default: the open-file limit less "
@@ -63,12 +65,14 @@ def add_bounds(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--max-connections-per-address",
+        metavar="N",
         type=int,
         default=None,
         help="most connections open at a time from one client address; more get a 429 (default 256)",
     )
     g.add_argument(
         "--max-prompt-chars",
+        metavar="N",
         type=int,
         default=None,
         help="code before and after the cursor repaired at most; a longer prompt passes through "
@@ -76,6 +80,7 @@ def add_bounds(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--max-repairs",
+        metavar="N",
         type=int,
         default=None,
         help="repairs in flight at once; more requests pass through unrepaired (default 8)",
