@@ -4,7 +4,7 @@
 # Setup, each step idempotent and announced with its duration:
 #   make setup       .venv with cctest (scripts/setup.sh)
 #   make setup-all   setup + bubblewrap and WordNet, as root with apt-get (scripts/setup-system.sh)
-#   make setup-e2e   setup-all + Neovim, the extension's npm packages, code-server (scripts/setup-e2e.sh),
+#   make setup-e2e   setup-all + Neovim, the extension's npm packages and .vsix, code-server (scripts/setup-e2e.sh),
 #                    llama.cpp's server and llama-cpp-python's, built once per version (scripts/setup-llama.sh)
 .PHONY: setup setup-all setup-e2e demo test test-python test-extension lint bench
 

@@ -28,5 +28,18 @@ if [[ -f vscode-extension/package.json ]]; then
     npm_ci() ( cd vscode-extension && npm ci --no-audit --no-fund --no-update-notifier )
     step "the extension's npm packages (npm ci)" with_heartbeat "installing npm packages" npm_ci
   fi
+  # the extension's .vsix (the esbuild bundle, then vsce package), again whenever one of its inputs
+  # is newer; tests/e2e/packaging/test_vsix.py checks what it carries
+  vsix=vscode-extension/cctest.vsix
+  inputs=(vscode-extension/{src,package.json,package-lock.json,.vscodeignore,README.md,LICENSE})
+  if [[ ! -f $vsix || -n $(find "${inputs[@]}" -newer "$vsix" -not -path '*/src/test/*' -print -quit) ]]; then
+    package_vsix() {
+      local log rc=0
+      log=$(cd vscode-extension && npm run --silent package 2>&1) || rc=$?
+      ((rc == 0)) || echo "$log" >&2
+      return "$rc"
+    }
+    step "the extension's .vsix (npm run package)" package_vsix
+  fi
   bash tools/install-code-server.sh "${CODE_SERVER_PREFIX:-$HOME/.cache/code-server-e2e}"
 fi
