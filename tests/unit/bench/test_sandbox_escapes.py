@@ -183,3 +183,29 @@ def test_a_sample_cannot_write_its_own_verdict(view: str, monkeypatch: pytest.Mo
     )
     assert forged.outcome == "runtime_error" and "exit status 0" in forged.detail, forged
     assert right.outcome == "passed" and wrong.outcome == "assertion_failure", (right, wrong)
+
+
+FORGER_SCRIPT = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import sandbox
+if sys.argv[3] == "host":
+    sandbox._probed = (None,)
+L = sandbox.Limits(wall_seconds=30, cpu_seconds=5)
+runs = sandbox.run_many([sys.argv[2], "assert sum([1, 2]) == 3\n"], L, workers=1)
+print(json.dumps([r.to_dict() for r in runs]))
+"""
+
+
+@pytest.mark.parametrize("view", ["bwrap", "host"])
+def test_a_sample_cannot_write_its_own_verdict_as_an_ordinary_user_either(
+    view: str, as_nobody: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    proc = as_nobody(FORGER_SCRIPT, BENCH, FORGER, view)
+    assert proc.returncode == 0, proc.stderr
+    forged, right = json.loads(proc.stdout)
+    if view == "bwrap" and "bubblewrap" not in right["isolation"]["filesystem"]:
+        pytest.skip("this kernel gives an ordinary user no private view")
+    # (what it wrote to its own output, reopened through /proc, may be the detail: its last line)
+    assert forged["outcome"] == "runtime_error", forged
+    assert right["outcome"] == "passed", right
