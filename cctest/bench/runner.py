@@ -459,7 +459,12 @@ async def stop_on_interrupt() -> AsyncIterator[None]:
     killed with their workers, and the process will not wait at exit for the threads still busy
     (the model's, which cannot be stopped mid-call). Records already appended stay whole: each is
     written by the event loop between two awaits, which a cancellation cannot split. A second
-    Ctrl-C exits at once. Outside the main thread (no signal handler there) it does nothing."""
+    Ctrl-C exits at once. Outside the main thread (no signal handler there), or inside another
+    such block (whose task, cancelled, cancels this one's), it does nothing."""
+    global _stopping_on_interrupt
+    if _stopping_on_interrupt:
+        yield
+        return
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     interrupted = False
@@ -478,6 +483,7 @@ async def stop_on_interrupt() -> AsyncIterator[None]:
     except (ValueError, RuntimeError, NotImplementedError):  # not the main thread, or no signals
         yield
         return
+    _stopping_on_interrupt = True
     try:
         yield
     except asyncio.CancelledError:
@@ -486,7 +492,11 @@ async def stop_on_interrupt() -> AsyncIterator[None]:
         _abandon_threads_at_exit()
         raise KeyboardInterrupt from None
     finally:
+        _stopping_on_interrupt = False
         loop.remove_signal_handler(signal.SIGINT)
+
+
+_stopping_on_interrupt = False  # a stop_on_interrupt block is under way (it holds SIGINT)
 
 
 def _exit_abandoning_threads(code: int = 130) -> None:

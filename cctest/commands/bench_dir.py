@@ -46,7 +46,7 @@ def run_in_dir(
                     f"cctest: resuming {out}: {len(done)} of {total} prompts already done.", file=sys.stderr
                 )
             try:
-                records = asyncio.run(run(store, done))
+                records = asyncio.run(_interruptible(run(store, done)))
             except KeyboardInterrupt:
                 print(
                     f"cctest: interrupted; continue with the same command and --resume --out {out}.",
@@ -62,6 +62,15 @@ def run_in_dir(
             f"continue with the same command and --resume --out {out} once it can be written."
         ) from None
     return 0
+
+
+async def _interruptible(run: Coroutine[Any, Any, list[R]]) -> list[R]:
+    """``run`` awaited so that Ctrl-C ends it at once, whatever kind of run it is
+    (``cctest.bench.runner.stop_on_interrupt``): the records already written stay whole."""
+    from ..bench.runner import stop_on_interrupt
+
+    async with stop_on_interrupt():
+        return await run
 
 
 def finish(store: RunStore[R], config: Mapping[str, Any], records: Sequence[R]) -> None:

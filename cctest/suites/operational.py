@@ -47,6 +47,7 @@ never a bare ``NaN``, and is ordered last.
 from __future__ import annotations
 
 import ast
+import asyncio
 import hashlib
 import json
 import math
@@ -54,10 +55,11 @@ import os
 import sqlite3
 import stat
 import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import time
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict, TypeVar, cast
 
 from ..bench.kinds import Table, model_label
 from ..bench.render import pct
@@ -384,6 +386,11 @@ class Search:
 
     def _extend(self) -> int:
         """Add the paraphrases of (n, k) not seen yet, sorted by the ordering metric; how many."""
+        return _drain(self._extending())
+
+    def _extending(self) -> Generator[None, None, int]:
+        """``_extend``, pausing (a ``yield``) before each paraphrase it measures: measuring a
+        search's paraphrases takes seconds, which the event loop must not be held for."""
         if self._room() <= 0:
             return 0
         generated = generate(
@@ -402,6 +409,7 @@ class Search:
         self.sampled = self.sampled or generated.sampled or len(made) < len(new)
         entries: list[dict[str, Any]] = []
         for i, p in enumerate(made):
+            yield
             self.seen.add(p.text)
             dist = finite(self.distances.measure(self.task.description, p.text))
             for m, v in dist.items():
@@ -423,12 +431,15 @@ class Search:
 
     def widen(self) -> bool:
         """n += c_n, k += c_k (k at most the replaceable words) until new paraphrases appear."""
+        return _drain(self._widening())
+
+    def _widening(self) -> Generator[None, None, bool]:
         for _ in range(8):
             before = (self.n, self.k)
             self.n += self.settings.c_n
             self.k += self.settings.c_k
             self.widenings += 1
-            if self._extend():
+            if (yield from self._extending()):
                 return True
             if self.n > 200 or (self.n, self.k) == before or self._room() <= 0:
                 break
@@ -436,6 +447,14 @@ class Search:
 
     def next_query(self) -> dict[str, Any] | None:
         """The next paraphrase to ask, or ``None`` when the search is over (status set)."""
+        return _drain(self._next())
+
+    async def next_query_async(self) -> dict[str, Any] | None:
+        """``next_query``, letting the event loop run (a Ctrl-C, the backend's connections) at
+        least every ``PAUSE_SECONDS`` while paraphrases are made and measured."""
+        return await _drain_async(self._next())
+
+    def _next(self) -> Generator[None, None, dict[str, Any] | None]:
         if self.status != "searching":
             return None
         if self.settings.budget is not None and 1 + len(self.queries) >= self.settings.budget:
@@ -443,8 +462,8 @@ class Search:
             return None
         if not self._started:
             self._started = True
-            self._extend()
-        if not self.queue and not self.widen():
+            yield from self._extending()
+        if not self.queue and not (yield from self._widening()):
             self.status = "unbroken"
             return None
         return self.queue.pop(0)
@@ -496,6 +515,32 @@ class Search:
                 for i, r in enumerate(rounds)
             ],
         }
+
+
+PAUSE_SECONDS = 0.05  # the longest a search holds the event loop between two measurements
+T = TypeVar("T")
+
+
+def _drain(steps: Generator[None, None, T]) -> T:
+    """Run ``steps`` to its end; its value."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return cast(T, done.value)
+
+
+async def _drain_async(steps: Generator[None, None, T]) -> T:
+    """Run ``steps`` to its end, giving the event loop a turn every ``PAUSE_SECONDS``; its value."""
+    turn = time.monotonic()
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return cast(T, done.value)
+        if time.monotonic() - turn >= PAUSE_SECONDS:
+            await asyncio.sleep(0)
+            turn = time.monotonic()
 
 
 Ask = Callable[[list[Task]], Awaitable[list[tuple[str | None, str | None, bool]]]]
@@ -558,7 +603,7 @@ async def search_tasks(
         live: list[tuple[Search, dict[str, Any]]] = []
         for s in searches:
             if s.status == "searching":
-                q = s.next_query()
+                q = await s.next_query_async()
                 if q is None:
                     on_done(s)  # unbroken within the budget
                 else:
@@ -924,7 +969,6 @@ async def run_operational(
 ) -> list[OperationalRecord]:
     """Algorithm 2 for every task not in ``done``; one record per task appended to results.jsonl
     as soon as its search ends; returns all records in task order."""
-    import asyncio
     from functools import partial
 
     from ..backends import create_backend
