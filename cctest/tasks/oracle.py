@@ -529,7 +529,8 @@ def rejudge(answer, reference, limit):
     return "skip", None
 
 def measured(call, limit):
-    # call's value and the CPU seconds it took, for a call of the reference's: when it runs past
+    # call's value and the CPU seconds it took, for a call of the reference's (or the
+    # generator's): when it runs past
     # the wall clock the machine is slow, so it runs again with twice the wall-clock limit (the
     # rounds of rejudge); past the CPU limit, or past the last limit, it raises the limit
     rounds = CFG["rejudge"]
@@ -593,7 +594,7 @@ def run_test(i, test, fn, ref):
 
 def run_input(i, fn, ref, gen):
     try:
-        args = timed(gen, random.Random(CFG["seed"] * 1000003 + i), limit=CFG["ref_limit"])
+        args = measured(lambda: gen(random.Random(CFG["seed"] * 1000003 + i)), CFG["ref_limit"])[0]
     except BaseException as exc:
         result["generator_errors"] += 1
         result["first_skip"] = result["first_skip"] or "the generator raised " + classify(exc)[1]
