@@ -10,6 +10,8 @@ texts (only line numbers after the edit move, as with GRA's and INI's inserted l
   ``else``); above a module's first statement it goes below the file's header comments (a
   ``#!`` line and an encoding declaration stay on lines 1 and 2);
 - ``comment``: a comment line (``#``) inserted there instead;
+- ``blank2``: two blank lines inserted there (tried last, after both kinds above at every site:
+  what fills the k places in a window that holds little more than a ``def`` line);
 - ``wrap``: a line break inside a function's parameter list, before a parameter's name
   (``def f(a, b):`` -> ``def f(\n        a, b):``), or after the last one's name
   (``def f(a, b\n):``): inside brackets a line break between two tokens is whitespace;
@@ -108,6 +110,7 @@ class FMT(Scheme):
         for i in range(max(len(parens), len(lines), len(wraps))):
             out += [x[i] for x in (lines, parens, wraps) if i < len(x)]
         out += [Variant(self.name, (s, "comment" if i % 2 == 0 else "blank")) for i, s in enumerate(blocks)]
+        out += [Variant(self.name, (s, "blank2")) for s in blocks]
         return out
 
     def whole(self, a: Analysis) -> list[Variant]:
@@ -142,7 +145,8 @@ class FMT(Scheme):
             else:
                 body = site.obj.body
                 at = a.offsets[id(body[site.pos])][0] if site.pos < len(body) else a.offsets[id(body[-1])][1]
-                edits.append((at, at, nl if kind == "blank" else "".join(site.indents) + "#" + nl))
+                text = {"blank": nl, "blank2": nl + nl}.get(kind, "".join(site.indents) + "#" + nl)
+                edits.append((at, at, text))
         return Applied(code=splice(a.source, edits), same_structure=True)
 
 

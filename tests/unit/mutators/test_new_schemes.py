@@ -70,6 +70,16 @@ def test_fmt_prompt_variants_comment_line_and_parameter_wrap():
         compile(t + "pass\n", "<mutant>", "exec")
 
 
+def test_fmt_two_blank_lines_fill_a_window_that_is_a_def_line_alone():
+    """A cursor in a docstring right after a ``def`` line: FMT's two blank lines at each site, tried
+    after every other variant, give the k mutants the window has little else to offer."""
+    prompt = 'x = 1\n\n\ndef saferepr(obj):\n    """Versio'
+    texts = prompt_texts(prompt, "FMT")
+    assert 'x = 1\n\n\ndef saferepr(obj):\n\n\n    """Versio' in texts
+    assert texts.index('x = 1\n\n\ndef saferepr(obj):\n\n\n    """Versio') >= len(texts) - 2  # tried last
+    assert len(generate_mutants(prompt, k=10).mutants) == 10
+
+
 def test_fmt_keeps_the_encoding_declaration_on_top():
     src = "#!/usr/bin/env python\n# -*- coding: latin-1 -*-\nimport os\n"
     assert mutate_whole(src, "FMT").text == "#!/usr/bin/env python\n# -*- coding: latin-1 -*-\n\nimport os\n"
