@@ -1,4 +1,4 @@
-"""The VS Code extension's ``.vsix`` as ``make vsix`` builds it (``vsce package --no-dependencies``
+"""The VS Code extension's ``.vsix`` as ``make setup-e2e`` builds it (``vsce package --no-dependencies``
 after the esbuild bundle): what it carries and how big it is.
 
 A ``.vsix`` is a zip. It must hold the bundle (``dist/extension.js``, which ``package.json``'s
@@ -36,12 +36,12 @@ MAX_VSIX_BYTES = 1 << 20  # the bundle compresses to about a tenth of its size
 
 @pytest.fixture(scope="module")
 def vsix() -> Iterator[zipfile.ZipFile]:
-    assert VSIX.is_file(), f"{VSIX} is missing: `make vsix` builds it"
+    assert VSIX.is_file(), f"{VSIX} is missing: `make setup-e2e` builds it"
     sources = [EXTENSION / name for name in INPUTS] + [
         p for p in (EXTENSION / "src").rglob("*.ts") if "test" not in p.relative_to(EXTENSION / "src").parts
     ]
     newer = [str(p.relative_to(EXTENSION)) for p in sources if p.stat().st_mtime > VSIX.stat().st_mtime]
-    assert not newer, f"{VSIX.name} is older than {', '.join(newer)}: `make vsix` rebuilds it"
+    assert not newer, f"{VSIX.name} is older than {', '.join(newer)}: `make setup-e2e` rebuilds it"
     with zipfile.ZipFile(VSIX) as archive:
         yield archive
 
