@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import SPECS, Settings
 from ..document import looks_like_python, read_source
+
+if TYPE_CHECKING:  # (aiohttp, which admission imports, is loaded by the servers alone)
+    from ..admission import Limits
 
 # the CLI's defaults are the settings' own (each described once, by its Spec in cctest.config)
 _DEFAULTS = Settings()
@@ -123,6 +126,51 @@ def add_backend_arguments(p: argparse.ArgumentParser, *, shared: bool = False) -
     g = p.add_argument_group("model")
     for name in BACKEND_SETTINGS:
         add_setting(g, name, shared=shared)
+
+
+def add_connection_bounds(p: Options) -> None:
+    """The bounds on clients' connections, the same for ``cctest serve`` and ``cctest proxy``
+    (``cctest.admission.Limits``; each unset unless given, so the defaults are ``Limits``' own)."""
+    p.add_argument(
+        "--request-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=None,
+        help="seconds a request's headers may take to arrive, and its body after them; an idle "
+        "connection is closed after as long (default 30)",
+    )
+    p.add_argument(
+        "--max-connections",
+        metavar="N",
+        type=int,
+        default=None,
+        help="most connections open at a time; more get a 503 (default: the open-file limit less "
+        "a tenth, at least 64, kept free)",
+    )
+    p.add_argument(
+        "--max-connections-per-address",
+        metavar="N",
+        type=int,
+        default=None,
+        help="most connections open at a time from one client address; more get a 429 (default 256)",
+    )
+
+
+def connection_limits(args: argparse.Namespace) -> Limits:
+    """The ``cctest.admission.Limits`` the options of ``add_connection_bounds`` give (checked there:
+    a value out of range is one sentence)."""
+    from ..admission import Limits
+
+    given = {
+        name: value
+        for name, value in (
+            ("request_timeout", args.request_timeout),
+            ("max_connections", args.max_connections),
+            ("max_per_address", args.max_connections_per_address),
+        )
+        if value is not None
+    }
+    return Limits(**given)
 
 
 def settings_from_args(args: argparse.Namespace, **extra: object) -> Settings:

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from ..config import Settings
-from ._common import add_setting
+from ._common import add_connection_bounds, add_setting, connection_limits
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -47,29 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def add_bounds(p: argparse.ArgumentParser) -> None:
     """The bounds on clients (as ``cctest serve``'s) and on what a repair may hold."""
     g = p.add_argument_group("bounds")
-    g.add_argument(
-        "--request-timeout",
-        metavar="SECONDS",
-        type=float,
-        default=None,
-        help="seconds a request's headers may take to arrive, and its body after them; an idle "
-        "connection is closed after as long (default 30)",
-    )
-    g.add_argument(
-        "--max-connections",
-        metavar="N",
-        type=int,
-        default=None,
-        help="most connections open at a time; more get a 503 (default: the open-file limit less "
-        "a tenth, at least 64, kept free)",
-    )
-    g.add_argument(
-        "--max-connections-per-address",
-        metavar="N",
-        type=int,
-        default=None,
-        help="most connections open at a time from one client address; more get a 429 (default 256)",
-    )
+    add_connection_bounds(g)
     g.add_argument(
         "--max-prompt-chars",
         metavar="N",
@@ -89,18 +67,7 @@ def add_bounds(p: argparse.ArgumentParser) -> None:
 
 def bounds_from(args: argparse.Namespace) -> dict[str, Any]:
     """``ProxyConfig``'s bounds from the command line (those given; checked where they are kept)."""
-    from ..admission import Limits
-
-    given = {
-        name: value
-        for name, value in (
-            ("request_timeout", args.request_timeout),
-            ("max_connections", args.max_connections),
-            ("max_per_address", args.max_connections_per_address),
-        )
-        if value is not None
-    }
-    out: dict[str, Any] = {"limits": Limits(**given)}
+    out: dict[str, Any] = {"limits": connection_limits(args)}
     for name in ("max_prompt_chars", "max_repairs"):
         if getattr(args, name) is not None:
             out[name] = getattr(args, name)

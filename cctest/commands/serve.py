@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_setting
+from ._common import add_connection_bounds, add_setting, connection_limits
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,26 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="most prompts in one request (default 256); a larger request gets a 400",
     )
-    p.add_argument(
-        "--request-timeout",
-        type=float,
-        default=None,
-        help="seconds a request's headers may take to arrive, and its body after them; an idle "
-        "connection is closed after as long (default 30)",
-    )
-    p.add_argument(
-        "--max-connections",
-        type=int,
-        default=None,
-        help="most connections open at a time; more get a 503 (default: the open-file limit less "
-        "a tenth, at least 64, kept free)",
-    )
-    p.add_argument(
-        "--max-connections-per-address",
-        type=int,
-        default=None,
-        help="most connections open at a time from one client address; more get a 429 (default 256)",
-    )
+    add_connection_bounds(p)
     p.add_argument(
         "--batch-wait-ms",
         type=float,
@@ -56,22 +37,12 @@ def run(args: argparse.Namespace) -> int:
     from ..config import Settings
     from ..errors import ConfigError
     from ..model_load import load
-    from ..serve import Limits
     from ..serve import run as serve
 
     if args.max_batch < 1 or (args.max_prompts is not None and args.max_prompts < 1):
         raise ConfigError("--max-batch and --max-prompts must be at least 1.")
     limits = {} if args.max_prompts is None else {"max_prompts": args.max_prompts}
-    bounds = {
-        name: value
-        for name, value in (
-            ("request_timeout", args.request_timeout),
-            ("max_connections", args.max_connections),
-            ("max_per_address", args.max_connections_per_address),
-        )
-        if value is not None
-    }
-    connections = Limits(**bounds)  # checked before the model loads
+    connections = connection_limits(args)  # checked before the model loads
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"port {args.port} is out of range; give a number from 0 to 65535.")
     settings = Settings().replace(
