@@ -76,15 +76,158 @@ def _chrf_of(reference: str) -> Any:
     return CHRF(references=[[reference]])
 
 
+@functools.lru_cache(maxsize=_REFERENCES_KEPT)
+def _bleu_tokens(reference: str) -> tuple[str, ...]:
+    """The reference's tokens as sacrebleu's BLEU splits them (its 13a tokeniser)."""
+    return tuple(_bleu_of(reference)._preprocess_segment(reference).split())
+
+
+@functools.lru_cache(maxsize=2**16)
+def _word_tokens(tokenizer: Any, word: str) -> tuple[str, ...]:
+    return tuple(tokenizer(word).split())
+
+
+def _tokens_13a(metric: Any, text: str) -> tuple[str, ...]:
+    """``text``'s tokens as ``metric`` (sacrebleu's BLEU) splits them. The 13a tokeniser's rules
+    look at one character beside the one they split, and white space splits everywhere, so the
+    tokens of a text are its white-space separated words' tokens one after another: each word is
+    tokenised once. Its two rules that reach across white space (a hyphen at a line's end joins
+    the lines; ``<skipped>`` is removed) send a text that has them to the whole-text tokeniser."""
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    whole = metric.lowercase or type(metric.tokenizer) is not Tokenizer13a
+    if whole or "-\n" in text or "<skipped>" in text:
+        return tuple(metric._preprocess_segment(text).split())
+    return tuple(t for word in text.split() for t in _word_tokens(metric.tokenizer, word))
+
+
+@functools.lru_cache(maxsize=_REFERENCES_KEPT)
+def _chrf_units(reference: str) -> tuple[str, tuple[str, ...], tuple[int, ...]]:
+    """The reference as sacrebleu's chrF reads it (white space removed), its white-space
+    separated words, and where each word starts in the first."""
+    return _joined(reference)
+
+
+def _joined(text: str) -> tuple[str, tuple[str, ...], tuple[int, ...]]:
+    parts = tuple(text.split())
+    starts, at = [], 0
+    for w in parts:
+        starts.append(at)
+        at += len(w)
+    return "".join(parts), parts, (*starts, at)
+
+
+# A paraphrase is its original with a few words replaced: its n-gram counts are the original's
+# but for the n-grams that touch a replaced span. Counting only those (both sides' n-grams that
+# overlap a span where the two differ, as rapidfuzz's opcodes align the words) gives each order's
+# counts and matches exactly as counting every n-gram does, in time proportional to what changed.
+# Past this share of the text changed, counting all of them is as quick.
+_CHANGED_SHARE = 0.5
+
+
+def _changed_starts(blocks: Sequence[tuple[int, int]], length: int, n: int) -> list[int]:
+    """The start of every n-gram of a sequence of ``length`` units that overlaps one of
+    ``blocks`` (a [start, end) span that differs, or an empty one where the other side has units
+    inserted), in order, each once."""
+    out: set[int] = set()
+    for start, end in blocks:
+        out.update(range(max(0, start - n + 1), min(end - 1, length - n) + 1))
+    return sorted(out)
+
+
+def _order_stats(
+    a: Sequence[Any],
+    b: Sequence[Any],
+    blocks_a: Sequence[tuple[int, int]],
+    blocks_b: Sequence[tuple[int, int]],
+    n: int,
+    gram: Callable[[Sequence[Any], int, int], Any],
+) -> tuple[int, int, int]:
+    """(the hypothesis ``b``'s n-grams, the reference ``a``'s, their matches: the sum over
+    n-grams of the smaller count) for order ``n``, counting only the n-grams that differ."""
+    delta: Counter[Any] = Counter(gram(b, s, n) for s in _changed_starts(blocks_b, len(b), n))
+    delta.subtract(Counter(gram(a, s, n) for s in _changed_starts(blocks_a, len(a), n)))
+    ref_total = max(len(a) - n + 1, 0)
+    # an n-gram the hypothesis has d fewer of matches d fewer times; one it has more of, no more
+    match = ref_total + sum(d for d in delta.values() if d < 0)
+    return max(len(b) - n + 1, 0), ref_total, match
+
+
+def _differing(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int, int, int]]:
+    """The spans (a_start, a_end, b_start, b_end) where the word sequences differ."""
+    from rapidfuzz.distance import Levenshtein
+
+    return [
+        (o.src_start, o.src_end, o.dest_start, o.dest_end)
+        for o in Levenshtein.opcodes(a, b)
+        if o.tag != "equal"
+    ]
+
+
+def _mostly_same(blocks: Sequence[tuple[int, int, int, int]], length_a: int, length_b: int) -> bool:
+    changed = sum(max(a1 - a0, b1 - b0) for a0, a1, b0, b1 in blocks)
+    return changed <= _CHANGED_SHARE * max(length_a, length_b, 1)
+
+
+def _word_gram(units: Sequence[Any], start: int, n: int) -> tuple[Any, ...]:
+    return tuple(units[start : start + n])
+
+
+def _char_gram(units: Sequence[Any], start: int, n: int) -> Any:
+    return units[start : start + n]
+
+
 def bleu(a: str, b: str) -> float:
     """1 - BLEU / 100 of ``b`` against the reference ``a``: sacrebleu's ``corpus_bleu`` (n = 4, its
-    13a tokeniser), as the paper computes it (not ``sentence_bleu``, whose effective order differs)."""
-    return 1.0 - _bleu_of(a).corpus_score([b], None).score / 100.0
+    13a tokeniser), as the paper computes it (not ``sentence_bleu``, whose effective order differs).
+    Its statistics (each order's matched and total n-grams, the lengths) are counted on the n-grams
+    that differ from the reference's, and the score is sacrebleu's ``compute_bleu`` of them."""
+    metric = _bleu_of(a)
+    ref = _bleu_tokens(a)
+    hyp = _tokens_13a(metric, b)
+    blocks = _differing(ref, hyp)
+    if metric.lowercase or not _mostly_same(blocks, len(ref), len(hyp)):
+        return 1.0 - metric.corpus_score([b], None).score / 100.0
+    orders = [
+        _order_stats(ref, hyp, [x[:2] for x in blocks], [x[2:] for x in blocks], n, _word_gram)
+        for n in range(1, metric.max_ngram_order + 1)
+    ]
+    score = metric.compute_bleu(
+        correct=[o[2] for o in orders],
+        total=[o[0] for o in orders],
+        sys_len=len(hyp),
+        ref_len=len(ref),
+        smooth_method=metric.smooth_method,
+        smooth_value=metric.smooth_value,
+        effective_order=metric.effective_order,
+        max_ngram_order=metric.max_ngram_order,
+    ).score
+    return 1.0 - float(score) / 100.0
 
 
 def chrf(a: str, b: str) -> float:
-    """1 - sacrebleu's ``sentence_chrf`` / 100 (one sentence scored against its cached reference)."""
-    return 1.0 - _chrf_of(a).corpus_score([b], None).score / 100.0
+    """1 - sacrebleu's ``sentence_chrf`` / 100 (one sentence scored against its cached reference):
+    each order's character n-gram counts and matches counted on the n-grams that differ from the
+    reference's, the score sacrebleu's own F-score of them."""
+    metric = _chrf_of(a)
+    ref, ref_words, ref_at = _chrf_units(a)
+    hyp, hyp_words, hyp_at = _joined(b)
+    words = _differing(ref_words, hyp_words)
+    if (
+        metric.lowercase
+        or metric.whitespace
+        or metric.word_order
+        or not _mostly_same(words, len(ref_words), len(hyp_words))
+    ):
+        return 1.0 - metric.corpus_score([b], None).score / 100.0
+    blocks_a = [(ref_at[a0], ref_at[a1]) for a0, a1, _, _ in words]
+    blocks_b = [(hyp_at[b0], hyp_at[b1]) for _, _, b0, b1 in words]
+    stats: list[int] = []
+    for n in range(1, metric.char_order + 1):
+        hyp_count, ref_count, match = _order_stats(ref, hyp, blocks_a, blocks_b, n, _char_gram)
+        # sacrebleu counts no hypothesis n-gram of an order the reference has none of
+        stats += [hyp_count if ref_count else 0, ref_count, match]
+    return 1.0 - float(metric._compute_f_score(stats)) / 100.0
 
 
 class _RougeTokens:

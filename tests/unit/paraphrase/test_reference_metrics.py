@@ -105,3 +105,67 @@ def test_the_pairs_tell_the_tokenisers_apart() -> None:
     # effective order) would give another figure
     bleu_sentence = [1 - sacrebleu.sentence_bleu(b, [a]).score / 100 for a, b in PAIRS]
     assert any(abs(x - d.bleu(a, b)) > 1e-6 for x, (a, b) in zip(bleu_sentence, PAIRS, strict=True))
+
+
+def _paraphrased(seed: int, words: int) -> tuple[str, list[str]]:
+    """An original of ``words`` words (punctuation, numbers, line ends, a hyphen ending a line)
+    and paraphrases of it with a few words replaced, by one word or two, as ReplaceWord makes
+    them."""
+    rng = random.Random(seed)
+    vocab = 'the of a to sort list return given value first x, (y) 2.5 3-4 -1 a.b &amp; "q" it\'s'.split()
+    text = [rng.choice(vocab) for _ in range(words)]
+    seps = [rng.choice([" ", " ", " ", "\n", "  ", "\t"]) for _ in text]
+    if words > 10:
+        text[5], seps[5] = "well-", "\n"  # sacrebleu's 13a joins a hyphen at a line's end
+    original = "".join(w + s for w, s in zip(text, seps, strict=True)).strip()
+    out = []
+    for _ in range(6):
+        changed = list(text)
+        for i in rng.sample(range(len(text)), min(3, len(text))):
+            changed[i] = rng.choice([*vocab, "look for", "Übersetze", "café."])
+        out.append("".join(w + s for w, s in zip(changed, seps, strict=True)).strip())
+    return original, out
+
+
+@pytest.mark.parametrize(("seed", "words"), [(1, 1000), (2, 200), (3, 12), (4, 3), (5, 1)])
+def test_bleu_and_chrf_of_paraphrases_equal_sacrebleus(seed: int, words: int) -> None:
+    # counted on the n-grams that differ from the original's, the statistics are sacrebleu's own
+    original, paraphrases = _paraphrased(seed, words)
+    for b in [*paraphrases, original, original.replace("\n", " "), "something else entirely"]:
+        assert d.bleu(original, b) == 1 - sacrebleu.corpus_bleu([b], [[original]]).score / 100, b
+        assert d.chrf(original, b) == 1 - sacrebleu.sentence_chrf(b, [original]).score / 100, b
+
+
+def test_bleu_and_chrf_of_a_paraphrase_count_only_what_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # sacrebleu counts every n-gram of the paraphrase (every character 1..6-gram for chrF: most of
+    # a search's time on a 1,000-word description); cctest counts the original's once and, per
+    # paraphrase, only those that touch a replaced word, and tokenises each word once
+    from sacrebleu.metrics import bleu as bleu_module
+    from sacrebleu.metrics import chrf as chrf_module
+
+    original, paraphrases = _paraphrased(11, 1000)
+    # a hyphen ending a line is tokenised with the whole text (13a joins the lines): not here
+    original, paraphrases = original.replace("-\n", "- "), [b.replace("-\n", "- ") for b in paraphrases]
+    expected = [
+        (
+            1 - sacrebleu.corpus_bleu([b], [[original]]).score / 100,
+            1 - sacrebleu.sentence_chrf(b, [original]).score / 100,
+        )
+        for b in paraphrases
+    ]
+    d.bleu(original, original), d.chrf(original, original)  # the original's side, counted once
+
+    def every_ngram(*args: object) -> None:
+        raise AssertionError("every n-gram of the paraphrase was counted")
+
+    monkeypatch.setattr(chrf_module, "extract_all_char_ngrams", every_ngram)
+    monkeypatch.setattr(bleu_module, "extract_all_word_ngrams", every_ngram)
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    tokenised: list[str] = []
+    tokenize = Tokenizer13a.__call__
+    monkeypatch.setattr(
+        Tokenizer13a, "__call__", lambda self, text: tokenised.append(text) or tokenize(self, text)
+    )
+    assert [(d.bleu(original, b), d.chrf(original, b)) for b in paraphrases] == expected
+    assert all(len(t.split()) == 1 for t in tokenised)  # word by word, never the whole paraphrase
