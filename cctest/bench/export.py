@@ -11,12 +11,12 @@ task keeps its sample and pass@k stays over the same tasks.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigError
 from .metrics import t_key
+from .store import json_line
 
 FORMATS = ("humaneval", "evalplus")
 WHICH = ("original", "repaired")
@@ -66,13 +66,4 @@ def samples(
 
 def jsonl(rows: Iterator[Mapping[str, Any]]) -> str:
     """Rows as JSON lines (a row holding a lone surrogate, which UTF-8 cannot carry, escaped)."""
-    return "".join(_line(row) for row in rows)
-
-
-def _line(row: Mapping[str, Any]) -> str:
-    line = json.dumps(row, ensure_ascii=False) + "\n"
-    try:
-        line.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(row) + "\n"
-    return line
+    return "".join(json_line(row) for row in rows)

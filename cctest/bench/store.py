@@ -113,6 +113,17 @@ def write_file(path: Path, text: str, what: str = "file") -> None:
         raise RunWriteError(path, exc) from None
 
 
+def json_line(record: Any) -> str:
+    """``record`` as one line of JSON, with its newline, that UTF-8 can carry: as it is, or, where
+    it holds a lone surrogate (a sample's code, say), with JSON's escapes for what is not ASCII."""
+    line = json.dumps(record, ensure_ascii=False) + "\n"
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(record) + "\n"
+    return line
+
+
 RUN_FILES = (CONFIG, RESULTS, SUMMARY, REPORT, LOCK)
 
 
@@ -275,10 +286,7 @@ class RunStore(Generic[R]):
         at most one torn line, at the end (``records`` drops it). A write that fails (a full disk)
         is cut off again, so the file ends with the last whole record: ``RunWriteError``."""
         path = self.results_path
-        try:
-            line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate (a sample's code, say): JSON escapes it
-            line = (json.dumps(record) + "\n").encode("ascii")
+        line = json_line(record).encode("utf-8")
         check_write_target(path, what=f"run's {RESULTS}", error=ConfigError, link_ok=True)
         try:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
