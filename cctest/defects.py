@@ -206,15 +206,10 @@ def _reason(exc: Exception) -> str:
     return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
 
 
-def _kind_problem(st: os.stat_result) -> str | None:
-    """What is wrong with a path whose own status is ``st`` (None: a regular file): the check of
-    every path cctest writes (``userfile.write_target_problem``), symbolic links refused."""
-    return write_target_problem(st)
-
-
 def _check_kind(path: Path, st: os.stat_result) -> None:
-    """Refuse anything at ``path`` but a regular file: a link, a directory, a device, a pipe."""
-    problem = _kind_problem(st)
+    """Refuse anything at ``path`` but a regular file: a link, a directory, a device, a pipe (the
+    check of every path cctest writes)."""
+    problem = write_target_problem(st)
     if problem is not None:
         raise DefectLogError(f"the defect log path {path} {problem}; give the path of a regular file.")
 
@@ -704,7 +699,7 @@ class DefectStore:
         if not target.parent.is_dir():
             raise DefectLogError(f"cannot export to {target}: {target.parent} is not a directory.")
         st = _lstat(target)
-        problem = None if st is None else _kind_problem(st)
+        problem = None if st is None else write_target_problem(st)
         if problem is not None:  # replacing it would change what it is, or what it names
             raise DefectLogError(f"cannot export to {target}: it {problem}; give the path of a regular file.")
         tmp = target.with_name(f".{target.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
