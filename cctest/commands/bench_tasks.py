@@ -68,16 +68,15 @@ def add_task_options(p: argparse.ArgumentParser) -> None:
         "--input-limits",
         choices=("reference", "fixed"),
         default=None,
-        help="reference: each call's limit is --limit-factor times the reference's own CPU time on "
-        "it, measured once per task, at least --input-cpu / --input-timeout (EvalPlus's rule; the "
-        "default of cctest bench turbulence); fixed: --input-cpu / --input-timeout for every call "
-        "(the default of the other suites)",
+        help="per-call time limits: relative to the reference's CPU time (turbulence's default) or "
+        "fixed (--input-cpu, --input-timeout; the other suites')",
     )
     g.add_argument(
         "--limit-factor",
         type=float,
         default=4.0,
-        help="with --input-limits reference: the limit as a multiple of the reference's time (default 4)",
+        metavar="F",
+        help="relative limits: F × the reference's time (default 4)",
     )
     g.add_argument(
         "--instruction",
