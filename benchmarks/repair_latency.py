@@ -11,7 +11,14 @@ suffix). At each position, interleaved and in alternating order:
   the suffix, like the request's rows, where the model fills in the middle);
 * cctest: one ``Engine.run`` of the prompt (k mutants, detection, repair), as the editor's
   repair mode waits for it; with several ``--decide-after`` values (``0,8``: every row finished
-  before choosing, and the choice made on every row's first 8 tokens), one request per value.
+  before choosing, and the choice made on every row's first 8 tokens), one request per value, and
+  likewise per ``--prefill-budget`` value (``0,2``: the mutants chosen with no bound on what their
+  rows cost to read, and within 2 times the plain prompt's tokens; every pair of values).
+
+``--no-suffix``: left to right, the prompt alone on both sides (no code after the cursor).
+``--seeds``: several seeds, their positions one after another (``--positions`` per seed), each
+seed's figures reported on its own and all together. Seeds never used to tune the mutant choice:
+7919, 104729 and 1299709 (the figures' older seed is 20231116).
 
 Every call starts cold (``reuse_prefix`` off: no key/value cache kept from the call before, which
 at the same position would be the other side's). Boundary stops are off for both (every row writes
@@ -218,27 +225,44 @@ def timed_cctest(engine: Engine, prompt: Prompt) -> tuple[float, float, int, str
     return time.perf_counter() - t, time.process_time() - cpu, 1 + len(result.mutants), result.completion
 
 
+Setup = tuple[int, float]  # (decide_after, prefill_budget)
+
+
+def label_of(setup: Setup, decide: Sequence[int], budgets: Sequence[float]) -> str:
+    """How a request's setup is named where several are measured side by side."""
+    parts = []
+    if len(decide) > 1:
+        parts.append(f"decide_after {setup[0]:>2}")
+    if len(budgets) > 1:
+        parts.append(f"budget {setup[1]:g}")
+    return ", ".join(parts)
+
+
 def measure(
     backend: HFBackend,
     settings: Settings,
     positions: Sequence[tuple[str, str, str]],
     decide: Sequence[int] | None = None,
-) -> dict[int, list[Sample]]:
-    """Per ``decide_after`` value (``decide``; default: the settings' own), one sample per
-    position: the plain completion and that request, measured next to each other."""
-    values = list(decide) if decide else [settings.decide_after]
-    engines = {d: Engine(backend, settings.replace(decide_after=d)) for d in values}
+    budgets: Sequence[float] | None = None,
+) -> dict[Setup, list[Sample]]:
+    """Per pair of a ``decide_after`` value (``decide``) and a ``prefill_budget`` value
+    (``budgets``; default: the settings' own), one sample per position: the plain completion and
+    that request, measured next to each other."""
+    ds = list(decide) if decide else [settings.decide_after]
+    bs = list(budgets) if budgets else [settings.prefill_budget]
+    values = [(d, b) for d in ds for b in bs]
+    engines = {v: Engine(backend, settings.replace(decide_after=v[0], prefill_budget=v[1])) for v in values}
     engine_prompt = Prompt(text="def f(x):\n    return x\n")
     for engine in engines.values():
         asyncio.run(engine.run(engine_prompt))  # warm-up: first-call costs out of the figures
-    samples: dict[int, list[Sample]] = {d: [] for d in values}
+    samples: dict[Setup, list[Sample]] = {v: [] for v in values}
     for i, (where, before, after) in enumerate(positions):
         prompt = Prompt(text=before, suffix=after)
         # alternate the order, so no side always runs on a warmer cache
-        order: list[int | None] = [None, *values]
+        order: list[Setup | None] = [None, *values]
         if i % 2:
             order.reverse()
-        got: dict[int, tuple[float, float, int, str]] = {}
+        got: dict[Setup, tuple[float, float, int, str]] = {}
         for d in order:
             if d is None:
                 p, p_cpu = timed_plain(backend, before, after)
@@ -249,7 +273,7 @@ def measure(
             c, c_cpu, n, text = got[d]
             s = Sample(where, n, p, c, p_cpu, c_cpu, text)
             samples[d].append(s)
-            label = f"  decide_after {d:>2}:" if len(values) > 1 else ""
+            label = f"  {label_of(d, ds, bs)}:" if len(values) > 1 else ""
             line += (
                 f"{label} {n:2d} variants  wall {p * 1000:6.0f} / {c * 1000:6.0f} ms"
                 f" {s.ratio('wall'):5.2f}x  CPU {p_cpu * 1000:6.0f} / {c_cpu * 1000:6.0f} ms"
@@ -287,9 +311,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--positions", type=int, default=20, help="cursor positions per model (default 20)")
     ap.add_argument("--models", default="bundled,llama135m", help="bundled, llama135m or model directories")
     ap.add_argument("--seed", type=int, default=20231116)
+    ap.add_argument("--seeds", default="", help="several seeds, comma-separated (in place of --seed)")
     ap.add_argument("-k", "--mutants", type=int, default=10)
     ap.add_argument("--max-new-tokens", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
+    ap.add_argument("--no-suffix", action="store_true", help="left to right: no code after the cursor")
     ap.add_argument("--device", default="auto", help="the setting device: auto, cpu, cuda or mps")
     ap.add_argument(
         "--mutant-pool",
@@ -315,33 +341,51 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the setting decide_after; several comma-separated values are measured side by side "
         f"(default {Settings().decide_after}; 0: every row finished before choosing)",
     )
+    ap.add_argument(
+        "--prefill-budget",
+        default=f"{Settings().prefill_budget:g}",
+        help="the setting prefill_budget; several comma-separated values are measured side by side "
+        f"(default {Settings().prefill_budget:g}; 0: no bound)",
+    )
     args = ap.parse_args(argv)
     try:
         decide = [int(v) for v in args.decide_after.split(",") if v.strip()]
+        budgets = [float(v) for v in args.prefill_budget.split(",") if v.strip()]
+        seeds = [int(v) for v in args.seeds.split(",") if v.strip()] or [args.seed]
     except ValueError:
-        decide = []
+        decide, budgets, seeds = [], [], [args.seed]
     if (
         min(args.positions, args.mutants, args.max_new_tokens, args.mutant_pool) < 1
         or args.threads < 0
         or not decide
         or min(decide) < 0
+        or not budgets
+        or min(budgets) < 0
     ):
         print(
             "--positions, -k, --max-new-tokens and --mutant-pool must be at least 1, --threads at "
-            "least 0, and --decide-after a comma-separated list of token counts (0 or more).",
+            "least 0, --decide-after a comma-separated list of token counts (0 or more), "
+            "--prefill-budget one of numbers (0 or more) and --seeds one of integers.",
             file=sys.stderr,
         )
         return 2
     import torch
 
-    positions, settings = sampled(
-        args, mutant_pool=args.mutant_pool, spare_suffix=args.spare_suffix, near_sites=args.near_sites
-    )
+    positions: list[tuple[str, str, str]] = []
+    by_seed: list[tuple[int, int, int]] = []  # (seed, first position, end)
+    for seed in seeds:
+        args.seed = seed
+        got, settings = sampled(
+            args, mutant_pool=args.mutant_pool, spare_suffix=args.spare_suffix, near_sites=args.near_sites
+        )
+        by_seed.append((seed, len(positions), len(positions) + len(got)))
+        positions += [(w, b, "" if args.no_suffix else a) for w, b, a in got]
     print(
-        f"{args.positions} stdlib positions (seed {args.seed}); k = {args.mutants}, "
+        f"{args.positions} stdlib positions per seed (seed {', '.join(map(str, seeds))}); "
+        f"{'left to right' if args.no_suffix else 'with the code after the cursor'}; k = {args.mutants}, "
         f"mutant pool {args.mutant_pool}, spare_suffix {'on' if args.spare_suffix else 'off'}, "
         f"near_sites {'on' if args.near_sites else 'off'}, "
-        f"decide_after {','.join(map(str, decide))}; "
+        f"decide_after {','.join(map(str, decide))}, prefill_budget {','.join(f'{b:g}' for b in budgets)}; "
         f"{args.max_new_tokens} new tokens, boundary stops off; torch {torch.__version__}"
     )
     # every call prefills its prompt afresh: kept from the call before, the plain side would reuse
@@ -351,14 +395,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.models, args.max_new_tokens, args.threads, device=args.device, reuse_prefix=False
     ):
         print(f"\n{name}: {backend.describe()}, {torch.get_num_threads()} thread(s)")
-        by_value = measure(backend, settings, positions, decide)
-        for d, samples in by_value.items():
-            print(f"ratio cctest / plain ({name}, decide_after {d}):")
+        by_value = measure(backend, settings, positions, decide, budgets)
+        for v, samples in by_value.items():
+            label = f"decide_after {v[0]}" + (f", prefill_budget {v[1]:g}" if len(budgets) > 1 else "")
+            print(f"ratio cctest / plain ({name}, {label}):")
             report(samples, args.mutants + 1)
-        if 0 in by_value and len(by_value) > 1:  # what deciding early changed in the answer
-            whole = by_value[0]
-            for d, samples in by_value.items():
-                if d:
+            if len(by_seed) > 1:
+                for seed, lo, hi in by_seed:
+                    print(f"  seed {seed}:")
+                    report(samples[lo:hi], args.mutants + 1)
+        b0 = budgets[0]
+        if 0 in decide and len(decide) > 1:  # what deciding early changed in the answer
+            whole = by_value[0, b0]
+            for (d, budget), samples in by_value.items():
+                if d and budget == b0:
                     same = sum(a.completion == b.completion for a, b in zip(whole, samples, strict=True))
                     n = len(samples)
                     print(f"  decide_after {d}: the same repaired completion as 0 at {same}/{n} positions")

@@ -11,10 +11,12 @@ fill-in-the-middle template (``fim_inputs``; the bundled model's is suffix-first
 mutant's suffix in its own names, as the engine sends it; ``--no-suffix``: left to right, the
 prompt alone. Plain is the same layout for the prompt alone.
 
-Side by side at each position, from the same engine settings but two: ``spare_suffix`` off (the
+Side by side at each position, from the same engine settings but three: ``spare_suffix`` off (the
 schemes' own order of names), on (renames prefer names the shown suffix does not use), and on
 with ``near_sites`` (GRA's dead code nearest the cursor; a rename that cannot spare the suffix
-only as its family's first mutant; the default), each with the batch layout of today (each row
+only as its family's first mutant), these three with ``prefill_budget`` 0 (the mutants chosen
+without their cost), and all three on with ``prefill_budget`` at its default (the costliest mutants
+give way to cheaper ones; the defaults), each with the batch layout of today (each row
 sharing with the prompt what it has in common with it, rows prefilled in groups; per position)
 and with a single prefix shared by every row (the layout before; in the summary).
 ``--by-scheme``: also, per scheme and setting, how many prefill tokens its rows own (read apart
@@ -45,8 +47,13 @@ from cctest.engine import Engine  # noqa: E402
 from cctest.types import Prompt  # noqa: E402
 
 LAYOUTS = {"grouped": True, "one prefix": False}
-# (spare_suffix, near_sites)
-SETTINGS = {"spare off": (False, False), "spare on": (True, False), "spare+near": (True, True)}
+# (spare_suffix, near_sites, prefill_budget)
+SETTINGS = {
+    "spare off": (False, False, 0.0),
+    "spare on": (True, False, 0.0),
+    "spare+near": (True, True, 0.0),
+    "budget": (True, True, Settings().prefill_budget),
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,9 +84,15 @@ def main(argv: list[str] | None = None) -> int:
     engines = {
         name: Engine(
             backend,
-            Settings(mutants=args.mutants, mutant_pool=args.mutant_pool, spare_suffix=spare, near_sites=near),
+            Settings(
+                mutants=args.mutants,
+                mutant_pool=args.mutant_pool,
+                spare_suffix=spare,
+                near_sites=near,
+                prefill_budget=budget,
+            ),
         )
-        for name, (spare, near) in SETTINGS.items()
+        for name, (spare, near, budget) in SETTINGS.items()
     }
     table: dict[tuple[str, str], list[float]] = {}
     owned: dict[tuple[str, str], list[int]] = collections.defaultdict(lambda: [0, 0, 0, 0])

@@ -41,7 +41,27 @@ def test_repair_latency_script_measures_decide_after_values_side_by_side() -> No
     assert re.search(r"decide_after 4: the same repaired completion as 0 at [01]/1 positions", out)
 
 
-@pytest.mark.parametrize("bad", [["--positions", "0"], ["--decide-after", "8,x"], ["--decide-after", "-1"]])
+def test_repair_latency_script_measures_prefill_budgets_side_by_side_over_seeds() -> None:
+    done = _run(
+        "--positions", "1", "--models", "bundled", "--max-new-tokens", "4", "--prefill-budget", "0,2",
+        "--seeds", "7919,104729", "--no-suffix", timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "left to right" in out and "seed 7919, 104729" in out
+    # a line per position (one of each seed), with a ratio for each budget
+    lines = re.findall(r"^  \S+:\d+ .*$", out, flags=re.M)
+    assert len(lines) == 2
+    assert all(len(re.findall(r"budget [02]: +\d+ variants .*? ([\d.]+)x +CPU", line)) == 2 for line in lines)
+    for budget in ("0", "2"):
+        assert f"ratio cctest / plain (bundled, decide_after 16, prefill_budget {budget}):" in out
+    assert len(re.findall(r"^  seed (?:7919|104729):$", out, flags=re.M)) == 4  # per seed, per budget
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [["--positions", "0"], ["--decide-after", "8,x"], ["--decide-after", "-1"], ["--prefill-budget", "-1"]],
+)
 def test_repair_latency_script_rejects_bad_arguments(bad: list[str]) -> None:
     done = _run(*bad, timeout=120)
     assert done.returncode == 2
@@ -54,17 +74,19 @@ def test_repair_prefill_tokens_script_runs_on_two_positions() -> None:
     assert done.returncode == 0, done.stderr
     assert len(re.findall(r"^  \S+:\d+ ", done.stdout, flags=re.M)) == 2  # a line per position
     # the rows as the bundled model reads them: the renames in the usual order | sparing the suffix
-    # | sparing it with near_sites (the default)
+    # | sparing it with near_sites | and the mutants chosen within prefill_budget (the defaults)
     assert "FIM starcoder-spm (spm)" in done.stdout
-    triples = re.findall(r"plain +\d+ +([\d.]+)x \| +([\d.]+)x \| +([\d.]+)x$", done.stdout, flags=re.M)
-    assert len(triples) == 2
-    for ratios in triples:
+    cells = re.findall(
+        r"plain +\d+ +([\d.]+)x \| +([\d.]+)x \| +([\d.]+)x \| +([\d.]+)x$", done.stdout, flags=re.M
+    )
+    assert len(cells) == 2
+    for ratios in cells:
         assert all(float(r) >= 1 for r in ratios)  # the prompt is among the rows
-    assert len(re.findall(r"(?:spare off|spare on|spare\+near)\s+2 positions", done.stdout)) == 6
-    # --by-scheme: per scheme, its rows and their own tokens under each of the three settings
+    assert len(re.findall(r"(?:spare off|spare on|spare\+near|budget)\s+2 positions", done.stdout)) == 8
+    # --by-scheme: per scheme, its rows and their own tokens under each of the four settings
     cell = r"(?:\d+ rows +\d+ tok \( *\d+: +\d+\)|-) *"
-    rows = re.findall(rf"^    [A-Z_]+ +(?:{cell}){{3}}$", done.stdout, flags=re.M)
-    assert rows and sum(int(n) for n in re.findall(r"(\d+) rows", "".join(rows))) == 2 * 3 * 10
+    rows = re.findall(rf"^    [A-Z_]+ +(?:{cell}){{4}}$", done.stdout, flags=re.M)
+    assert rows and sum(int(n) for n in re.findall(r"(\d+) rows", "".join(rows))) == 2 * 4 * 10
 
 
 def test_prefix_attention_script_runs_and_both_attentions_agree() -> None:

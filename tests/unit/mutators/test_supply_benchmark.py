@@ -85,3 +85,16 @@ def test_near_sites_change_no_count_only_which_schemes() -> None:
     kept = [line for i, line in enumerate(_figures(far.stdout)) if i not in scheme_rows]
     assert kept == [line for i, line in enumerate(_figures(near.stdout)) if i not in scheme_rows]
     assert any("families" in line for line in kept) and any("histogram" in line for line in kept)
+
+
+def test_mutant_supply_script_reports_several_seeds_together() -> None:
+    done = supply("--positions", "3", "--seeds", "7919,104729")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "seed 7919)" in out and "seed 104729)" in out
+    # one table row per seed: all k, 3 families, mean, and the share within the distance bound
+    rows = re.findall(r"^  seed (\d+) +([\d.]+)% \| +([\d.]+)% \| +([\d.]+) \| +([\d.]+)%$", out, flags=re.M)
+    assert [r[0] for r in rows] == ["7919", "104729"]
+    assert all(0 <= float(r[4]) <= 100 for r in rows)
+    assert len(re.findall(r"distance <= 0\.1\s+\d+\s+[\d.]+% of \d+ made", out)) == 3  # two seeds, HumanEval
+    assert supply("--seeds", "x", timeout=60).returncode == 2
