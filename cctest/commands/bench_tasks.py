@@ -48,39 +48,43 @@ def add_task_options(p: argparse.ArgumentParser) -> None:
         "--rounds",
         type=int,
         default=None,
-        help="answers per prompt (default 1 at temperature 0, else 5)",
+        help="answers per prompt (1 at temperature 0, else 5)",
     )
-    g.add_argument(
-        "--inputs", type=int, default=None, help="generated inputs per answer (default 100; a suite's own)"
-    )
+    g.add_argument("--inputs", type=int, default=None, help="inputs per answer (default 100; a suite's own)")
     g.add_argument("--abs-tol", type=float, default=0.0, help="absolute tolerance for floats (default 0)")
     g.add_argument("--rel-tol", type=float, default=0.0, help="relative tolerance for floats (default 0)")
     g.add_argument(
-        "--input-cpu", type=float, default=1.0, help="CPU seconds per call on one input (default 1)"
+        "--input-cpu",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="CPU seconds per call on one input (default 1)",
     )
     g.add_argument(
         "--input-timeout",
         type=float,
         default=2.0,
+        metavar="S",
         help="wall-clock seconds per call on one input (default 2)",
     )
     g.add_argument(
         "--input-limits",
         choices=("reference", "fixed"),
         default=None,
-        help="per-call time limits: relative to the reference's CPU time (turbulence's default) or "
-        "fixed (--input-cpu, --input-timeout; the other suites')",
+        metavar="HOW",
+        help="reference (turbulence's default) or fixed time limits",
     )
     g.add_argument(
         "--limit-factor",
         type=float,
         default=4.0,
         metavar="F",
-        help="relative limits: F × the reference's time (default 4)",
+        help="reference limits: F × its CPU time (default 4)",
     )
     g.add_argument(
         "--instruction",
         default=None,
+        metavar="TEXT",
         help="the chat wording, a template over {description} {name} {signature} {arity}, or @FILE",
     )
     g.add_argument("--system", default=None, help="a system message for chat models")
