@@ -20,6 +20,7 @@ available, and ``measure(original, paraphrase)`` returns all of them at once.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -39,7 +40,14 @@ METRICS = (*TEXT_METRICS, *VECTOR_METRICS, "cross_encoder")
 
 def words(text: str) -> list[str]:
     """Lower-case word and punctuation tokens."""
-    return _WORDS.findall(text.lower())
+    return list(_words(text))
+
+
+@functools.lru_cache(maxsize=8)
+def _words(text: str) -> tuple[str, ...]:
+    """``words``, kept for the last few texts: the original recurs in every pair of a search, and
+    a paraphrase is measured by two metrics on words."""
+    return tuple(_WORDS.findall(text.lower()))
 
 
 def lev_char(a: str, b: str) -> float:
@@ -51,7 +59,7 @@ def lev_char(a: str, b: str) -> float:
 def lev_word(a: str, b: str) -> float:
     from rapidfuzz.distance import Levenshtein
 
-    return float(Levenshtein.distance(words(a), words(b)))
+    return float(Levenshtein.distance(_words(a), _words(b)))
 
 
 # The original description recurs in every pair of a task's search: the reference side of each
@@ -98,7 +106,8 @@ def _tokens_13a(metric: Any, text: str) -> tuple[str, ...]:
     whole = metric.lowercase or type(metric.tokenizer) is not Tokenizer13a
     if whole or "-\n" in text or "<skipped>" in text:
         return tuple(metric._preprocess_segment(text).split())
-    return tuple(t for word in text.split() for t in _word_tokens(metric.tokenizer, word))
+    tokens = map(functools.partial(_word_tokens, metric.tokenizer), text.split())
+    return tuple(itertools.chain.from_iterable(tokens))
 
 
 @functools.lru_cache(maxsize=_REFERENCES_KEPT)
@@ -110,11 +119,7 @@ def _chrf_units(reference: str) -> tuple[str, tuple[str, ...], tuple[int, ...]]:
 
 def _joined(text: str) -> tuple[str, tuple[str, ...], tuple[int, ...]]:
     parts = tuple(text.split())
-    starts, at = [], 0
-    for w in parts:
-        starts.append(at)
-        at += len(w)
-    return "".join(parts), parts, (*starts, at)
+    return "".join(parts), parts, (0, *itertools.accumulate(map(len, parts)))
 
 
 # A paraphrase is its original with a few words replaced: its n-gram counts are the original's
@@ -318,7 +323,7 @@ class Distances:
 
         if self._wordnet is None:
             self._wordnet = wordnet()
-        return 1.0 - float(meteor_score([words(a)], words(b), wordnet=self._wordnet))
+        return 1.0 - float(meteor_score([_words(a)], _words(b), wordnet=self._wordnet))
 
     def _mean(self, text: str) -> np.ndarray | None:
         if text not in self._sentence:
