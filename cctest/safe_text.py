@@ -44,18 +44,32 @@ def model_text(text: str) -> str:
 
 def model_json(value: Any) -> Any:
     """Parsed JSON from outside cctest with :func:`model_text` applied to every string in it (keys
-    included); everything else kept. Nested as deeply as ``json.loads`` allows at most.
+    included); everything else kept. Walked with a stack of its own, not by recursion, so a value
+    nested as deeply as ``json.loads`` reads (a thousand levels) is made safe too.
 
     >>> model_json({"id": "a\\ud800", "n": [1, "\\udfff"]}) == {"id": "a\\ufffd", "n": [1, "\\ufffd"]}
     True
+    >>> model_json([[["\\ud800"]]]) == [[["\\ufffd"]]]
+    True
     """
-    if isinstance(value, str):
-        return model_text(value)
-    if isinstance(value, list):
-        return [model_json(v) for v in value]
-    if isinstance(value, dict):
-        return {model_text(k) if isinstance(k, str) else k: model_json(v) for k, v in value.items()}
-    return value
+    if not isinstance(value, (list, dict)):
+        return model_text(value) if isinstance(value, str) else value
+    out: list[Any] | dict[Any, Any] = [] if isinstance(value, list) else {}
+    stack: list[tuple[Any, Any]] = [(value, out)]
+    while stack:
+        source, copy = stack.pop()
+        items = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in items:
+            if isinstance(item, (list, dict)):
+                made: Any = [] if isinstance(item, list) else {}
+                stack.append((item, made))  # filled in later, in place
+            else:
+                made = model_text(item) if isinstance(item, str) else item
+            if isinstance(copy, dict):
+                copy[model_text(key) if isinstance(key, str) else key] = made
+            else:
+                copy.append(made)
+    return out
 
 
 def terminal_text(text: str) -> str:

@@ -489,11 +489,15 @@ class Rows(Backend):
             )
             return
         if not is_stream(resp.headers.get("Content-Type", ""), fmt.framing):
-            data = model_json(json.loads(await resp.content.read(MAX_RESPONSE_BYTES)))
             infill = fmt is INFILL_STREAM
+            try:  # (as a row asked whole is read: ``_texts``)
+                data = model_json(json.loads(await resp.content.read(MAX_RESPONSE_BYTES)))
+                text = data["content"] if infill else self.api.texts(data, 1)[0]
+            except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as exc:
+                raise BackendResponseError(f"{self.upstream.shown} answered without a completion.") from exc
             self.answers[i] = infill_answer(data) if infill and not self.native else data
             row.whole = True
-            row.add(data["content"] if infill else self.api.texts(data, 1)[0], "stop", after)
+            row.add(text, "stop", after)
             return
         async for event in events(resp, fmt.framing, MAX_RESPONSE_BYTES):
             data = model_json(event)  # its ids and model build the plugin's answer: made safe here

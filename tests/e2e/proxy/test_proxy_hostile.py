@@ -128,6 +128,60 @@ async def test_a_lone_surrogate_in_the_upstreams_answer_is_made_safe(
     assert "Traceback" not in caplog.text and "never retrieved" not in caplog.text
 
 
+def _nested_app(depth: int, streamed: bool) -> web.Application:
+    """An OpenAI server whose answers carry, beside the completion, a field nested ``depth`` deep
+    (within what the JSON parser reads, beyond what a recursive walk of it may go): in each stream
+    event, or in a whole answer to a streamed request."""
+    extra = "[" * depth + "]" * depth
+
+    async def completions(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
+        choices = json.dumps(
+            [{"index": i, "text": GOOD, "finish_reason": "stop"} for i in range(len(prompts))]
+        )
+        answer = '{"id": "cmpl-1", "object": "text_completion", "model": "m", "choices": ' + choices
+        if body.get("stream") and streamed:
+            resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await resp.prepare(request)
+            await resp.write(f'data: {answer}, "x": {extra}}}\n\ndata: [DONE]\n\n'.encode())
+            await resp.write_eof()
+            return resp
+        return web.Response(text=answer + ', "x": ' + extra + "}", content_type="application/json")
+
+    app = web.Application()
+    app.router.add_post("/v1/completions", completions)
+    return app
+
+
+@pytest.mark.parametrize("depth", [600, 100_000])
+@pytest.mark.parametrize("streamed", [True, False], ids=["events", "whole"])
+async def test_an_upstream_answer_nested_too_deeply_is_a_failed_row_not_a_crash(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, streamed: bool, depth: int
+) -> None:
+    """Every row's answer holds a field nested deeply: made safe without recursion where the parser
+    read it, or, beyond the parser, a row that failed as an answer without a completion does (the
+    plugin then gets the upstream's own answer); never a traceback or a row left hanging until the
+    deadline."""
+    caplog.set_level(logging.DEBUG)
+    body = {"model": "m", "prompt": BEFORE, "suffix": AFTER, "max_tokens": 16, "stream": True}
+    async with (
+        serving(_nested_app(depth, streamed)) as up,
+        proxying(up, settings=_settings(tmp_path)) as (url, proxy),
+        aiohttp.ClientSession() as session,
+    ):
+        async with session.post(f"{url}/v1/completions", json=body) as r:
+            status, payload = r.status, await r.read()
+        await proxy.drain()
+    assert status == 200, payload[:300]  # the repair's, or the upstream's own passed through
+    if depth < 1000:  # read, made safe and repaired
+        assert _sse_texts(payload)[0] == GOOD
+    else:  # the upstream's own answer to the plugin's request, passed through as it came
+        assert json.dumps(GOOD)[1:-1].encode() in payload
+    assert "RecursionError" not in caplog.text and "Traceback" not in caplog.text
+    assert "never retrieved" not in caplog.text
+
+
 # -- F2: stream_options ------------------------------------------------------------------------
 
 
