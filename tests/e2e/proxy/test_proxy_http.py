@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from proxy_helpers import Seen, openai_app, serving
+from raw_http import trickle, until_closed
 
 ROOT = Path(__file__).resolve().parents[3]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -152,13 +153,6 @@ async def test_a_body_over_the_limit_is_a_413_in_the_apis_shape(provider: str) -
     assert not seen.requests
 
 
-async def _until_closed(reader: asyncio.StreamReader) -> bytes:
-    data = b""
-    while chunk := await asyncio.wait_for(reader.read(65536), WAIT):
-        data += chunk
-    return data
-
-
 async def test_incomplete_headers_and_bodies_are_closed_after_the_request_timeout() -> None:
     async with serving(openai_app(Seen(), odd=set())) as up:
         async with proxy_process(up, "--request-timeout", "0.5") as (port, stderr):
@@ -167,31 +161,18 @@ async def test_incomplete_headers_and_bodies_are_closed_after_the_request_timeou
             header[1].write(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-")
             body = await asyncio.open_connection("127.0.0.1", port)
             body[1].write(POST + b'Content-Length: 100\r\n\r\n{"prompt": ')
-            trickle = await asyncio.open_connection("127.0.0.1", port)
-            for connection in (silent, header, body, trickle):
+            trickling = await asyncio.open_connection("127.0.0.1", port)
+            for connection in (silent, header, body, trickling):
                 await connection[1].drain()
 
-            async def trickling() -> bytes:
-                """A header a byte at a time, each byte well within the timeout, all of them not."""
-                reader, writer = trickle
-                for byte in b"GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 1000:
-                    if reader.at_eof() or writer.is_closing():
-                        break
-                    try:
-                        writer.write(bytes([byte]))
-                        await writer.drain()
-                    except ConnectionError:
-                        break
-                    await asyncio.sleep(0.05)
-                try:
-                    return await _until_closed(reader)
-                except ConnectionError:
-                    return b""
-
+            slow = b"GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 1000
             silent_seen, header_seen, body_seen, trickle_seen = await asyncio.gather(
-                _until_closed(silent[0]), _until_closed(header[0]), _until_closed(body[0]), trickling()
+                until_closed(silent[0]),
+                until_closed(header[0]),
+                until_closed(body[0]),
+                trickle(*trickling, slow),  # each byte within the timeout, all of them not
             )
-            for _, writer in (silent, header, body, trickle):
+            for _, writer in (silent, header, body, trickling):
                 writer.close()
     assert silent_seen == header_seen == trickle_seen == b""  # closed without an answer
     status, error = _answer(body_seen, "openai")  # the headers had come: a 408 says why
@@ -206,7 +187,7 @@ async def test_connections_past_the_caps_are_refused_and_another_address_is_answ
             held = [await asyncio.open_connection("127.0.0.1", port) for _ in range(3)]
             refused = [await asyncio.open_connection("127.0.0.1", port) for _ in range(20)]
             for reader, _ in refused:
-                status, error = _answer(await _until_closed(reader), "ollama")
+                status, error = _answer(await until_closed(reader), "ollama")
                 assert status == 429 and "per client address" in error["error"], error
             other = await _exchange(
                 port, b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", local="127.0.0.2"
@@ -217,7 +198,7 @@ async def test_connections_past_the_caps_are_refused_and_another_address_is_answ
         async with proxy_process(up, "--request-timeout", "300", "--max-connections", "2") as (port, _):
             held = [await asyncio.open_connection("127.0.0.1", port) for _ in range(2)]
             reader, _ = await asyncio.open_connection("127.0.0.1", port, local_addr=("127.0.0.2", 0))
-            status, error = _answer(await _until_closed(reader), "openai")
+            status, error = _answer(await until_closed(reader), "openai")
             assert status == 503 and error["error"]["type"] == "server_error", error
             for _, writer in held:
                 writer.close()

@@ -23,6 +23,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from raw_http import trickle, until_closed
 from serve_helpers import running
 
 from cctest.backends.hf import HFBackend
@@ -34,14 +35,6 @@ WAIT = 60.0  # the most a test waits for the server before failing; never a meas
 
 def _port(url: str) -> int:
     return int(url.rsplit(":", 1)[1])
-
-
-async def _until_closed(reader: asyncio.StreamReader) -> bytes:
-    """Everything the server sends until it closes the connection (a failure if it never does)."""
-    data = b""
-    while chunk := await asyncio.wait_for(reader.read(65536), WAIT):
-        data += chunk
-    return data
 
 
 def _answer(data: bytes) -> tuple[int, dict[str, Any]]:
@@ -74,35 +67,20 @@ async def test_incomplete_headers_and_bodies_are_closed_after_the_request_timeou
             b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
             b'Content-Length: 100\r\n\r\n{"prompt": '
         )
-        trickle = await asyncio.open_connection("127.0.0.1", port)
-        for connection in (silent, header, body, trickle):
+        trickling = await asyncio.open_connection("127.0.0.1", port)
+        for connection in (silent, header, body, trickling):
             await connection[1].drain()
 
-        async def trickling() -> bytes:
-            """A header sent a byte at a time, more slowly than the timeout allows in all (each
-            byte well within it): the deadline is for the whole request, not between bytes."""
-            reader, writer = trickle
-            for byte in b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 1000:
-                if reader.at_eof() or writer.is_closing():
-                    break
-                try:
-                    writer.write(bytes([byte]))
-                    await writer.drain()
-                except ConnectionError:
-                    break
-                await asyncio.sleep(0.05)
-            try:
-                return await _until_closed(reader)
-            except ConnectionError:
-                return b""
-
+        # a header sent a byte at a time, more slowly than the timeout allows in all (each byte
+        # well within it): the deadline is for the whole request, not between bytes
+        slow = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 1000
         silent_seen, header_seen, body_seen, trickle_seen = await asyncio.gather(
-            _until_closed(silent[0]), _until_closed(header[0]), _until_closed(body[0]), trickling()
+            until_closed(silent[0]), until_closed(header[0]), until_closed(body[0]), trickle(*trickling, slow)
         )
         assert silent_seen == header_seen == trickle_seen == b""  # closed without an answer
         status, error = _answer(body_seen)  # the headers had come: a 408 says why
         assert status == 408 and error["code"] == "request_timeout", error
-        for _, writer in (silent, header, body, trickle):
+        for _, writer in (silent, header, body, trickling):
             writer.close()
         assert await _health(url) == 200
 
@@ -116,7 +94,7 @@ async def test_connections_past_the_caps_are_refused_and_another_address_is_answ
         held = [await asyncio.open_connection("127.0.0.1", port) for _ in range(3)]
         refused = [await asyncio.open_connection("127.0.0.1", port) for _ in range(20)]
         for reader, _ in refused:
-            status, error = _answer(await _until_closed(reader))
+            status, error = _answer(await until_closed(reader))
             assert status == 429 and error["code"] == "too_many_connections", error
             assert "per client address" in error["message"]
         assert await _health(url, local="127.0.0.2") == 200  # another client is not starved
@@ -136,7 +114,7 @@ async def test_connections_past_the_caps_are_refused_and_another_address_is_answ
         port = _port(url)
         held = [await asyncio.open_connection("127.0.0.1", port) for _ in range(2)]
         reader, _ = await asyncio.open_connection("127.0.0.1", port, local_addr=("127.0.0.2", 0))
-        status, error = _answer(await _until_closed(reader))
+        status, error = _answer(await until_closed(reader))
         assert status == 503 and error["type"] == "server_error", error
         for _, writer in held:
             writer.close()
@@ -297,7 +275,7 @@ async def test_what_the_http_parser_refuses_is_a_json_400_without_a_traceback(
         reader, writer = await asyncio.open_connection("127.0.0.1", _port(url))
         writer.write(request_bytes)
         await writer.drain()
-        status, error = _answer(await _until_closed(reader))
+        status, error = _answer(await until_closed(reader))
         writer.close()
         assert await _health(url) == 200
     assert status == 400 and error["type"] == "invalid_request_error", error
