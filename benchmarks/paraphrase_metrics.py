@@ -93,14 +93,14 @@ def main() -> None:
     # the same, BLEU and chrF counted by sacrebleu on every n-gram (as every paraphrase was measured before)
     from cctest.paraphrase import distance
 
-    ours = distance.bleu, distance.chrf
+    kept = distance.bleu, distance.chrf
     distance.bleu = lambda a, b: 1 - sacrebleu.corpus_bleu([b], [[a]]).score / 100  # type: ignore[assignment]
     distance.chrf = lambda a, b: 1 - sacrebleu.sentence_chrf(b, [a]).score / 100  # type: ignore[assignment]
     start = time.perf_counter()
     for a, b in pairs:
         distances.measure(a, b)
     every_before = (time.perf_counter() - start) / len(pairs)
-    distance.bleu, distance.chrf = ours
+    distance.bleu, distance.chrf = kept
     print(f"{args.words} words, {len(pairs)} paraphrases")
     print(f"rouge-score ROUGE-2 + ROUGE-L (twice)   {before * 1000:9.1f} ms per paraphrase")
     ratio = f"({before / after:.0f}x)"

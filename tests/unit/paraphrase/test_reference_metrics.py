@@ -164,8 +164,11 @@ def test_bleu_and_chrf_of_a_paraphrase_count_only_what_changed(monkeypatch: pyte
 
     tokenised: list[str] = []
     tokenize = Tokenizer13a.__call__
-    monkeypatch.setattr(
-        Tokenizer13a, "__call__", lambda self, text: tokenised.append(text) or tokenize(self, text)
-    )
+
+    def recording(self: Tokenizer13a, text: str) -> str:
+        tokenised.append(text)
+        return str(tokenize(self, text))
+
+    monkeypatch.setattr(Tokenizer13a, "__call__", recording)
     assert [(d.bleu(original, b), d.chrf(original, b)) for b in paraphrases] == expected
     assert all(len(t.split()) == 1 for t in tokenised)  # word by word, never the whole paraphrase
