@@ -53,7 +53,7 @@ from cctest.backends.base import GenerationOptions  # noqa: E402
 from cctest.backends.http import HTTPBackend, window  # noqa: E402
 from cctest.config import Settings  # noqa: E402
 from cctest.engine import Engine  # noqa: E402
-from cctest.errors import BackendError  # noqa: E402
+from cctest.errors import BackendError, ConfigError  # noqa: E402
 from cctest.models import bundled_model_path  # noqa: E402
 from cctest.models.gguf import convert, setup_dir  # noqa: E402
 from cctest.proxy import ProxyConfig, start_proxy  # noqa: E402
@@ -241,7 +241,12 @@ def main() -> int:
         return 2
     cursors = [c for seed in args.seeds for c in stdlib_positions(args.positions, random.Random(seed))]
     with tempfile.TemporaryDirectory(prefix="cctest-gguf-") as tmp:
-        for name, gguf in models(args.models, Path(tmp)):
+        try:
+            ggufs = models(args.models, Path(tmp))
+        except ConfigError as exc:  # a model the converter cannot take: one sentence
+            print(exc, file=sys.stderr)
+            return 2
+        for name, gguf in ggufs:
             for slots in args.slots:
                 n = 4 if slots == "4" else args.mutants + 1
                 asyncio.run(setting(exe, gguf, name, n, cursors, args))
