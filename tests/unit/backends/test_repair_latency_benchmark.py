@@ -44,7 +44,7 @@ def test_repair_latency_script_measures_decide_after_values_side_by_side() -> No
 def test_repair_latency_script_measures_prefill_budgets_side_by_side_over_seeds() -> None:
     done = _run(
         "--positions", "1", "--models", "bundled", "--max-new-tokens", "4", "--prefill-budget", "0,2",
-        "--seeds", "7919,104729", "--no-suffix", timeout=600,
+        "--seeds", "7919,104729", "--no-suffix", timeout=1500,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = done.stdout
