@@ -147,6 +147,17 @@ def get_vocab_base_pre(self, tokenizer):
 
 TextModel.get_vocab_base_pre = get_vocab_base_pre
 
+sentencepiece_vocab = TextModel._create_vocab_sentencepiece
+
+def _create_vocab_sentencepiece(self):
+    # the Llama path tries a SentencePiece vocabulary first, importing sentencepiece before it
+    # looks for tokenizer.model: without that file it is a byte-level BPE folder either way
+    if not (self.dir_model / "tokenizer.model").is_file():
+        raise FileNotFoundError(self.dir_model / "tokenizer.model")
+    return sentencepiece_vocab(self)
+
+TextModel._create_vocab_sentencepiece = _create_vocab_sentencepiece
+
 types = {"f32": gguf.LlamaFileType.ALL_F32, "f16": gguf.LlamaFileType.MOSTLY_F16,
          "bf16": gguf.LlamaFileType.MOSTLY_BF16, "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0}
 with torch.inference_mode():

@@ -83,27 +83,36 @@ def test_the_bundled_models_greedy_text_is_transformers(llama_defaults: Server) 
 
 
 @pytest.fixture(scope="module")
-def llama135m(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The 135M Llama shape of the benchmarks (random weights, the bundled tokenizer) as GGUF."""
+def llama135m(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """The 135M Llama shape of the benchmarks (random weights, the bundled tokenizer): its folder
+    and its GGUF."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
         from repair_latency import random_llama
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
     with random_llama("llama135m") as folder:
-        yield convert(folder, tmp_path_factory.mktemp("gguf135m") / "llama135m.gguf")
+        yield folder, convert(folder, tmp_path_factory.mktemp("gguf135m") / "llama135m.gguf")
 
 
-def test_the_135m_llama_shape_converts_and_tokenizes_as_transformers_does(
-    llama135m: Path, tmp_path: Path
+def test_the_135m_llama_shape_converts_tokenizes_and_writes_as_transformers_does(
+    llama135m: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    tok = AutoTokenizer.from_pretrained(bundled_model_path())
-    with llama_server(llama135m, tmp_path, "-c", "2048") as server:
+    folder, gguf = llama135m
+    tok = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder).eval()
+    with llama_server(gguf, tmp_path, "-c", "2048") as server:
         props = server.get("/props")
         assert props["default_generation_settings"]["n_ctx"] == 2048
         for text in TEXTS:
             assert _tokenize(server, text) == tok(text, add_special_tokens=False).input_ids, text
-        assert len(_greedy_ids(server, PROMPTS[0])) > 0
+        for prompt in PROMPTS[:3]:
+            ids = tok(prompt, return_tensors="pt").input_ids
+            with torch.inference_mode():
+                out = model.generate(
+                    ids, max_new_tokens=NEW_TOKENS, do_sample=False, pad_token_id=tok.eos_token_id
+                )
+            assert _greedy_ids(server, prompt) == out[0, ids.shape[1] :].tolist(), prompt
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
