@@ -304,6 +304,7 @@ class Rows(Backend):
         self.upstream, self.api, self.ask, self.deadline = upstream, api, ask, deadline
         self.headers = forwarded_headers(headers, json_body=True)
         self.answers: dict[int, Any] = {}  # row -> the upstream's JSON answer that carried it
+        self.infill_events: dict[int, dict[str, Any]] = {}  # row -> its /infill events' fields so far
         self.max_chars = max(MIN_COMPLETION_CHARS, CHARS_PER_TOKEN * ask.max_tokens)
         # the rows go to llama.cpp's /infill, where the server ignores the suffix field; a request
         # that came to /infill (``native``) is asked there as it is
@@ -510,8 +511,15 @@ class Rows(Backend):
             self.streamed_pieces += 1
             self.upstream.slots.notice(data)
             if fmt is INFILL_STREAM:
-                last = data if self.native else infill_answer(data)
-                self.answers[i] = last if data.get("stop") else self.answers.get(i)
+                # each event carries the token counts so far: a row closed before its last event
+                # (at the decision, or ended here) still has them; the last event has every field
+                if data.get("stop"):
+                    seen = dict(data)
+                else:
+                    seen = self.infill_events.get(i, {})
+                    seen = {**seen, **{k: v for k, v in data.items() if k not in PARTIAL_ONLY}}
+                self.infill_events[i] = seen
+                self.answers[i] = seen if self.native else infill_answer(seen)
             else:
                 self.answers[i] = self.api.merge_event(self.answers.get(i), data)
             ended = row.add(piece, finish, after)
@@ -525,10 +533,10 @@ class Rows(Backend):
         """The upstream answer the plugin's answer is built on (ids, model name, usage): the
         original row's, else any row's; a streamed row's is what its events said
         (``Api.merge_event``)."""
-        source = self.answers.get(0)
-        if source is None:
-            return next(iter(self.answers.values()), None)
         chosen = self.answers.get(self.chosen) if self.chosen else None
+        source = self.answers.get(0)
+        if source is None:  # the original row was closed before any answer came
+            return chosen if chosen is not None else next((a for a in self.answers.values() if a), None)
         if (
             isinstance(source, dict)
             and "usage" not in source
@@ -539,6 +547,10 @@ class Rows(Backend):
             # chosen row's, whose completion the plugin gets
             source = {**source, "usage": chosen["usage"]}
         return source
+
+
+# an /infill event's fields that describe that event alone (its piece of the text), not the row
+PARTIAL_ONLY = frozenset({"content", "tokens", "completion_probabilities", "prompt_progress"})
 
 
 def infill_body(body: dict[str, Any]) -> dict[str, Any]:
