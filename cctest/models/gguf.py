@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CCTestError, ConfigError, ModelLoadError
+from ..userfile import check_write_target
 
 # where scripts/setup-llama.sh keeps what it fetches and builds, one directory per version
 CACHE_ENV = "CCTEST_LLAMA_CACHE"
@@ -188,8 +189,10 @@ def convert(
         raise ModelLoadError(f"{model} is not a model folder (no config.json in it).")
     if outtype not in OUTTYPES:
         raise ConfigError(f"--outtype must be one of {', '.join(OUTTYPES)}, not {outtype!r}.")
-    root = llama_cpp_source(llama_cpp)
     target = Path(out) if out is not None else default_output(model)
+    # the file is renamed over ``target``, which replaces whatever is there (``--output /dev/null``)
+    check_write_target(target, what="GGUF file", error=ConfigError, link_ok=True)
+    root = llama_cpp_source(llama_cpp)
     pre = ""
     tokenizer = model / "tokenizer.json"
     if tokenizer.is_file():

@@ -230,3 +230,19 @@ def test_the_language_server_refuses_a_special_file_as_its_log_file(tmp_path: Pa
     sentence = _one_sentence(r.stderr, "cctest-lsp: ")
     assert f"cannot write the log file {node}: it is not a regular file" in sentence
     assert _intact(node, kind)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_gguf_output_refuses_a_special_file(
+    tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``python -m cctest.models.gguf -o OUT`` renames the converted file over OUT: refused before
+    the converter runs."""
+    from cctest.models import gguf
+
+    node = _node(tmp_path / "model.gguf", kind)
+    assert gguf.main(["-o", str(node)]) == 2
+    line = _one_sentence(capsys.readouterr().err, prefix="cannot write the GGUF file")
+    assert str(node) in line
+    assert _intact(node, kind)
+    assert not (tmp_path / "model.gguf.partial").exists()
