@@ -305,6 +305,7 @@ class Rows(Backend):
         self.headers = forwarded_headers(headers, json_body=True)
         self.answers: dict[int, Any] = {}  # row -> the upstream's JSON answer that carried it
         self.infill_events: dict[int, dict[str, Any]] = {}  # row -> its /infill events' fields so far
+        self.draining: set[int] = set()  # rows ended here, read on for their last event (native)
         self.max_chars = max(MIN_COMPLETION_CHARS, CHARS_PER_TOKEN * ask.max_tokens)
         # the rows go to llama.cpp's /infill, where the server ignores the suffix field; a request
         # that came to /infill (``native``) is asked there as it is
@@ -474,7 +475,8 @@ class Rows(Backend):
         self._measure(got.outcomes)
         if declined:  # the repair fails; the plugin gets the plain row (``Proxy._unrepaired``)
             raise declined[0]
-        return Decided(got.outcomes, got.chosen, got.cut)
+        # a row that had ended here when the decision closed it (``draining``) was whole, not cut
+        return Decided(got.outcomes, got.chosen, tuple(i for i in got.cut if i not in self.draining))
 
     async def _read_stream(
         self, i: int, resp: aiohttp.ClientResponse, fmt: Any, row: Row, after: int
@@ -500,6 +502,7 @@ class Rows(Backend):
             row.whole = True
             row.add(text, "stop", after)
             return
+        draining: str | None = None  # how the row ended here, while its last event is awaited
         async for event in events(resp, fmt.framing, MAX_RESPONSE_BYTES):
             data = model_json(event)  # its ids and model build the plugin's answer: made safe here
             try:
@@ -522,21 +525,42 @@ class Rows(Backend):
                 self.answers[i] = seen if self.native else infill_answer(seen)
             else:
                 self.answers[i] = self.api.merge_event(self.answers.get(i), data)
+            if draining is not None:
+                if data.get("stop"):
+                    row.ended = draining
+                    return
+                continue
             ended = row.add(piece, finish, after)
             if i == self.chosen:
                 self.progress.set()
             if ended:
+                if self.native and row.ended_here and not data.get("stop"):
+                    # a plugin's own /infill request is answered with the server's fields (its
+                    # timings, tokens_cached, truncated...), which only the last event carries:
+                    # the row runs on at the server, its text as it ended here, until that event
+                    # or until the decision cuts it (a row so is still running)
+                    draining, row.ended = row.ended, None
+                    self.draining.add(i)
+                    continue
                 return
+        if draining is not None:  # the server ended the stream without its last event
+            row.ended = draining
+            return
         raise interrupted(self.upstream.shown)
 
     def shape_source(self) -> Any:
         """The upstream answer the plugin's answer is built on (ids, model name, usage): the
-        original row's, else any row's; a streamed row's is what its events said
-        (``Api.merge_event``)."""
+        original row's, else the chosen row's, else any row's; a streamed row's is what its
+        events said (``Api.merge_event``; an ``/infill`` row's events, ``infill_events``)."""
         chosen = self.answers.get(self.chosen) if self.chosen else None
         source = self.answers.get(0)
         if source is None:  # the original row was closed before any answer came
             return chosen if chosen is not None else next((a for a in self.answers.values() if a), None)
+        unended = self.native and isinstance(source, dict) and not source.get("stop")
+        if unended and isinstance(chosen, dict) and chosen.get("stop"):
+            # the original row was closed before its last event, which alone has the server's
+            # fields: the chosen row's, whose completion the plugin gets
+            return chosen
         if (
             isinstance(source, dict)
             and "usage" not in source
