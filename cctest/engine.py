@@ -318,7 +318,9 @@ class Engine:
                 chosen = within_budget(costs, [family(m.scheme) for m in candidates], k, budget)
                 mutants = tuple(candidates[i] for i in chosen)
                 costs = Costs(costs.plain, tuple(costs.own[i] for i in chosen))
-        prefill = Prefill(plain=costs.plain, own=costs.own, budget=budget, horizon=reading.horizon)
+        prefill = Prefill(
+            plain=costs.plain, own=costs.own, budget=budget, horizon=reading.horizon, ratio=costs.ratio()
+        )
         return mutants, prefill, dropped
 
     def _reading(self, prompt: Prompt) -> Reading:

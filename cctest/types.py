@@ -110,13 +110,7 @@ class Prefill:
     own: tuple[int, ...]  # per mutant, the tokens after its first difference from the prompt
     budget: float
     horizon: int  # the tokens before the cursor the costs are counted within
-
-    @property
-    def ratio(self) -> float:
-        """The batch's prefill over the plain prompt's (this counted as at least 1,024 tokens)."""
-        from .mutators.selection import Costs  # late: the mutators pull in libcst
-
-        return Costs(self.plain, self.own).ratio()
+    ratio: float  # the batch's prefill over the plain prompt's (``mutators.selection.Costs.ratio``)
 
     def to_dict(self) -> dict[str, Any]:
         return {
