@@ -8,14 +8,11 @@ quiet machine."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from busy import busy_cpus
 from lsp_helpers import as_dict, command, custom, inline, session
 
 from cctest.defects import DefectRecord, DefectStore
@@ -41,20 +38,6 @@ SETTINGS = {
 }
 BUSY = 3  # CPU-bound processes beside the server (the machine has 2 cores)
 HANG_GUARD_S = 600  # only against a hang: the events themselves are awaited
-
-
-@contextlib.contextmanager
-def busy_cpus(n: int) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """``n`` processes that spin the CPU (each stops by itself after the hang guard), killed on exit."""
-    spin = f"import time\nend = time.monotonic() + {HANG_GUARD_S}\nwhile time.monotonic() < end: pass\n"
-    procs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(n)]
-    try:
-        yield procs
-    finally:
-        for p in procs:
-            p.kill()
-        for p in procs:
-            p.wait()
 
 
 def _record(log: Path, request_id: str) -> DefectRecord | None:

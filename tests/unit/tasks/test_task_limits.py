@@ -8,13 +8,10 @@ clock has advanced, so what it costs does not depend on the machine's load."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import subprocess
-import sys
-from collections.abc import Iterator
 
 import pytest
+from busy import busy_cpus
 
 from cctest.bench.sandbox import RunResult
 from cctest.errors import TaskError
@@ -46,21 +43,6 @@ TINY = OracleSettings(inputs=2, input_cpu_seconds=0.01, input_wall_seconds=0.01)
 
 def _task(reference: str, tests: tuple[str, ...] = (), generator: str | None = GEN) -> Task:
     return Task("t", "Return x.", "f", args=("x",), reference=reference, generator=generator, tests=tests)
-
-
-@contextlib.contextmanager
-def busy_cpus(n: int) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """``n`` processes that spin the CPU while the block runs (each stops by itself should this
-    process die first), killed on exit."""
-    spin = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    pass\n"
-    procs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(n)]
-    try:
-        yield procs
-    finally:
-        for p in procs:
-            p.kill()
-        for p in procs:
-            p.wait()
 
 
 def test_each_calls_limit_follows_the_references_time_on_it():
