@@ -120,7 +120,7 @@ def test_variants_of_one_kind_share_one_reference_check(monkeypatch):
     from cctest.tasks import run as task_run
 
     checked = []
-    real = task_run.check_reference
-    monkeypatch.setattr(task_run, "check_reference", lambda t, o: checked.append(t.task_id) or real(t, o))
+    real = task_run.check_and_time
+    monkeypatch.setattr(task_run, "check_and_time", lambda t, o: checked.append(t.task_id) or real(t, o))
     task_run.check_tasks(build_tasks(["linear", "tan"], [1, 2], 3), OracleSettings(inputs=20))
     assert sorted(checked) == ["linear/original", "tan/original"]  # 2 of 2 * (1 + 3 + 3) tasks
