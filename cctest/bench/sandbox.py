@@ -859,6 +859,11 @@ def run(req):
     # without root, in the worker's user namespace, the process limit counts its every process
     # (the process that made it included): the sample is allowed its own beyond them
     existing = 0 if ROOT or not NSROOT else 1 + sum(p.isdigit() for p in os.listdir("/proc"))
+    if req["ahead"]:
+        # the next child's namespaces made while this one still waits for its request: making the
+        # init ignores SIGCHLD for a moment, when the kernel would reap a child of the worker that
+        # exits, and the sample's exit would be lost
+        prepare()
     os.write(req_w, marshal.dumps({"dir": wd, "source": req["source"], "uid": req["uid"],
                                    "limits": req["limits"], "name": req["name"],
                                    "existing": existing}))
