@@ -1457,6 +1457,9 @@ def _take_worker(bwrap: str | None) -> _Worker:
     worker = _Worker(bwrap)
     with _pool_lock:
         _busy.add(worker)
+        refused = _refusing
+    if refused:  # stopped for good (Ctrl-C) while it started: it serves nothing, and is not waited for
+        worker.kill()
     return worker
 
 
