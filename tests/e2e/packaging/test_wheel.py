@@ -260,6 +260,7 @@ async def test_cctest_serve_and_cctest_proxy_in_front_of_it(installed: Installed
         proxy, proxied = await asyncio.to_thread(
             _start, installed, installed.bin("cctest"), "proxy", "--upstream", served, "--port", "0",
             "-k", "4", "--log-all", "--defect-log", str(defects),
+            "--timeout", "600",  # a loaded machine: a repair past the deadline passes through, unrecorded
             pattern=r"^cctest proxy: (http://127\.0\.0\.1:\d+) -> ",
         )  # fmt: skip
         try:
