@@ -29,6 +29,7 @@ from .. import repair
 from ..config import Settings
 from ..detect import outliers_from_counts
 from ..errors import BackendError, ModelLoadError
+from ..model_load import LOAD_THREAD
 from ..redact import redact_settings
 from ..safe_text import terminal_text
 from ..types import Prompt
@@ -380,7 +381,7 @@ async def run_benchmark(
     batch finishes, shortest prompts first; readers order them by task."""
     from ..backends import create_backend
     from ..engine import Engine, eligible_mask
-    from ..model_load import load
+    from ..model_load import load_in_thread
     from .draws import draw, judge_draws
 
     limits = limits or Limits()
@@ -401,7 +402,7 @@ async def run_benchmark(
         return [record]
 
     # the model loads (told on stderr) before the bar starts: its clock and rate are the prompts'
-    backend = load(factory, settings)
+    backend = await load_in_thread(factory, settings)
     bar = progress_bar(len(tasks), len(tasks) - len(todo), "cctest bench", progress)
     pending = RecordWriter(store, records, bar)
     try:
@@ -518,7 +519,8 @@ def _abandon_threads_at_exit() -> None:
     def at_exit() -> None:
         busy = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
         if busy:
-            print("cctest: the model call in flight was abandoned.", file=sys.stderr)
+            what = "load" if any(t.name == LOAD_THREAD for t in busy) else "call"
+            print(f"cctest: the model {what} in flight was abandoned.", file=sys.stderr)
             _exit_abandoning_threads(130)
 
     register = getattr(threading, "_register_atexit", None)

@@ -975,7 +975,7 @@ async def run_operational(
     from ..backends.base import ChatModel, InstructionModel, cannot_chat
     from ..bench.runner import in_task_order, progress_bar
     from ..errors import BackendError, ModelLoadError
-    from ..model_load import load
+    from ..model_load import load_in_thread
     from ..tasks.oracle import judge_many
     from ..tasks.run import check_tasks, render, task_config
 
@@ -990,7 +990,8 @@ async def run_operational(
     if search.reference == "tests":
         await asyncio.to_thread(check_tasks, [t for _, t in todo], oracle, workers)
     factory = backend_factory or partial(create_backend, retry_unavailable=True)
-    backend = load(factory, settings)  # told on stderr, before the bar starts: not in its rate
+    # told on stderr, before the bar starts: not in its rate
+    backend = await load_in_thread(factory, settings)
     bar = progress_bar(len(tasks), len(tasks) - len(todo), f"cctest bench {config.kind}", progress)
     mode = config.mode
     # the engine's settings as the run records them (task_config): the key answers are cached by

@@ -337,7 +337,7 @@ async def run_tasks(
     ``skip_broken``: a task's group (see ``check_tasks``); a group with a broken reference is
     skipped (one logged sentence, one ``skipped`` record per task) instead of stopping the run."""
     from ..backends import create_backend
-    from ..model_load import load
+    from ..model_load import load_in_thread
 
     oracle = oracle or OracleSettings()
     finished = {r["task_id"] for r in done}
@@ -366,7 +366,8 @@ async def run_tasks(
             if not todo:
                 return in_task_order(records, tasks)
     factory = backend_factory or create_backend
-    backend = load(factory, settings)  # told on stderr, before the bar starts: not in its rate
+    # told on stderr, before the bar starts: not in its rate
+    backend = await load_in_thread(factory, settings)
     bar = progress_bar(len(tasks), len(tasks) - len(todo), f"cctest bench {config.kind}", progress)
     mode = config.mode
     prompts: dict[str, str | list[Message]] = {}

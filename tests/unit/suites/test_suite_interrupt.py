@@ -135,3 +135,50 @@ def test_ctrl_c_stops_the_operational_suite_while_it_measures(
         *("--inputs", "5", "--answers-cache", "none"),
     )
     assert [r["task_id"] for r in records] == ["mul"] and records[0]["status"] == "original_failed"
+
+
+def _interrupted_while_loading(tmp_path: Path, *args: str) -> str:
+    """``cctest bench ARGS`` on the bundled model, sent SIGINT as soon as it says the model is
+    loading; its stderr. The load (importing the model's libraries, reading its weights) takes
+    seconds, and a run that loaded it in its event loop heard Ctrl-C only once it had finished."""
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "cctest", "bench", *args, "--no-progress", "--out", str(run)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    try:
+        first = proc.stderr.readline()
+        assert first == "cctest: loading model bundled…\n", first
+        proc.send_signal(signal.SIGINT)
+        try:
+            _, rest = proc.communicate(timeout=HANG_GUARD)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise AssertionError(f"cctest bench {args[0]} did not end after Ctrl-C") from None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    stderr = first + (rest or "")
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and f"--resume --out {run}" in stderr
+    # it did not wait for the load to end: the thread loading was left behind
+    assert "done (" not in stderr and "the model load in flight was abandoned" in stderr, stderr
+    assert not (run / "results.jsonl").exists() or not (run / "results.jsonl").read_bytes()
+    return stderr
+
+
+def test_ctrl_c_while_the_model_loads_stops_the_completion_bench(tmp_path: Path) -> None:
+    _interrupted_while_loading(tmp_path, "--dataset", "humaneval", "--limit", "1", "-k", "2")
+
+
+def test_ctrl_c_while_the_model_loads_stops_a_task_suite(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps(ADD) + "\n", encoding="utf-8")
+    _interrupted_while_loading(tmp_path, "tasks", "--tasks", str(path))
+
+
+def test_ctrl_c_while_the_model_loads_stops_the_operational_suite(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps(ADD) + "\n", encoding="utf-8")
+    _interrupted_while_loading(tmp_path, "operational", "--tasks", str(path), "--answers-cache", "none")
