@@ -387,6 +387,8 @@ def _export(run_dir: Path, args: argparse.Namespace) -> int:
     from ..userfile import check_write_target
 
     out = getattr(args, "out", None)
+    if out is not None and not out.strip():
+        raise ConfigError("--out needs a file name; leave it out to write the samples to standard output.")
     if out:  # refused before the run is read: nothing is written
         if is_run_file(Path(out)):
             raise ConfigError(

@@ -121,6 +121,18 @@ def test_bench_export_out_refuses_a_file_of_a_run_directory(
     assert len((run / "samples.jsonl").read_text().splitlines()) == 2
 
 
+@pytest.mark.parametrize("out", ["", "  "])
+def test_bench_export_out_without_a_name_is_refused(
+    run: Path, out: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty ``--out`` (a variable that expanded to nothing) is refused, not read as "no
+    --out": the samples meant for a file would otherwise go to standard output without a word."""
+    assert main(["bench", "export", str(run), "--format", "humaneval", "--out", out]) == 2
+    captured = capsys.readouterr()
+    assert "--out needs a file name" in _one_sentence(captured.err)
+    assert captured.out == ""
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", ["summary.json", "report.html"])
 def test_bench_report_refuses_a_special_file_among_the_run_files(
