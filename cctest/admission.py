@@ -69,6 +69,18 @@ def default_max_connections(limit: int | None = None) -> int:
     return max(1, limit - max(FD_RESERVE, limit // 10))
 
 
+def headroom_warning(max_connections: int, files: int | None = None) -> str | None:
+    """What to say when ``--max-connections`` leaves fewer open files than the default's reserve
+    for anything else (past them, connections wait unanswered); None when it does not."""
+    files = open_file_limit() if files is None else files
+    if files is None or max_connections <= default_max_connections(files):
+        return None
+    return (
+        f"--max-connections leaves fewer than {files - default_max_connections(files)} of the {files} "
+        "files this process may open for anything else; past them, connections wait unanswered."
+    )
+
+
 @dataclass(frozen=True)
 class Limits:
     """The bounds on clients' connections (``--request-timeout``, ``--max-connections`` and
@@ -305,6 +317,7 @@ __all__ = [
     "Site",
     "default_max_connections",
     "fault",
+    "headroom_warning",
     "open_file_limit",
     "url",
 ]

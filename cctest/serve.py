@@ -91,8 +91,7 @@ from .admission import (
     Limits,
     LoopErrors,
     Site,
-    default_max_connections,
-    open_file_limit,
+    headroom_warning,
     url,
 )
 from .admission import Connection as _Connection
@@ -1038,15 +1037,9 @@ def run(
             f"cctest serve: {backend.describe()} listening on {url}/v1/completions and /v1/chat/completions",
             flush=True,
         )
-        files = open_file_limit()
-        if files is not None and (limits or Limits()).max_connections > default_max_connections(files):
-            print(
-                f"cctest serve: --max-connections leaves fewer than {files - default_max_connections(files)} "
-                f"of the {files} files this process may open for anything else; past them, "
-                "connections wait unanswered.",
-                file=sys.stderr,
-                flush=True,
-            )
+        warning = headroom_warning((limits or Limits()).max_connections)
+        if warning is not None:
+            print(f"cctest serve: {warning}", file=sys.stderr, flush=True)
         if host not in ("127.0.0.1", "localhost", "::1"):
             print(
                 f"cctest serve: listening on {host}: anyone who can reach this machine can use the model.",

@@ -97,6 +97,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..admission import headroom_warning
     from ..errors import ConfigError
     from ..proxy import ProxyConfig
     from ..proxy import run as serve
@@ -110,11 +111,15 @@ def run(args: argparse.Namespace) -> int:
             "and forwards every request to the upstream with the caller's credentials.",
             file=sys.stderr,
         )
+    bounds = bounds_from(args)
+    warning = headroom_warning(bounds["limits"].max_connections)
+    if warning is not None:
+        print(f"cctest: warning: {warning}", file=sys.stderr)
     settings = settings_from(args)
     # the defect log is opened at the first repair: a special file there is refused now, not then
     check_write_target(settings.defect_log_path(), what="defect log", error=ConfigError)
     config = ProxyConfig(
-        args.upstream, provider=args.provider, mode=args.mode, settings=settings, **bounds_from(args)
+        args.upstream, provider=args.provider, mode=args.mode, settings=settings, **bounds
     )
     try:
         serve(config, args.host, args.port)

@@ -223,3 +223,25 @@ async def test_a_bound_out_of_range_is_one_sentence_and_exit_2(flag: str, value:
     assert proc.returncode == 2 and not out
     (line,) = err.decode().splitlines()
     assert line.startswith("cctest: ") and flag in line
+
+
+async def test_a_max_connections_past_the_open_file_limit_is_warned_of() -> None:
+    """As ``cctest serve`` does: a ``--max-connections`` that leaves the proxy fewer open files
+    than its reserve for the upstream's connections and its log is said at start (past it,
+    connections would wait unanswered); the default is not."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    files = 1024 if soft == resource.RLIM_INFINITY else soft
+    resource.setrlimit(resource.RLIMIT_NOFILE, (files, hard))  # what the proxy inherits
+    try:
+        async with serving(openai_app(Seen(), set())) as up:
+            async with proxy_process(up) as (_, default):
+                pass
+            async with proxy_process(up, "--max-connections", str(files)) as (_, wide):
+                pass
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    said = wide[0].decode()
+    assert "--max-connections leaves fewer than" in said and f"of the {files} files" in said, said
+    assert "--max-connections" not in default[0].decode()
