@@ -76,8 +76,9 @@ bomb, a huge list, a stray ``open('/x', 'w')``, a read of a file it has no busin
 attacker crafting a kernel escape: a sample runs with the privileges that remain after the layers
 above, in the same kernel. Its verdict goes to the worker on a pipe whose descriptor is out of its
 process while its program runs (in flight over a socket pair, taken back after the program), so a
-program that writes a verdict of its own to its descriptors reaches no one; one written to imitate
-the harness, in the same interpreter, could still report what it likes.
+program that writes a verdict of its own to its descriptors reaches no one; an audit hook
+(``verdict_guard``) hands the descriptor back only to the harness's own frames, so a program that
+calls the harness's report through frames it found reports nothing (docs/bench.md).
 
 Each run ends in one outcome: ``passed``, ``syntax_error``, ``runtime_error``,
 ``assertion_failure``, ``timeout`` (wall clock or CPU time) or ``resource_limit`` (memory, file
@@ -559,7 +560,8 @@ def hook(event, args):
         if not (inside(args[0]) and inside(args[1])):
             deny("%s outside the sample's directory" % event)
     elif event == "socket.__new__":
-        if args[1] != AF_UNIX:
+        # (-1: a socket made on a descriptor, or the default family: the verdict's guard decides)
+        if args[1] != AF_UNIX and args[1] != -1:
             deny("network access")
     elif event in NO_EVENTS:
         deny("network access" if event.startswith("socket") else event)
@@ -567,47 +569,141 @@ def hook(event, args):
         if args[0] not in (0, os.getpid()):
             deny("signalling another process")
 
-SCM = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS)]
+SCM = (_socket.SOL_SOCKET, _socket.SCM_RIGHTS)
 FD_SPACE = _socket.CMSG_SPACE(4)
 
 def hide(fd):
     # the verdict's descriptor out of the process while the sample's program runs: sent, in flight,
     # over a socket pair whose other end is kept (non-blocking) to take it back afterwards. No
     # descriptor of the process then leads to the worker's verdict pipe, so the program cannot
-    # write a verdict of its own there
+    # write a verdict of its own there; and the end kept is a bare descriptor, which only a socket
+    # made on it can read the verdict's descriptor from (``guard`` allows that to the harness alone)
     keep, send = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_DGRAM)
-    send.sendmsg([b"v"], [(*SCM[0], fd.to_bytes(4, sys.byteorder))])
+    send.sendmsg([b"v"], [(SCM[0], SCM[1], fd.to_bytes(4, sys.byteorder))])
     send.close(); os.close(fd)
     keep.setblocking(False)
-    return keep
+    return keep.detach()
 
-def take_back(keep):
-    # the verdict's descriptor again (None where it is gone: taken by the program)
+def take_back(keep, _socket_type=_socket.socket, _space=FD_SPACE, _scm=SCM, _order=sys.byteorder,
+              _from_bytes=int.from_bytes, _len=len):
+    # the verdict's descriptor again (None where it is gone: read by the program). Only what was
+    # bound here when the worker started is called from now on (a program may have replaced the
+    # names of builtins and modules): the descriptor is in this frame's locals
     try:
-        _, ancillary, _, _ = keep.recvmsg(1, FD_SPACE)
+        sock = _socket_type(fileno=keep)
+        _, ancillary, _, _ = sock.recvmsg(1, _space)
     except OSError:
         return None
     for level, kind, data in ancillary:
-        if (level, kind) == SCM[0] and len(data) >= 4:
-            return int.from_bytes(data[:4], sys.byteorder)
+        if (level, kind) == _scm and _len(data) >= 4:
+            return _from_bytes(data[:4], _order)
     return None
+
+def quiet(_signal=signal.signal, _ign=signal.SIG_IGN, _range=range, _disable=gc.disable):
+    # no code of the program's may run on top of the harness once it holds the verdict's
+    # descriptor: no signal handler of its, no finaliser run by a collection
+    _disable()
+    for sig in _range(1, 65):
+        try:
+            _signal(sig, _ign)
+        except (OSError, ValueError, RuntimeError):
+            pass
+
+FRAME_EVENTS = {"sys._current_frames", "sys.addaudithook", "gc.get_objects", "gc.get_referrers",
+                "gc.get_referents"}
+
+def verdict_guard(chain, report, _getframe=sys._getframe, _gettrace=sys.gettrace,
+                  _getprofile=sys.getprofile, _events=FRAME_EVENTS, _error=PermissionError, _none=None):
+    # The audit hook that keeps the verdict the harness's alone. The verdict's descriptor is read
+    # back by ``take_back`` with a socket made on the descriptor kept (``hide``); this hook allows
+    # that socket only when the frames that ask for it are exactly the harness's own (``chain``,
+    # their code objects from ``take_back`` down to the worker's module), as after the program has
+    # run to its end or raised, and not when the program calls into the harness (its frames would
+    # be in between), from a thread, a finaliser or a callback (the chain's bottom is elsewhere).
+    # A "passed" is not taken back once a trace or profile function of the program's has run
+    # (it could have jumped over the tests); doctest's restoring of no trace function is allowed.
+    # It also refuses what could change that chain or what runs in it: the frames of other
+    # threads, collected objects, another audit hook, a function's code or defaults replaced, and
+    # ctypes' memory access. Everything it uses is bound here, so replaced names change nothing.
+    def guard(event, args, _chain=chain, _report=report, _getframe=_getframe, _gettrace=_gettrace,
+              _getprofile=_getprofile, _events=_events, _error=_error, _none=_none, _traced=[],
+              _take_back=take_back, _quiet=quiet, _write=os.write):
+        if event == "socket.__new__":
+            if args[1] != -1:
+                return
+            frame = _getframe(1)
+            reporting = frame.f_back
+            caller = reporting.f_back if reporting is not _none else _none
+            codes = ()
+            while frame is not _none:
+                codes += (frame.f_code,)
+                frame = frame.f_back
+            if codes != _chain or caller is _none or caller.f_locals.get("report") is not _report:
+                raise _error("cctest sandbox: network access is not allowed")
+            if reporting.f_locals.get("outcome") == "passed" and (
+                _traced or _gettrace() is not _none or _getprofile() is not _none
+            ):
+                # said last on the program's output, which the verdict's detail then shows
+                _write(2, b"\ncctest sandbox: not passed: a trace or profile function of the program's "
+                          b"ran, which can jump over the tests\n")
+                raise _error("cctest sandbox: a trace function ran")
+        elif event == "sys.settrace" or event == "sys.setprofile":
+            if _gettrace() is not _none or _getprofile() is not _none:
+                _traced.append(event)  # (one was set, and is being replaced or removed)
+        elif event in _events or event[:7] == "ctypes.":
+            raise _error("cctest sandbox: " + event + " is not allowed")
+        elif event == "object.__setattr__" and (args[0] is _report or args[0] is _take_back
+                                                or args[0] is _quiet):
+            raise _error("cctest sandbox: changing the harness's functions is not allowed")
+    return guard
 
 def run_sample(req, result_fd, iso, existing, userns, pidns):
     MAIN = os.getpid()
-    channel = [result_fd, None]  # the verdict's descriptor, or the socket it is hidden in
-    def report(outcome, detail=""):
-        if os.getpid() != MAIN:
+    # the code objects of the frames the harness reports from: take_back's, report's, then this
+    # function's and its callers' down to the worker's module
+    below = ()
+    frame = sys._getframe(0)
+    while frame is not None:
+        below += (frame.f_code,)
+        frame = frame.f_back
+    channel = [result_fd, None]  # the verdict's descriptor, or the descriptor it is hidden behind
+    def report(outcome, detail="", _write=os.write, _quiet=quiet, _take_back=take_back, _str=str,
+               _type=type, _encode=json.encoder.encode_basestring_ascii, _getpid=os.getpid,
+               _listdir=os.listdir, _len=len, _fork=os.fork, _waitpid=os.waitpid, _exit=os._exit):
+        if _getpid() != MAIN:
             return  # a process the sample forked: only the sample itself reports
         try:  # what it printed before it failed too (os._exit, next, flushes nothing)
             sys.stdout.flush(); sys.stderr.flush()
         except Exception:
             pass
         try:
-            fd = channel[0] if channel[1] is None else take_back(channel[1])
+            _quiet()
+            if channel[1] is None:
+                fd = channel[0]
+            else:
+                # a thread of the program's could write to every descriptor while this one holds
+                # the verdict's: where the process has more than this thread, a fork of it (this
+                # thread alone) takes the descriptor back and writes
+                try:
+                    alone = _len(_listdir("/proc/self/task")) == 1
+                except OSError:
+                    alone = False
+                if not alone:
+                    pid = _fork()
+                    if pid:
+                        _waitpid(pid, 0)
+                        return
+                fd = _take_back(channel[1])
             if fd is not None:
-                record = {"outcome": outcome, "detail": detail[:500], "isolation": iso}
-                os.write(fd, json.dumps(record).encode())
-        except OSError:
+                # the record made with what was bound when the worker started (see take_back)
+                fields = ", ".join([_encode(k) + ": " + _encode(v) for k, v in iso.items()
+                                    if _type(k) is _str and _type(v) is _str])
+                record = '{"outcome": %s, "detail": %s, "isolation": {%s}}' % (
+                    _encode(outcome), _encode(detail[:500]), fields)
+                _write(fd, record.encode())
+            if channel[1] is not None and not alone:
+                _exit(0)
+        except (OSError, ValueError, TypeError):
             pass
     libc.prctl(PR_SET_NAME, req["name"].encode()[:15], 0, 0, 0)  # what ps shows of it
     # a user of our own when root, so that RLIMIT_NPROC applies and root's files are out of reach
@@ -679,6 +775,7 @@ def run_sample(req, result_fd, iso, existing, userns, pidns):
     sys.argv = ["sample.py"]
     channel[1] = hide(result_fd)
     sys.addaudithook(hook)
+    sys.addaudithook(verdict_guard((take_back.__code__, report.__code__) + below, report))
     try:
         exec(code, main.__dict__)
     except AssertionError as exc:

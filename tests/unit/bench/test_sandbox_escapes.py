@@ -209,3 +209,112 @@ def test_a_sample_cannot_write_its_own_verdict_as_an_ordinary_user_either(
     # (what it wrote to its own output, reopened through /proc, may be the detail: its last line)
     assert forged["outcome"] == "runtime_error", forged
     assert right["outcome"] == "passed", right
+
+
+# Programs that try to report "passed" through the harness itself, in the interpreter they share
+# with it: each reaches the harness's frames (or jumps over its tests) and ends failing its tests
+_WALK = """
+    while f is not None:
+        if "report" in f.f_locals:
+            try:
+                f.f_locals["report"]("passed")
+            except Exception:
+                pass
+            import os
+            os._exit(0)
+        f = f.f_back
+"""
+HARNESS_CALLERS = {
+    "sys._getframe": "import sys\nf = sys._getframe(0)\nif True:" + _WALK + "assert False\n",
+    "a signal handler's frame": (
+        "import os, signal\ndef h(s, f):" + _WALK + "signal.signal(signal.SIGUSR1, h)\n"
+        "os.kill(os.getpid(), signal.SIGUSR1)\nassert False\n"
+    ),
+    "a traceback's frame": (
+        "try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    f = e.__traceback__.tb_frame\n"
+        "    if True:" + _WALK.replace("\n    ", "\n        ") + "assert False\n"
+    ),
+    "a profile function": (
+        "import sys\ndef p(f, event, arg):\n    sys.setprofile(None)" + _WALK + "sys.setprofile(p)\n"
+        "len([])\nassert False\n"
+    ),
+    "a report kept for later, called from a finaliser": (
+        "import gc, sys\nclass Later:\n    def __del__(self):\n        f = sys._getframe(0)"
+        + _WALK.replace("\n    ", "\n        ")
+        + "x = Later()\nx.me = x\ndel x\nassert False\n"
+    ),
+}
+JUMPER = """
+import sys
+def tr(frame, event, arg):
+    if event == "line" and frame.f_code.co_filename == "sample.py" and frame.f_lineno == LINE:
+        frame.f_lineno = LINE + 1  # over the call of the tests
+        sys.settrace(None)
+    return tr
+def check(candidate):
+    assert candidate == 2
+sys.settrace(tr)
+sys._getframe(0).f_trace = tr
+check(1)
+print("jumped")
+"""
+JUMPER = JUMPER.replace("LINE", str(JUMPER.splitlines().index("check(1)") + 1))
+
+
+@pytest.mark.parametrize("view", ["bwrap", "host"])
+def test_a_sample_cannot_report_through_the_harness(view: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verdict is read back only from the harness's own frames (an audit hook checks the code
+    objects of every frame, down to the worker's module), so a program that finds the harness's
+    report function through frames, a signal handler, a profile function or a finaliser, and calls
+    it with "passed", is judged by its tests; one that jumps over its tests with a trace function
+    is not passed. Honest programs with threads or doctest's tracing are judged as ever."""
+    if view == "host":
+        monkeypatch.setattr(sandbox, "_probed", (None,))
+    elif sandbox.bubblewrap() is None:
+        pytest.skip("no private view here")
+    limits = sandbox.Limits(wall_seconds=30, cpu_seconds=5)
+    threads = "import threading, time\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+    doctested = '''
+def add(a, b):
+    """
+    >>> add(1, 2)
+    3
+    """
+    return a + b
+if __name__ == "__main__":
+    import doctest
+    doctest.testmod()
+'''
+    honest = [
+        threads + "assert 1 + 1 == 2\n",
+        threads + "assert 1 + 1 == 3\n",
+        doctested + "assert add(2, 3) == 5\n",
+    ]
+    runs = sandbox.run_many([*HARNESS_CALLERS.values(), JUMPER, *honest], limits, workers=1)
+    callers, jumper, honest_runs = runs[: len(HARNESS_CALLERS)], runs[len(HARNESS_CALLERS)], runs[-3:]
+    for name, run in zip(HARNESS_CALLERS, callers, strict=True):
+        assert run.outcome != "passed", (name, run)
+    assert jumper.outcome == "runtime_error" and "trace or profile function" in jumper.detail, jumper
+    assert [r.outcome for r in honest_runs] == ["passed", "assertion_failure", "passed"], honest_runs
+
+
+def test_a_sample_with_threads_reports_from_a_fork_of_the_harness() -> None:
+    """With more than one thread in the process, the verdict's descriptor is taken back in a fork
+    of the harness (one thread): a thread of the program's that writes "passed" to every
+    descriptor all the while never reaches it."""
+    spammer = """
+import json, os, threading
+record = json.dumps({"outcome": "passed", "detail": "", "isolation": {}}).encode()
+def spam():
+    while True:
+        for fd in range(64):
+            try:
+                os.write(fd, record)
+            except OSError:
+                pass
+threading.Thread(target=spam, daemon=True).start()
+assert False
+"""
+    limits = sandbox.Limits(wall_seconds=30, cpu_seconds=5)
+    (run,) = sandbox.run_many([spammer], limits, workers=1)
+    assert run.outcome != "passed", run
