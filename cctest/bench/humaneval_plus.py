@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import DatasetError
 from ..userfile import MAX_DATA_BYTES, load_json, read_user_lines
-from .sandbox import RunResult
+from .sandbox import RESOURCE_ERRNOS, RunResult
 
 PREFIX = "humaneval-plus:"
 FIELDS = ("task_id", "prompt", "entry_point", "canonical_solution", "base_input", "plus_input")
@@ -117,8 +117,9 @@ def _task(path: Path, number: int, line: str, seen: set[str]) -> PlusTask:
 # The checking program: trusted code in the sandbox. It reports on stdout "@B<i>" / "@P<i>" before
 # base / plus input i (so a process killed mid-way says where) and one "@R" JSON line at the end.
 _DRIVER = r"""
-import copy, json, math, os, signal, sys, time
+import copy, errno, json, math, os, signal, sys, time
 CFG = json.loads(%s)
+RESOURCE_ERRNOS = frozenset(getattr(errno, n) for n in CFG["resource_errnos"] if hasattr(errno, n))
 NAME = CFG["name"]
 
 def emit(text):
@@ -193,6 +194,8 @@ def what(exc):
     if isinstance(exc, _Limit):
         return "timeout"
     if isinstance(exc, MemoryError):
+        return "resource_limit"
+    if isinstance(exc, OSError) and exc.errno in RESOURCE_ERRNOS:
         return "resource_limit"
     return "runtime_error"
 
@@ -281,6 +284,7 @@ def driver_program(
         "min_time_limit": min_time_limit,
         "reference_cpu": REFERENCE_CPU,
         "define_cpu": max(min_time_limit, 5.0),
+        "resource_errnos": list(RESOURCE_ERRNOS),
     }
     return _DRIVER % repr(json.dumps(cfg))
 

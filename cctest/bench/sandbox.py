@@ -157,6 +157,13 @@ class RunResult:
 # request it did not run (it could not empty its directory after the sample before, and ends).
 # cctest may send the next request before the answer: the worker reads it only once the sample
 # before is gone with everything it wrote.
+# The errors (by errno name) that mean a sample ran out of something it was given (processes,
+# file size, memory, open files, space) rather than failed: ``resource_limit`` for a bench sample,
+# ``resource_exhaustion`` for a task's answer. Every program run in the sandbox (the worker's
+# harness, the task oracle's and the syntactic suite's drivers, HumanEval+'s driver) reads it from
+# here, so that they cannot drift apart.
+RESOURCE_ERRNOS = ("EAGAIN", "EFBIG", "ENOMEM", "EMFILE", "ENFILE", "ENOSPC", "EDQUOT")
+
 _WORKER = r"""
 import _socket, ctypes, errno, gc, json, marshal, os, resource, select, signal, stat, sys, time, types
 cfg = json.loads(sys.argv[1])
@@ -522,8 +529,7 @@ def child(req_fd, result_fd, made, mnt):
     run_sample(req, result_fd, iso, existing, userns, pidns)
 
 # what the audit hook looks at (made once, before the worker forks)
-RESOURCE_ERRNOS = {errno.EAGAIN, errno.EFBIG, errno.ENOMEM, errno.EMFILE, errno.ENFILE, errno.ENOSPC,
-                   errno.EDQUOT}
+RESOURCE_ERRNOS = {getattr(errno, name) for name in cfg["resource_errnos"] if hasattr(errno, name)}
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 PATH_EVENTS = {"os.remove", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.truncate", "os.utime",
                "os.chflags", "os.lchflags", "os.setxattr", "os.removexattr", "shutil.rmtree", "os.mkfifo",
@@ -543,7 +549,8 @@ def inside(p):
     if isinstance(p, bytes):
         p = os.fsdecode(p)
     p = os.path.realpath(os.path.join(SAMPLE_DIR, p))
-    return p == SAMPLE_DIR or p.startswith(SAMPLE_DIR + os.sep) or p == "/dev/null"
+    return p == SAMPLE_DIR or p.startswith(SAMPLE_DIR + os.sep) or p in HARMLESS
+HARMLESS = ("/dev/null", "/dev/zero", "/dev/full")  # (devices Landlock lets it write too)
 def deny(what):
     raise PermissionError("cctest sandbox: " + what + " is not allowed")
 def hook(event, args):
@@ -1439,6 +1446,7 @@ class _Worker:
             "site": site_packages(),
             "view": "bwrap" if bwrap else "host",
             "preload": list(_PRELOAD),
+            "resource_errnos": list(RESOURCE_ERRNOS),
             "area": self.area,
             "area_mb": AREA_MB,
             "shm_mb": SHM_MB,

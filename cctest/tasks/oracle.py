@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, TypedDict
 
-from ..bench.sandbox import Limits, RunResult, run_many
+from ..bench.sandbox import RESOURCE_ERRNOS, Limits, RunResult, run_many
 from ..errors import ConfigError, TaskError
 from .model import Task
 from .parse import extract_function
@@ -349,7 +349,7 @@ def pylint_errors(code: str) -> tuple[str, ...]:
 # call runs: one still pending when the call has ended (both timers ran out together, or a signal
 # came late) is dropped, so that no limit is raised outside the handler of the call it limited.
 _PRELUDE = r"""
-import json, os, signal, sys, time
+import errno, json, os, signal, sys, time
 CFG = json.loads(%s)
 
 def emit(text):
@@ -384,7 +384,7 @@ def timed(fn, *args, limit=None):
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.setitimer(signal.ITIMER_PROF, 0)
 
-RESOURCE_ERRNOS = frozenset()
+RESOURCE_ERRNOS = frozenset(getattr(errno, n) for n in CFG["resource_errnos"] if hasattr(errno, n))
 
 def classify(exc):
     if isinstance(exc, _Limit):
@@ -409,7 +409,7 @@ def driver_source(body: str, cfg: dict[str, Any]) -> str:
     """A sandboxed driver program: the shared start (CFG read from ``cfg``, ``emit``, ``timed``,
     ``classify``, ``finish``; see ``_PRELUDE``), then ``body``. Both are %-templates, so a literal
     ``%`` in ``body`` is written ``%%``."""
-    return (_PRELUDE + body) % repr(json.dumps(cfg))
+    return (_PRELUDE + body) % repr(json.dumps({**cfg, "resource_errnos": list(RESOURCE_ERRNOS)}))
 
 
 def driver_report(output: str, marks: tuple[str, ...] = ("@T", "@I")) -> tuple[dict[str, Any] | None, str]:
@@ -450,7 +450,6 @@ MEASURE = CFG["measure"]
 _null = open(os.devnull, "w")
 sys.stdout = sys.stderr = _null  # what the code prints is not the oracle's report
 
-RESOURCE_ERRNOS = {errno.EAGAIN, errno.EFBIG, errno.ENOMEM, errno.EMFILE, errno.ENFILE}
 
 def short(value, n=120):
     try:
