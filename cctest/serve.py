@@ -99,6 +99,7 @@ from .backends.base import PLAIN_CHAT_STOP, GenerationOptions, Message
 from .backends.hf import Generation, HFBackend, OnStep
 from .config import SPECS
 from .errors import BackendError, BackendOutOfMemory, ConfigError
+from .strings import common_prefix_length
 
 log = logging.getLogger(__name__)
 
@@ -353,33 +354,9 @@ COMPARE_CHARS = 1 << 18  # leading characters compared at most (a longer prompt 
 
 
 def common_chars(a: str, b: str, limit: int = COMPARE_CHARS) -> int:
-    """How many leading characters ``a`` and ``b`` have in common, counted up to ``limit``:
-    blocks that double in size from 256 characters, then a binary search in the first block that
-    differs (C-level comparisons of slices, costing about as much as the common part, not a
-    Python loop over it).
-
-    >>> common_chars("def f(x):", "def g(x):"), common_chars("abc", "abc"), common_chars("", "a")
-    (4, 3, 0)
-    >>> common_chars("x" * 5000 + "a", "x" * 5000 + "b"), common_chars("x" * 10, "x" * 10, limit=4)
-    (5000, 4)
-    """
-    n = min(len(a), len(b), limit)
-    lo, step = 0, 256
-    while True:
-        if lo >= n:
-            return n
-        hi = min(n, lo + step)
-        if a[lo:hi] != b[lo:hi]:
-            break
-        lo, step = hi, step * 2
-    hi -= 1  # a[lo:hi + 1] differs: the answer is in [lo, hi]
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    """How many leading characters ``a`` and ``b`` have in common, counted up to ``limit``
+    (``cctest.strings.common_prefix_length``)."""
+    return common_prefix_length(a, b, limit)
 
 
 def lead_request(requests: Sequence[Sequence[str]]) -> int:

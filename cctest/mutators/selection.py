@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..demutate import identifiers
+from ..strings import common_prefix_length
 from ..types import Mutant
 from .base import Scheme, Variant
 from .registry import SCHEMES, family
@@ -214,19 +215,12 @@ class Costs:
 
 def first_difference(a: str, b: str) -> int:
     """The first index at which ``a`` and ``b`` differ (the length of the shorter when one starts
-    the other), found by halving with slice comparisons, so a long prompt costs microseconds.
+    the other; ``cctest.strings.common_prefix_length``).
 
     >>> first_difference("abcdef", "abXdef"), first_difference("abc", "abcd")
     (2, 3)
     """
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    return common_prefix_length(a, b)
 
 
 def prefill_costs(prompt: str, mutants: Sequence[Mutant], reading: Reading) -> Costs:
