@@ -108,6 +108,7 @@ log = logging.getLogger(__name__)
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 SUFFIX_REFUSALS = frozenset({400, 404, 422, 501})  # a server's answer to a field it does not take
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # per answer, on the wire and again unpacked
+FIM_MARKERS = 8  # tokens a fill-in-the-middle row may add to its text (its template's markers)
 CHARS_PER_TOKEN = 64  # a completion is cut at max_new_tokens * this many characters
 MIN_COMPLETION_CHARS = 4096
 _READ_CHUNK = 64 * 1024
@@ -971,9 +972,45 @@ class HTTPBackend(Backend):
         self._known = True
         left = deadline - asyncio.get_running_loop().time()
         await self._slots.ask(session, self._base_url, self._headers(), min(2.0, left / 4))
+        if self._slots.llama and self._slots.n_ctx and prompts:
+            await self._window_from_props(session, prompts, tails, deadline)
         row = next((i for i, t in enumerate(tails) if t is not None), None)
         if self._slots.llama and row is not None and self.fim_mode == "suffix":
             await self._check_suffix(session, prompts[row], tails[row] or "", deadline)
+
+    async def _window_from_props(
+        self,
+        session: aiohttp.ClientSession,
+        prompts: Sequence[str],
+        tails: Sequence[str | None],
+        deadline: float,
+    ) -> None:
+        """Before the first rows go: where the server told each row's context (``/props``), the
+        longest row's tokens counted by its ``/tokenize``; a row that would not fit with
+        ``max_new_tokens`` sets the window now (one line says so), so no row is refused first."""
+        n_ctx = self._slots.n_ctx
+        longest = max(range(len(prompts)), key=lambda i: len(prompts[i]) + len(tails[i] or ""))
+        text = prompts[longest] + (tails[longest] or "")
+        if not text or n_ctx is None:
+            return
+        url = self._base_url.with_path(self._base_url.path.rstrip("/") + "/tokenize")
+        try:
+            left = deadline - asyncio.get_running_loop().time()
+            async with asyncio.timeout(max(0.001, min(2.0, left / 4))):
+                async with session.post(url, json={"content": text}, headers=self._headers()) as resp:
+                    raw = await resp.content.read(MAX_RESPONSE_BYTES) if resp.status == 200 else b"null"
+            data = json.loads(raw)
+        except (aiohttp.ClientError, TimeoutError, ValueError, RecursionError):
+            return
+        tokens = data.get("tokens") if isinstance(data, dict) else None
+        if not isinstance(tokens, list) or not tokens:
+            return
+        # (a few tokens more for the fill-in-the-middle markers a row may get)
+        if len(tokens) + self.options.max_new_tokens + FIM_MARKERS <= n_ctx:
+            return
+        budget = n_ctx - self.options.max_new_tokens - FIM_MARKERS
+        if budget > 0:
+            self._set_window(n_ctx, int(len(text) / len(tokens) * budget * 0.9))
 
     async def _check_suffix(
         self, session: aiohttp.ClientSession, prompt: str, suffix: str, deadline: float
@@ -1055,17 +1092,22 @@ class HTTPBackend(Backend):
             limit = exc.limit
         if best is None or best < 1 or (self._window_chars is not None and best >= self._window_chars):
             return False
+        self._set_window(limit, best)
+        return True
+
+    def _set_window(self, limit: int, chars: int) -> None:
+        """Rows cut to ``chars`` characters around the cursor from now on, for a server that gives
+        each row ``limit`` tokens of context; said once."""
         if self._window_chars is None:
             log.warning(
                 "%s gives each row %d tokens of context; prompts are cut to about %d characters "
                 "around the cursor to fit it with %d new tokens",
                 self._shown_url,
                 limit,
-                best,
+                chars,
                 self.options.max_new_tokens,
             )
-        self._window_chars = best
-        return True
+        self._window_chars = chars
 
     async def _send_all(
         self,

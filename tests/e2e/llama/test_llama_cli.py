@@ -75,14 +75,22 @@ def test_the_code_after_the_cursor_is_not_lost(llama_wide: Server, tmp_path: Pat
     assert _errors(result) == []  # filled in the middle, a row may rightly be empty
 
 
+REFUSED = "exceeds the available context size"  # llama-server's log for a prompt too long
+
+
 def test_a_prompt_and_suffix_longer_than_the_context(llama_wide: Server, tmp_path: Path) -> None:
-    """The server refuses a prompt longer than a slot's context (400): cctest reads that as what
-    it is and windows the rows to fit, instead of dropping the suffix or failing the rows."""
+    """A prompt longer than a slot's context: cctest reads each row's context from the server
+    (``/props``, the longest row counted by its ``/tokenize``) and windows the rows to fit before
+    any is sent, with one line saying so, instead of dropping the suffix or failing the rows; the
+    server refuses nothing."""
     _, where = long_module(tmp_path)
+    refused = llama_wide.log().count(REFUSED)
     result, stderr = _complete(llama_wide, where)
     assert "refused the suffix" not in stderr
+    assert re.search(r"gives each row \d+ tokens of context; prompts are cut", stderr), stderr
     assert result["no_results"] == [], _errors(result)
     assert result["completion"].strip()
+    assert llama_wide.log().count(REFUSED) == refused
 
 
 def test_at_the_bare_defaults_failed_rows_are_said_and_the_answer_kept(
