@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import random
 import subprocess
@@ -30,6 +29,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _busy import busy  # noqa: E402
 
 SHORT = (
     "return the total of two given numbers and report that result as one value when both inputs "
@@ -40,11 +42,6 @@ LONG = (
     "particular representation determine otherwise respective numbers resulting sequence temporary "
     "characters remaining corresponding collection appropriate structure element the a of to and is"
 ).split()
-
-
-def spin() -> None:
-    while True:
-        pass
 
 
 def task(words: int, vocab: list[str], seed: int) -> dict[str, object]:
@@ -85,10 +82,7 @@ def main() -> None:
     parser.add_argument("--seeds", default="11,12", help="description seeds (default 11,12)")
     parser.add_argument("--busy", type=int, default=0, help="processes spinning beside the runs")
     args = parser.parse_args()
-    busy = [multiprocessing.Process(target=spin, daemon=True) for _ in range(args.busy)]
-    for p in busy:
-        p.start()
-    try:
+    with busy(args.busy):
         print(f"budget {args.budget}, beside {args.busy} busy processes, {os.cpu_count()} CPUs")
         heads = ("words", "vocab", "chars", "seed", "queries", "seconds", "s/query")
         print(" ".join(f"{h:>{w}}" for h, w in zip(heads, (6, 6, 6, 5, 8, 8, 8), strict=True)))
@@ -104,9 +98,6 @@ def main() -> None:
                             f"{seconds:>8.1f} {seconds / queries:>8.2f}",
                             flush=True,
                         )
-    finally:
-        for p in busy:
-            p.terminate()
 
 
 if __name__ == "__main__":

@@ -62,6 +62,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _busy import busy  # noqa: E402
 from mutant_supply import stdlib_positions  # noqa: E402
 
 from cctest.backends import run_on_model_thread  # noqa: E402
@@ -347,6 +348,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the setting prefill_budget; several comma-separated values are measured side by side "
         f"(default {Settings().prefill_budget:g}; 0: no bound)",
     )
+    ap.add_argument(
+        "--busy", type=int, default=0, help="processes spinning on the CPU beside the run (default 0)"
+    )
     args = ap.parse_args(argv)
     try:
         decide = [int(v) for v in args.decide_after.split(",") if v.strip()]
@@ -386,8 +390,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"mutant pool {args.mutant_pool}, spare_suffix {'on' if args.spare_suffix else 'off'}, "
         f"near_sites {'on' if args.near_sites else 'off'}, "
         f"decide_after {','.join(map(str, decide))}, prefill_budget {','.join(f'{b:g}' for b in budgets)}; "
-        f"{args.max_new_tokens} new tokens, boundary stops off; torch {torch.__version__}"
+        f"{args.max_new_tokens} new tokens, boundary stops off; torch {torch.__version__}; "
+        f"beside {args.busy} busy processes"
     )
+    with busy(args.busy):
+        return _run(args, settings, positions, by_seed, decide, budgets)
+
+
+def _run(
+    args: argparse.Namespace,
+    settings: Settings,
+    positions: list[tuple[str, str, str]],
+    by_seed: list[tuple[int, int, int]],
+    decide: list[int],
+    budgets: list[float],
+) -> int:
+    import torch
+
     # every call prefills its prompt afresh: kept from the call before, the plain side would reuse
     # the request's prefix (or the other way round) at the same position; typing, where reuse
     # applies, is benchmarks/keystroke_reuse.py's figure
