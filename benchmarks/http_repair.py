@@ -37,6 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _busy import busy  # noqa: E402
 from mutant_supply import stdlib_positions  # noqa: E402
 from repair_latency import model_backends, percentile  # noqa: E402
 
@@ -120,6 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("-k", "--mutants", type=int, default=10)
     ap.add_argument("--max-new-tokens", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--busy", type=int, default=0, help="processes spinning on the CPU beside the run")
     args = ap.parse_args(argv)
     try:
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
@@ -136,8 +138,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = Settings(mutants=args.mutants, max_new_tokens=args.max_new_tokens, threads=args.threads)
     print(
         f"{len(positions)} positions (seeds {args.seeds}), k = {args.mutants}, {args.max_new_tokens} "
-        f"tokens, decide_after {settings.decide_after}, {args.threads} threads"
+        f"tokens, decide_after {settings.decide_after}, {args.threads} threads, beside {args.busy} "
+        "busy processes"
     )
+    with busy(args.busy):
+        return _run(args, settings, positions)
+
+
+def _run(args: argparse.Namespace, settings: Settings, positions: list[tuple[str, str, str]]) -> int:
     # every call cold (module docstring)
     for name, model in model_backends(args.models, args.max_new_tokens, args.threads, reuse_prefix=False):
         print(f"{name}:")

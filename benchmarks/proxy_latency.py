@@ -32,6 +32,7 @@ from aiohttp import web
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _busy import busy  # noqa: E402
 from mutant_supply import stdlib_positions  # noqa: E402
 from repair_latency import percentile  # noqa: E402
 
@@ -104,7 +105,7 @@ async def pass_through(n: int) -> None:
         await runner.cleanup()
 
 
-async def repair(positions: int, seed: int, k: int, tokens: int, threads: int) -> None:
+async def repair(positions: int, seeds: list[int], k: int, tokens: int, threads: int) -> None:
     # every call cold (module docstring)
     model = HFBackend(
         None, options=GenerationOptions(max_new_tokens=tokens), threads=threads, reuse_prefix=False
@@ -124,7 +125,9 @@ async def repair(positions: int, seed: int, k: int, tokens: int, threads: int) -
                 return time.perf_counter() - t, data["choices"][0]["text"]
 
             await ask(serve_url, "def f(x):\n    return ", "\n")  # the model's first call (warm-up)
-            for where, before, after in stdlib_positions(positions, random.Random(seed)):
+            for where, before, after in [
+                p for seed in seeds for p in stdlib_positions(positions, random.Random(seed))
+            ]:
                 plain, _ = await ask(serve_url, before, after)
                 repaired, _ = await ask(url, before, after)
                 ratios.append(repaired / plain)
@@ -140,6 +143,10 @@ async def repair(positions: int, seed: int, k: int, tokens: int, threads: int) -
         f"{tokens} tokens: median {statistics.median(ratios):.2f}x  p90 {percentile(ratios, 90):.2f}x  "
         f"max {max(ratios):.2f}x"
     )
+    if len(seeds) > 1:
+        for i, seed in enumerate(seeds):
+            mine = ratios[i * positions : (i + 1) * positions]
+            print(f"  seed {seed}: median {statistics.median(mine):.2f}x  p90 {percentile(mine, 90):.2f}x")
     print(f"prompt tokens reused from an earlier call: {model.prefix_tokens[0]}")  # none: cold calls
 
 
@@ -148,6 +155,8 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=300, help="pass-through requests of each kind (0: skip)")
     ap.add_argument("--positions", type=int, default=12, help="stdlib cursors for the repair part (0: skip)")
     ap.add_argument("--seed", type=int, default=20231116)
+    ap.add_argument("--seeds", default="", help="several seeds, comma-separated (in place of --seed)")
+    ap.add_argument("--busy", type=int, default=0, help="processes spinning on the CPU beside the run")
     ap.add_argument("-k", "--mutants", type=int, default=10)
     ap.add_argument("--max-new-tokens", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2)
@@ -158,10 +167,13 @@ def main() -> int:
             file=sys.stderr,
         )
         return 2
-    if args.requests:
-        asyncio.run(pass_through(args.requests))
-    if args.positions:
-        asyncio.run(repair(args.positions, args.seed, args.mutants, args.max_new_tokens, args.threads))
+    seeds = [int(v) for v in args.seeds.split(",") if v.strip()] or [args.seed]
+    print(f"beside {args.busy} busy processes")
+    with busy(args.busy):
+        if args.requests:
+            asyncio.run(pass_through(args.requests))
+        if args.positions:
+            asyncio.run(repair(args.positions, seeds, args.mutants, args.max_new_tokens, args.threads))
     return 0
 
 
