@@ -81,6 +81,40 @@ def headroom_warning(max_connections: int, files: int | None = None) -> str | No
     )
 
 
+async def read_body(
+    request: web.Request, limit: int, timeout: float, error: ErrorShape, who: str
+) -> bytes | web.Response:
+    """A request's body, read whole; else the answer that says why not, in the server's error
+    shape (``who``: "server" or "proxy", as its messages name it): a 413 for a body over ``limit``
+    bytes (at once for a ``Content-Length`` over it, before any of it is read), a 408 for one that
+    has not arrived within ``timeout`` seconds of its headers. Either way the connection is closed:
+    not a moment more for the rest of that body."""
+    length = request.content_length
+    try:
+        if length is not None and length > limit:
+            raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=length)
+        async with asyncio.timeout(timeout):
+            return await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        log.info("%s %s: 413 a body over %d bytes", request.method, request.path[:200], limit)
+        message = f"the request body is larger than the {who}'s limit of {limit} bytes."
+        response = error(413, message, "invalid_request_error", "request_too_large")
+        response.force_close()
+        return response
+    except TimeoutError:
+        log.info(
+            "%s %s: 408 the body did not arrive within %g s", request.method, request.path[:200], timeout
+        )
+        message = f"the request body did not arrive within {timeout:g} s of its headers."
+        response = error(408, message, "invalid_request_error", "request_timeout")
+        response.force_close()
+        await response.prepare(request)
+        await response.write_eof()
+        if request.protocol is not None:
+            request.protocol.force_close()
+        return response
+
+
 @dataclass(frozen=True)
 class Limits:
     """The bounds on clients' connections (``--request-timeout``, ``--max-connections`` and
@@ -318,6 +352,7 @@ __all__ = [
     "default_max_connections",
     "fault",
     "headroom_warning",
+    "read_body",
     "open_file_limit",
     "url",
 ]

@@ -92,6 +92,7 @@ from .admission import (
     LoopErrors,
     Site,
     headroom_warning,
+    read_body,
     url,
 )
 from .admission import Connection as _Connection
@@ -565,38 +566,15 @@ def parse_chat_request(body: Any) -> tuple[list[Message], GenerationOptions]:
 
 
 async def _json_body(request: web.Request) -> Any:
-    """The request's JSON body, or the response that says why there is none: a 413 at once for a
-    ``Content-Length`` over the limit, a 408 (and the connection closed) for a body that has not
-    arrived within the request timeout, a 400 for one that is not JSON."""
-    limit = request.app[MAX_BODY_KEY]
-    if request.content_length is not None and request.content_length > limit:
-        log.info("%s %s: 413 Content-Length %d", request.method, request.path[:200], request.content_length)
-        response = _error(
-            413,
-            f"the request body is larger than the server's limit of {limit} bytes.",
-            "invalid_request_error",
-            code="request_too_large",
-        )
-        response.force_close()  # its body is not read
-        return response
-    timeout = request.app[REQUEST_TIMEOUT_KEY]
+    """The request's JSON body, or the response that says why there is none: a 413 or a 408 as
+    ``cctest.admission.read_body`` answers them, a 400 for a body that is not JSON."""
+    raw = await read_body(
+        request, request.app[MAX_BODY_KEY], request.app[REQUEST_TIMEOUT_KEY], _shape, "server"
+    )
+    if isinstance(raw, web.StreamResponse):
+        return raw
     try:
-        return await asyncio.wait_for(request.json(), timeout)
-    except asyncio.TimeoutError:
-        log.info(
-            "%s %s: 408 the body did not arrive within %g s", request.method, request.path[:200], timeout
-        )
-        response = _error(
-            408,
-            f"the request body did not arrive within {timeout:g} s of its headers.",
-            "invalid_request_error",
-            code="request_timeout",
-        )
-        response.force_close()
-        await response.prepare(request)
-        await response.write_eof()
-        request.protocol.force_close()  # not a moment more for the rest of this body
-        return response
+        return json.loads(raw)
     except RecursionError:
         return _error(
             400, "the request body is nested too deeply.", "invalid_request_error", code="invalid_json"

@@ -41,7 +41,7 @@ from typing import Any
 
 from aiohttp import web
 
-from ..admission import EveryFewSeconds, Limits, LoopErrors, Site
+from ..admission import EveryFewSeconds, Limits, LoopErrors, Site, read_body
 from ..backends.stop import trim_completion
 from ..config import Settings
 from ..defects import DefectStore
@@ -208,32 +208,15 @@ class Proxy:
             self.repairs -= 1
 
     async def _body(self, request: web.Request) -> bytes | web.Response:
-        """A completion request's body, read whole; else the answer that says why not, in the
-        API's shape: a 413 for a body over ``MAX_BODY_BYTES`` (at once for a ``Content-Length``
-        over it, before any of it is read), a 408 for one that has not come within the request
-        timeout of its headers (the connection closed either way)."""
-        length = request.content_length
-        timeout = self.config.limits.request_timeout
-        too_large = f"the request body is larger than the proxy's limit of {MAX_BODY_BYTES} bytes."
-        try:
-            if length is not None and length > MAX_BODY_BYTES:
-                raise web.HTTPRequestEntityTooLarge(max_size=MAX_BODY_BYTES, actual_size=length)
-            async with asyncio.timeout(timeout):
-                return await request.read()
-        except web.HTTPRequestEntityTooLarge:
-            log.info("%s %s: 413 a body over %d bytes", request.method, request.path[:200], MAX_BODY_BYTES)
-            response = self.api.error(413, too_large, "invalid_request_error")
-        except TimeoutError:
-            log.info(
-                "%s %s: 408 the body did not come within %g s", request.method, request.path[:200], timeout
-            )
-            response = self.api.error(
-                408,
-                f"the request body did not arrive within {timeout:g} s of its headers.",
-                "invalid_request_error",
-            )
-        response.force_close()  # the rest of the body is not read
-        return response
+        """A completion request's body, read whole; else the 413 or 408 that says why not, in the
+        API's shape (``cctest.admission.read_body``)."""
+        return await read_body(
+            request,
+            MAX_BODY_BYTES,
+            self.config.limits.request_timeout,
+            lambda status, message, kind, code: self.api.error(status, message, kind),
+            "proxy",
+        )
 
     def _deadline(self) -> float:
         return asyncio.get_running_loop().time() + self.settings.timeout
