@@ -434,10 +434,11 @@ class Settings:
     threads: int = setting(
         0,
         int,
-        "`hf`: CPU threads for torch (0: torch's default); at most the machine's CPU cores.",
+        "`hf`: CPU threads for torch, at most the machine's CPU cores (0: before each call, as "
+        "many as other work leaves cores idle, up to torch's default).",
         minimum=0,
         parse=_at_most_the_cores,
-        cli_help="CPU threads for torch, at most the CPU cores; 0: torch's default (hf)",
+        cli_help="CPU threads for torch, at most the CPU cores; 0: the idle cores, decided per call (hf)",
     )
     timeout: float = setting(
         30.0,

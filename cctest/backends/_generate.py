@@ -90,6 +90,7 @@ def run_batch(
     from ._prefill import Prefill
 
     m = view.loaded
+    m.fit_threads()
     rows = view.fim_inputs(prompts, suffixes, opts.max_new_tokens, groups) or prompts
     # rows prefilled on their own (``Prefill.prefill_rows``) share with the first row as much
     # as each has in common with it, not only what every row has in common

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import logging
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,6 +49,19 @@ class Generation:
     completion_tokens: int  # generated before the row finished
 
 
+def idle_cores(most: int, loadavg: str = "/proc/loadavg") -> int:
+    """The cores this process may use without waiting for other work, at least 1 and at most
+    ``most``: its CPUs less the other threads runnable now (the kernel's count in ``loadavg``'s
+    fourth field, less the thread asking). ``most`` where the count cannot be read."""
+    try:
+        with open(loadavg, encoding="ascii") as f:
+            running = int(f.read().split()[3].split("/")[0])
+        cpus = len(os.sched_getaffinity(0))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return most
+    return max(1, min(most, cpus - max(0, running - 1)))
+
+
 class LoadedModel:
     """The loaded model and tokenizer, shared by every HFBackend view of them."""
 
@@ -60,6 +74,10 @@ class LoadedModel:
             torch.set_num_threads(threads)
         self.path = path
         self.device = _resolve_device(device)
+        # threads 0 on a CPU: as many as the cores left idle by other work, up to torch's default,
+        # decided again before each call (``fit_threads``)
+        self.most_threads = torch.get_num_threads()
+        self.auto_threads = threads == 0 and self.device.type == "cpu"
         self.dtype = _resolve_dtype(dtype, self.device)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
@@ -122,6 +140,20 @@ class LoadedModel:
         self.reused: Reused | None = None
         self.prefix_tokens = [0, 0]  # prefix tokens taken from ``reused``, and run, since loaded
         self._allowed: LRU[tuple[str, int], Any] = LRU(256)
+
+    def fit_threads(self) -> int:
+        """Before a call (on the model thread): with ``threads`` 0 on a CPU, torch's threads set to
+        the cores other work leaves idle now (``idle_cores``), at least one and at most torch's
+        default. A thread more than there are free cores makes every parallel region wait for a
+        thread the kernel has put aside (docs/backend-hf.md, "Threads on a busy machine").
+        Otherwise its own number (another model loaded in the process may have set another).
+        Returns the threads in use."""
+        import torch
+
+        wanted = idle_cores(self.most_threads) if self.auto_threads else self.most_threads
+        if wanted != torch.get_num_threads():
+            torch.set_num_threads(wanted)
+        return wanted
 
     def token_texts(self) -> list[str]:
         """Every token id's text ("" for special tokens), computed once."""
@@ -282,6 +314,7 @@ def _first_line(exc: BaseException) -> str:
 __all__ = [
     "Generation",
     "LoadedModel",
+    "idle_cores",
     "Reused",
     "attention_kernels",
     "free_cuda_cache",
