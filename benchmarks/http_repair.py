@@ -120,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--models", default="bundled,llama135m")
     ap.add_argument("-k", "--mutants", type=int, default=10)
     ap.add_argument("--max-new-tokens", type=int, default=32)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=0)  # the setting's: the idle cores, per call
     ap.add_argument("--busy", type=int, default=0, help="processes spinning on the CPU beside the run")
     args = ap.parse_args(argv)
     try:

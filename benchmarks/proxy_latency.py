@@ -159,7 +159,7 @@ def main() -> int:
     ap.add_argument("--busy", type=int, default=0, help="processes spinning on the CPU beside the run")
     ap.add_argument("-k", "--mutants", type=int, default=10)
     ap.add_argument("--max-new-tokens", type=int, default=32)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=0)  # the setting's: the idle cores, per call
     args = ap.parse_args()
     if min(args.requests, args.positions) < 0 or args.mutants < 1 or args.max_new_tokens < 1:
         print(

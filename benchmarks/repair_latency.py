@@ -101,7 +101,7 @@ def position_arguments(ap: argparse.ArgumentParser, positions: int) -> None:
     ap.add_argument("--seed", type=int, default=20231116)
     ap.add_argument("-k", "--mutants", type=int, default=10)
     ap.add_argument("--max-new-tokens", type=int, default=32)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=0)  # the setting's: the idle cores, per call
 
 
 def below_one(args: argparse.Namespace, *options: str) -> bool:
@@ -315,7 +315,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seeds", default="", help="several seeds, comma-separated (in place of --seed)")
     ap.add_argument("-k", "--mutants", type=int, default=10)
     ap.add_argument("--max-new-tokens", type=int, default=32)
-    ap.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
+    ap.add_argument(
+        "--threads", type=int, default=0, help="torch CPU threads (default 0, the setting's: the idle cores)"
+    )
     ap.add_argument("--no-suffix", action="store_true", help="left to right: no code after the cursor")
     ap.add_argument("--device", default="auto", help="the setting device: auto, cpu, cuda or mps")
     ap.add_argument(

@@ -15,6 +15,7 @@ import inspect
 import logging
 import os
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,17 +50,35 @@ class Generation:
     completion_tokens: int  # generated before the row finished
 
 
-def idle_cores(most: int, loadavg: str = "/proc/loadavg") -> int:
+def idle_cores(most: int, loadavg: str = "/proc/loadavg", samples: int = 3) -> int:
     """The cores this process may use without waiting for other work, at least 1 and at most
-    ``most``: its CPUs less the other threads runnable now (the kernel's count in ``loadavg``'s
-    fourth field, less the thread asking). ``most`` where the count cannot be read."""
+    ``most``: its CPUs less the threads of other processes runnable now (the kernel's count in
+    ``loadavg``'s fourth field less this process's own runnable threads), the fewest of
+    ``samples`` counts half a millisecond apart, so that a kernel thread waking for a moment does
+    not count. ``most`` where the counts cannot be read."""
     try:
-        with open(loadavg, encoding="ascii") as f:
-            running = int(f.read().split()[3].split("/")[0])
         cpus = len(os.sched_getaffinity(0))
+        others = min(_runnable_elsewhere(loadavg, i) for i in range(max(1, samples)))
     except (OSError, ValueError, IndexError, AttributeError):
         return most
-    return max(1, min(most, cpus - max(0, running - 1)))
+    return max(1, min(most, cpus - others))
+
+
+def _runnable_elsewhere(loadavg: str, pause: int) -> int:
+    """One count of the threads runnable in other processes (after half a millisecond's pause
+    when ``pause``)."""
+    if pause:
+        time.sleep(0.0005)
+    with open(loadavg, encoding="ascii") as f:
+        running = int(f.read().split()[3].split("/")[0])
+    own = 0
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/stat", encoding="ascii", errors="replace") as f:
+                own += f.read().rpartition(")")[2].split()[0] == "R"
+        except (OSError, IndexError):
+            continue  # a thread that has just ended
+    return max(0, running - max(1, own))
 
 
 class LoadedModel:
