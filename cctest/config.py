@@ -435,7 +435,8 @@ class Settings:
         0,
         int,
         "`hf`: CPU threads for torch, at most the machine's CPU cores (0: before each call, as "
-        "many as other work leaves cores idle, up to torch's default).",
+        "many as other work leaves cores idle, up to torch's default; `cctest bench` keeps "
+        "torch's default, so that its completions do not depend on the load).",
         minimum=0,
         parse=_at_most_the_cores,
         cli_help="CPU threads for torch, at most the CPU cores; 0: the idle cores, decided per call (hf)",

@@ -13,10 +13,13 @@ from ._worker import run as run_on_model_thread
 from .base import Backend, GenerationOptions, Outcome, generation_options
 
 
-def create_backend(settings: Settings, *, retry_unavailable: bool = False) -> Backend:
+def create_backend(settings: Settings, *, retry_unavailable: bool = False, steady: bool = False) -> Backend:
     """The backend the settings name. Heavy libraries are imported only for the one chosen.
     ``retry_unavailable``: a server that refuses or drops a connection is tried again like one
-    that answers 5xx (``http``; for long unattended runs, not an editor's requests)."""
+    that answers 5xx (``http``; for long unattended runs, not an editor's requests). ``steady``:
+    a local model keeps torch's default threads for ``threads`` 0 instead of fitting them to the
+    idle cores before each call (``hf``; for benchmarks, whose completions must not depend on the
+    machine's load)."""
     if settings.backend == "rules":
         from .rules import RuleBackend
 
@@ -24,7 +27,7 @@ def create_backend(settings: Settings, *, retry_unavailable: bool = False) -> Ba
     if settings.backend == "hf":
         from .hf import HFBackend
 
-        return HFBackend.from_settings(settings)
+        return HFBackend.from_settings(settings, adapt_threads=not steady)
     if settings.backend == "http":
         from .http import HTTPBackend
 

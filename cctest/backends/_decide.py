@@ -200,7 +200,7 @@ class CutRows(Unfinished):
         if not _worker.on_model_thread():
             return _worker.run(CutRows.run_on, cut)
         m, start, enc = cut.decoder.m, cut.decoder.start, cut.decoder.encoding
-        m.fit_threads()
+        # (torch's threads as they were for the batch: the rows go on as they would have)
         with m.lock, attention_kernels(m.device), torch.inference_mode():
             decoder = cut.decoder.again()
             left = enc.max_new - (cut.seqs.shape[1] - start)

@@ -107,12 +107,13 @@ class HFBackend(Backend):
         fim: str = "auto",
         suffix_share: float = 0.25,
         reuse_prefix: bool = True,
+        adapt_threads: bool = True,
         _view: View | None = None,
     ) -> None:
         """``seed`` … ``reuse_prefix``: the view's settings (``View``); ``_view``: another view of
         a loaded model (``with_options``)."""
         if _view is None:  # loaded on the model thread, as every call runs there (``_worker``)
-            loaded = _worker.run(LoadedModel, model_dir(model), device, dtype, threads)
+            loaded = _worker.run(LoadedModel, model_dir(model), device, dtype, threads, adapt_threads)
             _view = View(
                 loaded,
                 options or GenerationOptions(),
@@ -127,9 +128,13 @@ class HFBackend(Backend):
         self.view = _view
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> HFBackend:
+    def from_settings(cls, settings: Settings, *, adapt_threads: bool = True) -> HFBackend:
+        """The backend ``settings`` describe; ``adapt_threads`` False keeps torch's default
+        threads for ``threads`` 0 instead of fitting them to the idle cores at each call (a
+        benchmark's completions then do not depend on the machine's load)."""
         return cls(
             settings.model,
+            adapt_threads=adapt_threads,
             options=generation_options(settings),
             device=settings.device,
             dtype=settings.dtype,

@@ -84,7 +84,7 @@ def _runnable_elsewhere(loadavg: str, pause: int) -> int:
 class LoadedModel:
     """The loaded model and tokenizer, shared by every HFBackend view of them."""
 
-    def __init__(self, path: Path, device: str, dtype: str, threads: int) -> None:
+    def __init__(self, path: Path, device: str, dtype: str, threads: int, adapt_threads: bool = True) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from transformers.utils import logging as hf_logging
@@ -94,9 +94,10 @@ class LoadedModel:
         self.path = path
         self.device = _resolve_device(device)
         # threads 0 on a CPU: as many as the cores left idle by other work, up to torch's default,
-        # decided again before each call (``fit_threads``)
+        # decided again before each call (``fit_threads``); not for a benchmark (``adapt_threads``
+        # False), whose greedy completions must not depend on the machine's load
         self.most_threads = torch.get_num_threads()
-        self.auto_threads = threads == 0 and self.device.type == "cpu"
+        self.auto_threads = adapt_threads and threads == 0 and self.device.type == "cpu"
         self.dtype = _resolve_dtype(dtype, self.device)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)

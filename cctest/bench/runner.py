@@ -23,6 +23,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from functools import partial
 from typing import Any, Generic, NotRequired, Protocol, TypedDict, TypeVar
 
 from .. import repair
@@ -389,7 +390,7 @@ async def run_benchmark(
     todo = [(i, t) for i, t in enumerate(tasks) if t.task_id not in finished]
     records = list(done)
     thresholds = config.thresholds
-    factory = backend_factory or create_backend
+    factory = backend_factory or partial(create_backend, steady=True)
     if not todo:
         return in_task_order(records, tasks)
 

@@ -989,7 +989,7 @@ async def run_operational(
         return in_task_order(records, tasks)
     if search.reference == "tests":
         await asyncio.to_thread(check_tasks, [t for _, t in todo], oracle, workers)
-    factory = backend_factory or partial(create_backend, retry_unavailable=True)
+    factory = backend_factory or partial(create_backend, retry_unavailable=True, steady=True)
     # told on stderr, before the bar starts: not in its rate
     backend = await load_in_thread(factory, settings)
     bar = progress_bar(len(tasks), len(tasks) - len(todo), f"cctest bench {config.kind}", progress)

@@ -32,6 +32,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
+from functools import partial
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
@@ -365,7 +366,7 @@ async def run_tasks(
             todo = [(i, t) for i, t in todo if skip_broken(t) not in broken]
             if not todo:
                 return in_task_order(records, tasks)
-    factory = backend_factory or create_backend
+    factory = backend_factory or partial(create_backend, steady=True)
     # told on stderr, before the bar starts: not in its rate
     backend = await load_in_thread(factory, settings)
     bar = progress_bar(len(tasks), len(tasks) - len(todo), f"cctest bench {config.kind}", progress)

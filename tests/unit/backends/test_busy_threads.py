@@ -69,3 +69,21 @@ def test_the_backend_uses_the_idle_cores_only_when_threads_is_0() -> None:
     with spinning(CPUS):
         assert asyncio.run(complete(auto)) == 1
         assert asyncio.run(complete(fixed)) == CPUS  # a number given is kept, load or not
+
+
+def test_a_benchmarks_backend_keeps_torchs_threads_under_load() -> None:
+    """``cctest bench`` builds its backend ``steady``: a greedy completion can change with the
+    number of threads, and a benchmark's must not depend on the machine's load."""
+    from cctest.backends import create_backend
+    from cctest.config import Settings
+
+    steady = create_backend(Settings(max_new_tokens=4), steady=True)
+    assert isinstance(steady, HFBackend)
+
+    async def complete() -> int:
+        (out,) = await steady.complete(["def add(a, b):\n    return "])
+        assert isinstance(out, str)
+        return run_on_model_thread(_threads_now)
+
+    with spinning(CPUS):
+        assert asyncio.run(complete()) == steady.loaded.most_threads
