@@ -101,7 +101,7 @@ def position_arguments(ap: argparse.ArgumentParser, positions: int) -> None:
     ap.add_argument("--seed", type=int, default=20231116)
     ap.add_argument("-k", "--mutants", type=int, default=10)
     ap.add_argument("--max-new-tokens", type=int, default=32)
-    ap.add_argument("--threads", type=int, default=0)  # the setting's: the idle cores, per call
+    ap.add_argument("--threads", type=int, default=2)
 
 
 def below_one(args: argparse.Namespace, *options: str) -> bool:
