@@ -459,9 +459,11 @@ class CompletionKind(RunKind):
         return summary
 
     def settings(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> dict[str, Any]:
-        # one completion per prompt (--samples 1) is every run recorded before --samples was: listed
-        # only when more were drawn, so such runs report and compare as they did
-        return {k: v for k, v in config.items() if not (k == "samples" and v == 1)}
+        # one completion per prompt (--samples 1) is every run recorded before --samples was, and
+        # mutants chosen without their cost (prefill_budget 0) every run before the budget: listed
+        # only otherwise, so such runs report and compare as they did
+        unlisted = {"samples": 1, "prefill_budget": 0}
+        return {k: v for k, v in config.items() if not (k in unlisted and v == unlisted[k])}
 
     def notes(self, config: Mapping[str, Any], summary: Mapping[str, Any]) -> list[str]:
         note = dropped_note(summary)

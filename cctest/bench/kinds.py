@@ -51,6 +51,7 @@ FLAT_SETTINGS = {
     "mutant_pool": "mutant_pool",
     "spare_suffix": "spare_suffix",
     "near_sites": "near_sites",
+    "prefill_budget": "prefill_budget",
     "fim": "fim",
     "completion_scope": "completion_scope",
 }
@@ -58,13 +59,15 @@ FLAT_SETTINGS = {
 FLAT_ORDER = (
     "dataset", "dataset_source", "tasks", "backend", "model", "k", "schemes", "thresholds", "limit",
     "seed", "shuffle", "max_new_tokens", "temperature", "max_distance", "sandbox", "infill",
-    "mutant_pool", "spare_suffix", "near_sites", "fim", "completion_scope", "decide_after",
+    "mutant_pool", "spare_suffix", "near_sites", "prefill_budget", "fim", "completion_scope",
+    "decide_after",
 )  # fmt: skip
 # settings recorded only since a later version: a run recorded before was made with these
 RECORDED_SINCE = {
     "mutant_pool": 1,
     "spare_suffix": False,
     "near_sites": False,
+    "prefill_budget": 0,  # (before it, the mutants were chosen without their cost)
     "fim": "auto",
     "completion_scope": "block",
 }

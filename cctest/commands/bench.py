@@ -133,7 +133,7 @@ def add_benchmark_options(g: Options) -> None:
         default="1,3,5,7,9",
         help="thresholds T of Algorithm 1 to evaluate, comma-separated (default 1,3,5,7,9)",
     )
-    for name in ("max_distance", "mutant_pool", "spare_suffix", "near_sites"):
+    for name in ("max_distance", "mutant_pool", "spare_suffix", "near_sites", "prefill_budget"):
         add_setting(g, name)
     add_setting(
         g,
@@ -299,6 +299,7 @@ def _bench(args: argparse.Namespace) -> int:
         mutant_pool=args.mutant_pool,
         spare_suffix=args.spare_suffix,
         near_sites=args.near_sites,
+        prefill_budget=args.prefill_budget,
     )
     if args.samples < 1 or (args.samples > 1 and settings.temperature <= 0):
         raise ConfigError(

@@ -15,7 +15,8 @@ from report_runs import report_settings
 from cctest.cli import main
 
 OLD = Path(__file__).resolve().parents[2] / "data" / "bench" / "old_run"
-RULES = ["--backend", "rules", "-k", "2", "--no-progress"]
+# (made before the mutants were chosen for their cost: as with --prefill-budget 0)
+RULES = ["--backend", "rules", "-k", "2", "--no-progress", "--prefill-budget", "0"]
 
 
 @pytest.fixture
@@ -53,7 +54,18 @@ def test_an_old_run_resumes_and_reports_as_it_did(old_run: Path, capsys: pytest.
     )
     assert (
         main(
-            ["bench", "--dataset", "data.jsonl", "--backend", "rules", "-k", "3", "--out", "run", "--resume"]
+            [
+                "bench",
+                "--dataset",
+                "data.jsonl",
+                *RULES[:2],
+                "-k",
+                "3",
+                *RULES[4:],
+                "--out",
+                "run",
+                "--resume",
+            ]
         )
         == 2
     )
