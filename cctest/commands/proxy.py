@@ -118,9 +118,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     # the defect log is opened at the first repair: a special file there is refused now, not then
     check_write_target(settings.defect_log_path(), what="defect log", error=ConfigError)
-    config = ProxyConfig(
-        args.upstream, provider=args.provider, mode=args.mode, settings=settings, **bounds
-    )
+    config = ProxyConfig(args.upstream, provider=args.provider, mode=args.mode, settings=settings, **bounds)
     try:
         serve(config, args.host, args.port)
     except OSError as exc:
