@@ -689,8 +689,9 @@ def run_sample(req, result_fd, iso, existing, userns, pidns):
                 fd = channel[0]
             else:
                 # a thread of the program's could write to every descriptor while this one holds
-                # the verdict's: where the process has more than this thread, a fork of it (this
-                # thread alone) takes the descriptor back and writes
+                # the verdict's, where threads run side by side (a free-threaded Python; with the
+                # GIL nothing here lets one in): where the process has more than this thread, a
+                # fork of it (this thread alone) takes the descriptor back and writes
                 try:
                     alone = _len(_listdir("/proc/self/task")) == 1
                 except OSError:

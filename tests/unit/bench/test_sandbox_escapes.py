@@ -238,10 +238,12 @@ HARNESS_CALLERS = {
         "import sys\ndef p(f, event, arg):\n    sys.setprofile(None)" + _WALK + "sys.setprofile(p)\n"
         "len([])\nassert False\n"
     ),
-    "a report kept for later, called from a finaliser": (
-        "import gc, sys\nclass Later:\n    def __del__(self):\n        f = sys._getframe(0)"
-        + _WALK.replace("\n    ", "\n        ")
-        + "x = Later()\nx.me = x\ndel x\nassert False\n"
+    # sys.stdout replaced: the harness flushes it before it reports, with its frames below
+    "the harness's own flush of sys.stdout": (
+        "import sys\nclass Out:\n    done = False\n    def write(self, s):\n        return len(s)\n"
+        "    def flush(self):\n        if Out.done:\n            return\n        Out.done = True\n"
+        "        f = sys._getframe(0)" + _WALK.replace("\n    ", "\n        ")
+        + "sys.stdout = Out()\nassert False\n"
     ),
 }
 JUMPER = """
@@ -265,8 +267,8 @@ JUMPER = JUMPER.replace("LINE", str(JUMPER.splitlines().index("check(1)") + 1))
 def test_a_sample_cannot_report_through_the_harness(view: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The verdict is read back only from the harness's own frames (an audit hook checks the code
     objects of every frame, down to the worker's module), so a program that finds the harness's
-    report function through frames, a signal handler, a profile function or a finaliser, and calls
-    it with "passed", is judged by its tests; one that jumps over its tests with a trace function
+    report function through frames, a signal handler, a profile function or the harness's own call
+    of its code (a replaced sys.stdout's flush), and calls it with "passed", is judged by its tests; one that jumps over its tests with a trace function
     is not passed. Honest programs with threads or doctest's tracing are judged as ever."""
     if view == "host":
         monkeypatch.setattr(sandbox, "_probed", (None,))
@@ -296,25 +298,3 @@ if __name__ == "__main__":
         assert run.outcome != "passed", (name, run)
     assert jumper.outcome == "runtime_error" and "trace or profile function" in jumper.detail, jumper
     assert [r.outcome for r in honest_runs] == ["passed", "assertion_failure", "passed"], honest_runs
-
-
-def test_a_sample_with_threads_reports_from_a_fork_of_the_harness() -> None:
-    """With more than one thread in the process, the verdict's descriptor is taken back in a fork
-    of the harness (one thread): a thread of the program's that writes "passed" to every
-    descriptor all the while never reaches it."""
-    spammer = """
-import json, os, threading
-record = json.dumps({"outcome": "passed", "detail": "", "isolation": {}}).encode()
-def spam():
-    while True:
-        for fd in range(64):
-            try:
-                os.write(fd, record)
-            except OSError:
-                pass
-threading.Thread(target=spam, daemon=True).start()
-assert False
-"""
-    limits = sandbox.Limits(wall_seconds=30, cpu_seconds=5)
-    (run,) = sandbox.run_many([spammer], limits, workers=1)
-    assert run.outcome != "passed", run
