@@ -1,29 +1,26 @@
-"""Processes that spin on the CPU beside a benchmark (``--busy N``): a user's loaded laptop."""
+"""Processes that keep the CPU busy beside a benchmark (``--busy N``) or a test: a loaded laptop.
+The one helper for both (``tests/unit/busy.py`` takes it from here)."""
 
 from __future__ import annotations
 
-import multiprocessing
+import contextlib
+import subprocess
+import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+
+# spins until its parent is gone, should the parent die before killing it
+SPIN = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    pass\n"
 
 
-def _spin() -> None:
-    while True:
-        pass
-
-
-@contextmanager
-def busy(n: int) -> Iterator[None]:
-    """``n`` processes spinning for the block's duration (started fresh, not forked, so that they
-    hold none of the benchmark's memory)."""
-    ctx = multiprocessing.get_context("spawn")
-    spinners = [ctx.Process(target=_spin, daemon=True) for _ in range(max(0, n))]
-    for p in spinners:
-        p.start()
+@contextlib.contextmanager
+def busy(n: int) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """``n`` processes that spin the CPU for as long as the block runs, killed on exit (each
+    stops by itself should this process die first); none for ``n`` 0 or less."""
+    procs = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(max(0, n))]
     try:
-        yield
+        yield procs
     finally:
-        for p in spinners:
-            p.terminate()
-        for p in spinners:
-            p.join()
+        for p in procs:
+            p.kill()
+        for p in procs:
+            p.wait()

@@ -22,14 +22,14 @@ Time limits are the default's, relative to the model solution's own time on each
 from __future__ import annotations
 
 import argparse
-import contextlib
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _busy import busy  # noqa: E402
 
 from cctest.suites import turbulence_metrics as tm  # noqa: E402
 from cctest.suites.turbulence import (  # noqa: E402
@@ -87,21 +87,6 @@ def acceptance(
         "skipped_templates": {t: w for t, w in left_out.items() if t not in missing},
         "skipped_instances": broken,
     }
-
-
-@contextlib.contextmanager
-def busy(n: int) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """``n`` processes that spin the CPU for as long as the block runs, killed on exit (each
-    stops by itself should this process die first)."""
-    spin = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    pass\n"
-    procs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(n)]
-    try:
-        yield procs
-    finally:
-        for p in procs:
-            p.kill()
-        for p in procs:
-            p.wait()
 
 
 def main() -> None:

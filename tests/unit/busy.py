@@ -1,24 +1,13 @@
-"""Processes that keep the CPU busy while a test runs, as a loaded laptop's do."""
+"""Processes that keep the CPU busy while a test runs, as a loaded laptop's do: the benchmarks'
+helper (``benchmarks/_busy.py``), the one both use."""
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
 import sys
-from collections.abc import Iterator
+from pathlib import Path
 
-# spins until its parent (the test process) is gone, should the test die before killing it
-SPIN = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    pass\n"
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
+from _busy import busy as busy_cpus  # noqa: E402
 
-@contextlib.contextmanager
-def busy_cpus(n: int) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """``n`` processes that spin the CPU while the block runs, killed on exit."""
-    procs = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(n)]
-    try:
-        yield procs
-    finally:
-        for p in procs:
-            p.kill()
-        for p in procs:
-            p.wait()
+__all__ = ["busy_cpus"]

@@ -6,11 +6,12 @@ The load here is real: processes spinning on every core."""
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+from busy import busy_cpus
 
 from cctest.backends import run_on_model_thread
 from cctest.backends.base import GenerationOptions
@@ -20,27 +21,14 @@ from cctest.backends.loaded import idle_cores
 CPUS = len(os.sched_getaffinity(0))
 
 
-def _spin() -> None:
-    while True:
-        pass
-
-
 @contextmanager
 def spinning(n: int) -> Iterator[None]:
-    """``n`` processes spinning on the CPU, and the kernel counting them as runnable."""
-    ctx = multiprocessing.get_context("spawn")
-    spinners = [ctx.Process(target=_spin, daemon=True) for _ in range(n)]
-    for p in spinners:
-        p.start()
-    try:
+    """``n`` processes spinning on the CPU (``busy_cpus``), once the kernel counts them runnable."""
+    with busy_cpus(n):
         deadline = time.monotonic() + 30
         while idle_cores(CPUS) > 1 and time.monotonic() < deadline:
-            time.sleep(0.05)  # (the spawned interpreters start)
+            time.sleep(0.05)  # (the interpreters start)
         yield
-    finally:
-        for p in spinners:
-            p.terminate()
-            p.join()
 
 
 def _threads_now() -> int:
