@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from aiohttp import web
@@ -25,24 +25,22 @@ from report_runs import ADD, MUL
 HANG_GUARD = 60  # seconds from SIGINT to the process's end
 
 
-def _interrupted(tmp_path: Path, *args: str) -> tuple[str, list[dict[str, object]]]:
-    """``cctest bench ARGS --out RUN``, sent SIGINT once its first record is written; its stderr
-    and the records it left."""
+def _bench_interrupted(
+    tmp_path: Path, args: Sequence[str], until: Callable[[subprocess.Popen[str], Path], str]
+) -> tuple[Path, str]:
+    """``cctest bench ARGS --out RUN``, sent SIGINT once ``until(process, RUN)`` returns (what it
+    read of the process's stderr); the run directory and the whole stderr, checked: status 130,
+    the ``--resume`` line, no traceback."""
     run = tmp_path / "run"
     command = [sys.executable, "-m", "cctest", "bench", *args, "--no-progress", "--out", str(run)]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": str(tmp_path)}
     proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    results = run / "results.jsonl"
     try:
-        deadline = time.monotonic() + 600
-        while proc.poll() is None and time.monotonic() < deadline:
-            if results.exists() and results.read_bytes().count(b"\n") >= 1:
-                break
-            time.sleep(0.05)
+        said = until(proc, run)
         assert proc.poll() is None, "the run ended before it could be interrupted"
         proc.send_signal(signal.SIGINT)
         try:
-            _, stderr = proc.communicate(timeout=HANG_GUARD)
+            _, rest = proc.communicate(timeout=HANG_GUARD)
         except subprocess.TimeoutExpired:
             proc.kill()
             raise AssertionError(f"cctest bench {args[0]} did not end after Ctrl-C") from None
@@ -50,9 +48,27 @@ def _interrupted(tmp_path: Path, *args: str) -> tuple[str, list[dict[str, object
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    stderr = said + (rest or "")
     assert proc.returncode == 130, stderr
     assert f"--resume --out {run}" in stderr and "Traceback" not in stderr
-    data = results.read_bytes()
+    return run, stderr
+
+
+def _first_record(proc: subprocess.Popen[str], run: Path) -> str:
+    deadline = time.monotonic() + 600
+    results = run / "results.jsonl"
+    while proc.poll() is None and time.monotonic() < deadline:
+        if results.exists() and results.read_bytes().count(b"\n") >= 1:
+            break
+        time.sleep(0.05)
+    return ""
+
+
+def _interrupted(tmp_path: Path, *args: str) -> tuple[str, list[dict[str, object]]]:
+    """``cctest bench ARGS --out RUN``, sent SIGINT once its first record is written; its stderr
+    and the records it left."""
+    run, stderr = _bench_interrupted(tmp_path, args, _first_record)
+    data = (run / "results.jsonl").read_bytes()
     assert data.endswith(b"\n")  # whole records only, no torn line
     records = [json.loads(line) for line in data.splitlines()]
     assert records
@@ -137,31 +153,18 @@ def test_ctrl_c_stops_the_operational_suite_while_it_measures(
     assert [r["task_id"] for r in records] == ["mul"] and records[0]["status"] == "original_failed"
 
 
+def _loading(proc: subprocess.Popen[str], run: Path) -> str:
+    assert proc.stderr is not None
+    first = proc.stderr.readline()
+    assert first == "cctest: loading model bundled…\n", first
+    return first
+
+
 def _interrupted_while_loading(tmp_path: Path, *args: str) -> str:
     """``cctest bench ARGS`` on the bundled model, sent SIGINT as soon as it says the model is
     loading; its stderr. The load (importing the model's libraries, reading its weights) takes
     seconds, and a run that loaded it in its event loop heard Ctrl-C only once it had finished."""
-    run = tmp_path / "run"
-    command = [sys.executable, "-m", "cctest", "bench", *args, "--no-progress", "--out", str(run)]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": str(tmp_path)}
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    try:
-        first = proc.stderr.readline()
-        assert first == "cctest: loading model bundled…\n", first
-        proc.send_signal(signal.SIGINT)
-        try:
-            _, rest = proc.communicate(timeout=HANG_GUARD)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise AssertionError(f"cctest bench {args[0]} did not end after Ctrl-C") from None
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    stderr = first + (rest or "")
-    assert proc.returncode == 130, stderr
-    assert "Traceback" not in stderr and f"--resume --out {run}" in stderr
+    run, stderr = _bench_interrupted(tmp_path, args, _loading)
     # it did not wait for the load to end: the thread loading was left behind
     assert "done (" not in stderr and "the model load in flight was abandoned" in stderr, stderr
     assert not (run / "results.jsonl").exists() or not (run / "results.jsonl").read_bytes()
