@@ -58,7 +58,11 @@ def idle_cores(most: int, loadavg: str = "/proc/loadavg", samples: int = 3) -> i
     not count. ``most`` where the counts cannot be read."""
     try:
         cpus = len(os.sched_getaffinity(0))
-        others = min(_runnable_elsewhere(loadavg, i) for i in range(max(1, samples)))
+        others = _runnable_elsewhere(loadavg, 0)
+        for i in range(1, samples):
+            if others == 0:  # no fewer to find: a quiet machine pays one count, no pause
+                break
+            others = min(others, _runnable_elsewhere(loadavg, i))
     except (OSError, ValueError, IndexError, AttributeError):
         return most
     return max(1, min(most, cpus - others))
