@@ -13,10 +13,7 @@ log and a ``cctest/model`` notification (``lsp_server.backends``).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -100,59 +97,49 @@ def load(build: Callable[[Settings], B], settings: Settings, report: LoadReport 
     report = report if report is not None else StderrReport()
     report.started(label)
     t0 = time.perf_counter()
+    global _loading
+    _loading += 1
     try:
         backend = build(settings)
     except BaseException:
         report.ended(label, None)
         raise
+    finally:
+        _loading -= 1
     report.ended(label, time.perf_counter() - t0)
     return backend
-
-
-LOAD_THREAD = "cctest-model-load"  # the name of the thread ``load_in_thread`` loads in
 
 
 async def load_in_thread(
     build: Callable[[Settings], B], settings: Settings, report: LoadReport | None = None
 ) -> B:
-    """``load``, awaited while a thread of its own does it when it loads a local model: the event
-    loop stays free meanwhile, so a run's Ctrl-C handler (``cctest.bench.runner.stop_on_interrupt``)
-    is heard during a load of seconds to a minute, not after it. Cancelled, the await ends at once
-    and the thread is left to finish (a run that stops abandons it at exit, as it abandons a model
-    call). A backend that loads nothing is built here, at once."""
+    """``load``, awaited while the model thread does it (``cctest.backends.arun_on_model_thread``,
+    where the model would be loaded anyway) when it loads a local model: the event loop stays free
+    meanwhile, so a run's Ctrl-C handler (``cctest.bench.runner.stop_on_interrupt``) is heard
+    during a load of seconds to a minute, not after it. Cancelled, the await ends at once and the
+    load goes on (a run that stops abandons it at exit, as it abandons a model call). A backend
+    that loads nothing is built here, at once."""
     if model_label(settings) is None:
         return load(build, settings, report)
-    loop = asyncio.get_running_loop()
-    loaded: asyncio.Future[B] = loop.create_future()
+    from .backends import arun_on_model_thread
 
-    def settle(value: B | None, error: BaseException | None) -> None:
-        if loaded.done():  # the await was cancelled: nobody wants the backend any more
-            return
-        if error is not None:
-            loaded.set_exception(error)
-        else:
-            loaded.set_result(value)  # type: ignore[arg-type]
+    return await arun_on_model_thread(load, build, settings, report)
 
-    def work() -> None:
-        try:
-            value = load(build, settings, report)
-        except BaseException as exc:  # handed to the await, raised there
-            outcome: tuple[B | None, BaseException | None] = (None, exc)
-        else:
-            outcome = (value, None)
-        with contextlib.suppress(RuntimeError):  # the loop is closed: the run has ended
-            loop.call_soon_threadsafe(settle, *outcome)
 
-    threading.Thread(target=work, name=LOAD_THREAD).start()
-    return await loaded
+def loading() -> bool:
+    """Whether a local model's load (``load``) is under way in this process."""
+    return _loading > 0
+
+
+_loading = 0  # loads under way
 
 
 __all__ = [
-    "LOAD_THREAD",
     "LoadReport",
     "StderrReport",
     "load",
     "load_in_thread",
+    "loading",
     "loaded_text",
     "loading_text",
     "model_label",

@@ -1,14 +1,15 @@
 """Completion backends, chosen by ``Settings.backend``: ``hf`` (a local transformers model, the
 bundled one by default), ``http`` (a completion server), ``rules`` (deterministic, model-free).
 
-``run_on_model_thread(fn, ...)``: the thread every local model's call runs on (``_worker``); a
-program that runs torch work of its own beside a model runs it there too, so PyTorch's CPU
-threads stay in their fast regime."""
+``run_on_model_thread(fn, ...)`` (``arun_on_model_thread``, awaited): the thread every local
+model's call runs on (``_worker``); a program that runs torch work of its own beside a model runs
+it there too, so PyTorch's CPU threads stay in their fast regime."""
 
 from __future__ import annotations
 
 from ..config import Settings
 from ..errors import ConfigError
+from ._worker import arun as arun_on_model_thread
 from ._worker import run as run_on_model_thread
 from .base import Backend, GenerationOptions, Outcome, generation_options
 
@@ -39,6 +40,7 @@ __all__ = [
     "Backend",
     "GenerationOptions",
     "Outcome",
+    "arun_on_model_thread",
     "create_backend",
     "generation_options",
     "run_on_model_thread",

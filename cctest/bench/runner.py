@@ -30,7 +30,7 @@ from .. import repair
 from ..config import Settings
 from ..detect import outliers_from_counts
 from ..errors import BackendError, ModelLoadError
-from ..model_load import LOAD_THREAD
+from ..model_load import loading
 from ..redact import redact_settings
 from ..safe_text import terminal_text
 from ..types import Prompt
@@ -520,7 +520,7 @@ def _abandon_threads_at_exit() -> None:
     def at_exit() -> None:
         busy = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
         if busy:
-            what = "load" if any(t.name == LOAD_THREAD for t in busy) else "call"
+            what = "load" if loading() else "call"
             print(f"cctest: the model {what} in flight was abandoned.", file=sys.stderr)
             _exit_abandoning_threads(130)
 
