@@ -268,8 +268,10 @@ def test_a_sample_cannot_report_through_the_harness(view: str, monkeypatch: pyte
     """The verdict is read back only from the harness's own frames (an audit hook checks the code
     objects of every frame, down to the worker's module), so a program that finds the harness's
     report function through frames, a signal handler, a profile function or the harness's own call
-    of its code (a replaced sys.stdout's flush), and calls it with "passed", is judged by its tests; one that jumps over its tests with a trace function
-    is not passed. Honest programs with threads or doctest's tracing are judged as ever."""
+    of its code (a replaced sys.stdout's flush), and calls it with "passed", is judged by its
+    tests; one that jumps over its tests with a trace function is not passed. Honest programs with
+    threads or doctest's tracing are judged as ever. Without the hook every one of these attacks
+    is passed."""
     if view == "host":
         monkeypatch.setattr(sandbox, "_probed", (None,))
     elif sandbox.bubblewrap() is None:
