@@ -242,7 +242,8 @@ HARNESS_CALLERS = {
     "the harness's own flush of sys.stdout": (
         "import sys\nclass Out:\n    done = False\n    def write(self, s):\n        return len(s)\n"
         "    def flush(self):\n        if Out.done:\n            return\n        Out.done = True\n"
-        "        f = sys._getframe(0)" + _WALK.replace("\n    ", "\n        ")
+        "        f = sys._getframe(0)"
+        + _WALK.replace("\n    ", "\n        ")
         + "sys.stdout = Out()\nassert False\n"
     ),
 }
